@@ -1,0 +1,15 @@
+"""attnbook: the code behind the course *Understanding Attention*.
+
+Each module is derived step by step in one chapter of the book and then imported by every
+later chapter and by the exercises' tests:
+
+- ``attnbook.attention``   chapter 1: scaled dot-product attention and a self-attention layer
+- ``attnbook.plot``        every chapter: attention heatmaps with token labels
+- ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
+- ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
+- ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
+- ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
+- ``attnbook.exercise_checks``  the public checks of the graded exercises
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,116 @@
+"""Attention heatmaps with token labels (used by every chapter).
+
+Convention: queries on the y-axis, keys on the x-axis, so row i of the picture is the
+distribution of query token i over the keys, exactly as row i of the weight matrix.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["attention_heatmap", "attention_heatmaps"]
+
+
+def _as_matrix(weights) -> np.ndarray:
+    """Accept a (T_q, T_k) NumPy array or torch tensor (any device, with or without grad)."""
+    if hasattr(weights, "detach"):
+        weights = weights.detach().cpu().numpy()
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 2:
+        raise ValueError(f"expected a (T_q, T_k) matrix of weights, got shape {w.shape}")
+    return w
+
+
+def attention_heatmap(
+    weights,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    vmin: float = 0.0,
+    vmax: float | None = 1.0,
+    annot: bool | None = None,
+    cmap: str = "viridis",
+    cbar: bool = True,
+) -> Axes:
+    """Draw one (T_q, T_k) weight matrix; queries label the rows, keys the columns.
+
+    ``key_tokens`` defaults to ``query_tokens`` (self-attention). Cells are annotated with
+    their values when the matrix is small (at most 10 x 10) unless ``annot`` says otherwise.
+    """
+    w = _as_matrix(weights)
+    key_tokens = list(query_tokens if key_tokens is None else key_tokens)
+    query_tokens = list(query_tokens)
+    if w.shape != (len(query_tokens), len(key_tokens)):
+        raise ValueError(
+            f"weights have shape {w.shape} but there are {len(query_tokens)} query tokens "
+            f"and {len(key_tokens)} key tokens"
+        )
+    if annot is None:
+        annot = max(w.shape) <= 10
+    if ax is None:
+        size = (1.0 + 0.6 * len(key_tokens), 0.8 + 0.5 * len(query_tokens))
+        _, ax = plt.subplots(figsize=(max(size[0], 3.5), max(size[1], 2.5)))
+    sns.heatmap(
+        w, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, annot=annot, fmt=".2f", square=True,
+        xticklabels=key_tokens, yticklabels=query_tokens, cbar=cbar,
+        cbar_kws={"label": "attention weight"} if cbar else None, annot_kws={"fontsize": 8},
+    )
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query (attending)")
+    ax.tick_params(axis="x", labelrotation=45)
+    ax.tick_params(axis="y", labelrotation=0)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def attention_heatmaps(
+    weights_list: Sequence,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    titles: Sequence[str] | None = None,
+    suptitle: str | None = None,
+    ncols: int | None = None,
+    vmax: float | None = None,
+    annot: bool | None = False,
+) -> Figure:
+    """Several (T_q, T_k) weight matrices side by side with one shared colour scale.
+
+    Used for per-head and per-layer pictures; ``vmax`` defaults to the largest weight shown.
+    """
+    mats = [_as_matrix(w) for w in weights_list]
+    if not mats:
+        raise ValueError("weights_list is empty")
+    if titles is not None and len(titles) != len(mats):
+        raise ValueError(f"{len(titles)} titles for {len(mats)} matrices")
+    ncols = ncols or len(mats)
+    nrows = -(-len(mats) // ncols)
+    vmax = max(float(m.max()) for m in mats) if vmax is None else vmax
+    n_k = len(key_tokens if key_tokens is not None else query_tokens)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(0.55 * n_k * ncols + 1.5, 0.5 * len(query_tokens) * nrows + 1.2),
+        squeeze=False, constrained_layout=True,
+    )
+    for i, ax in enumerate(axes.flat):
+        if i >= len(mats):
+            ax.axis("off")
+            continue
+        attention_heatmap(
+            mats[i], query_tokens, key_tokens, ax=ax, vmax=vmax, annot=annot,
+            title=titles[i] if titles else None, cbar=False,
+        )
+        if i % ncols:
+            ax.set_ylabel("")
+    mappable = axes.flat[0].collections[0]
+    fig.colorbar(mappable, ax=axes, shrink=0.8, label="attention weight")
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig

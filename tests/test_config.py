@@ -1,0 +1,192 @@
+"""Fast consistency checks of the configuration (no browser, no build, no kernel).
+
+The repository URL lives in one place, `_config.yml` repository.url; everything that needs it
+(launch buttons, setup cells, package metadata, README, autograder) must agree with it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_tool(name: str) -> ModuleType:
+    """Import `tools/<name>.py` from this checkout (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"_tools_{name}", ROOT / "tools" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+setup_cell = load_tool("setup_cell")
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+URL: str = CONFIG["repository"]["url"]
+
+
+def first_code_cell(notebook: Path) -> str:
+    cells = json.loads(notebook.read_text())["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert code, f"{notebook} has no code cell"
+    source = code[0]["source"]
+    return "".join(source) if isinstance(source, list) else source
+
+
+def notebooks(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).glob("*.ipynb"))
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+# --- the repository URL ----------------------------------------------------------------------
+
+def test_repository_url_is_a_github_repository() -> None:
+    assert URL.startswith("https://github.com/") and URL.count("/") == 4, URL
+    assert not URL.endswith((".git", "/")), URL
+    assert setup_cell.repository_url() == URL  # the setup cells read the same value
+
+
+def test_launch_buttons() -> None:
+    buttons = CONFIG["launch_buttons"]
+    assert buttons["colab_url"] == "https://colab.research.google.com"
+    assert buttons["binderhub_url"] == "https://mybinder.org"
+    assert CONFIG["repository"]["branch"] == "main"
+    assert CONFIG["repository"]["path_to_book"] == ""
+
+
+def test_pyproject_homepage() -> None:
+    assert PYPROJECT["project"]["urls"]["Homepage"] == URL
+
+
+def test_readme_mentions_url() -> None:
+    assert URL in (ROOT / "README.md").read_text(), f"README.md should link to {URL}"
+
+
+def test_autograder_installs_from_the_repository() -> None:
+    lines = (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
+    assert f"attnbook @ git+{URL}" in [line.strip() for line in lines], lines
+
+
+def test_setup_cell_source_does_not_hard_code_the_url() -> None:
+    assert URL not in (ROOT / "tools" / "setup_cell.py").read_text()
+
+
+# --- the standard first code cell of every notebook ------------------------------------------
+
+CHAPTERS = notebooks("book")
+EXERCISES = notebooks("exercises/student") + notebooks("exercises/masters")
+
+
+@pytest.mark.parametrize("folder", ["book", "exercises/student", "exercises/masters"])
+def test_there_are_notebooks(folder: str) -> None:
+    assert notebooks(folder), f"no notebook in {folder}/"
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=rel)
+def test_chapter_setup_cell(notebook: Path) -> None:
+    assert first_code_cell(notebook) == setup_cell.chapter_setup_cell(), (
+        f"the first code cell of {rel(notebook)} must be tools.setup_cell.chapter_setup_cell()")
+
+
+@pytest.mark.parametrize("notebook", EXERCISES, ids=rel)
+def test_exercise_setup_cell(notebook: Path) -> None:
+    assert first_code_cell(notebook) == setup_cell.exercise_setup_cell(), (
+        f"the first code cell of {rel(notebook)} must be tools.setup_cell.exercise_setup_cell()")
+
+
+# --- _config.yml and _toc.yml ----------------------------------------------------------------
+
+def test_build_settings() -> None:
+    assert CONFIG["execute"]["raise_on_error"] is True
+    extensions = CONFIG["parse"]["myst_enable_extensions"]
+    assert {"dollarmath", "amsmath"} <= set(extensions), extensions
+    assert {".venv", "_build"} <= set(CONFIG["exclude_patterns"]), CONFIG["exclude_patterns"]
+    assert CONFIG["only_build_toc_files"] is True
+
+
+def test_mathjax_is_served_from_the_book() -> None:
+    """_config.yml serves exactly what tools/fetch_mathjax.py puts in place."""
+    fetch = load_tool("fetch_mathjax")
+    sphinx = CONFIG["sphinx"]["config"]
+    static = [ROOT / p for p in sphinx["html_static_path"]]
+    assert fetch.DEST.parent in static, (fetch.DEST, static)
+    assert sphinx["mathjax_path"] == f"{fetch.DEST.name}/{fetch.ENTRY}"
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            files.extend([node["file"]] if "file" in node else [])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return list(dict.fromkeys(files))
+
+
+@pytest.mark.parametrize("entry", toc_files())
+def test_toc_file_exists(entry: str) -> None:
+    candidates = [ROOT / entry] if Path(entry).suffix in (".md", ".ipynb") else [
+        ROOT / f"{entry}.md", ROOT / f"{entry}.ipynb"]
+    assert any(p.is_file() for p in candidates), f"_toc.yml lists {entry}, which does not exist"
+
+
+# --- environment.yml (Binder) agrees with pyproject.toml -------------------------------------
+
+def environment() -> tuple[list[str], dict[str, Requirement]]:
+    """(conda dependencies, pip requirements by canonical name) of environment.yml."""
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert env["name"] == "attnbook" and env["channels"] == ["conda-forge"], env
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    pip_sections = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
+    assert len(pip_sections) == 1, "environment.yml needs one pip: section"
+    reqs = [Requirement(line) for line in pip_sections[0] if not line.startswith("-")]
+    return conda, {canonicalize_name(r.name): r for r in reqs}
+
+
+def pyproject_requirements() -> list[Requirement]:
+    project = PYPROJECT["project"]
+    lines = project["dependencies"] + project["optional-dependencies"]["exercises"]
+    return [Requirement(line) for line in lines]
+
+
+def test_environment_python() -> None:
+    conda, _ = environment()
+    assert "python=3.11" in conda and "pip" in conda, conda
+    assert "3.11" in SpecifierSet(PYPROJECT["project"]["requires-python"])
+
+
+@pytest.mark.parametrize("requirement", pyproject_requirements(), ids=str)
+def test_environment_has_dependency(requirement: Requirement) -> None:
+    _, pip = environment()
+    name = canonicalize_name(requirement.name)
+    assert name in pip, f"environment.yml lacks {requirement}"
+    assert pip[name].specifier == requirement.specifier, (
+        f"environment.yml has {pip[name]}, pyproject.toml has {requirement}")
+
+
+def test_environment_has_nothing_else() -> None:
+    _, pip = environment()
+    expected = {canonicalize_name(r.name) for r in pyproject_requirements()}
+    assert set(pip) <= expected, f"not in pyproject.toml: {sorted(set(pip) - expected)}"

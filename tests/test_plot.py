@@ -1,0 +1,39 @@
+"""Tests of attnbook.plot."""
+import matplotlib
+
+matplotlib.use("Agg")  # this test process only; notebooks keep their inline backend
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from attnbook.plot import attention_heatmap, attention_heatmaps
+
+
+def test_heatmap_labels_queries_on_y_and_keys_on_x():
+    w = torch.softmax(torch.randn(3, 4, requires_grad=True), dim=-1)
+    ax = attention_heatmap(w, ["a", "b", "c"], ["w", "x", "y", "z"], title="t")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["w", "x", "y", "z"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    assert ax.get_title() == "t" and "query" in ax.get_ylabel() and "key" in ax.get_xlabel()
+    np.testing.assert_allclose(ax.collections[0].get_array().reshape(3, 4), w.detach().numpy())
+    plt.close("all")
+
+
+def test_heatmap_rejects_mismatched_labels():
+    with pytest.raises(ValueError, match="3 query tokens and 3 key tokens"):
+        attention_heatmap(np.ones((2, 3)) / 3, ["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"\(T_q, T_k\) matrix"):
+        attention_heatmap(np.ones((2, 2, 2)), ["a", "b"])
+
+
+def test_heatmaps_share_one_colour_scale():
+    mats = [np.eye(3), np.full((3, 3), 1 / 3)]
+    fig = attention_heatmaps(mats, list("abc"), titles=["head 1", "head 2"])
+    meshes = [ax.collections[0] for ax in fig.axes if ax.get_title()]
+    assert len(meshes) == 2
+    assert {m.get_clim() for m in meshes} == {(0.0, 1.0)}
+    with pytest.raises(ValueError, match="2 titles for 1 matrices"):
+        attention_heatmaps(mats[:1], list("abc"), titles=["a", "b"])
+    plt.close("all")

@@ -1,0 +1,255 @@
+"""Browser test of the built book (`_build/html`, made by `make book`; this test never builds).
+
+A headless Chromium (Playwright driving the system's `chromium`) loads the pages from a local
+HTTP server and checks what a reader sees: the math is typeset by the book's own MathJax, every
+image has loaded, the launch buttons open this repository's notebook on Colab and Binder, and
+nothing is fetched from any host but 127.0.0.1. A full-page screenshot of chapter 1 is saved to
+`_build/screenshots/01_attention.png`.
+
+Without a Chromium the tests are skipped, unless the environment variable CI is set (then they fail).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+CHAPTER = "book/01_attention"
+SCREENSHOT = ROOT / "_build" / "screenshots" / "01_attention.png"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+MIN_MATH = 20  # chapter 1 derives attention in formulas: it has over a hundred
+RAW_TEX = ("$$", "\\[", "\\(", "\\begin{")
+TIMEOUT_MS = 30_000
+
+
+def ci_requires_browser() -> bool:
+    """True when CI is set to anything but '', '0' or 'false'."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def find_chromium() -> str | None:
+    """The system's Chromium (or Chrome) executable, if any."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if found := shutil.which(name):
+            return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
+
+
+def repository_slug() -> str:
+    """'ORG/REPO' from `_config.yml` repository.url, the single source of the URL."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = config["repository"]["url"].removesuffix("/").removesuffix(".git")
+    assert url.startswith("https://github.com/"), url
+    return url.removeprefix("https://github.com/")
+
+
+def branch() -> str:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"].get("branch", "main")
+
+
+def toc_notebooks() -> list[str]:
+    """Every page of `_toc.yml` that is not a Markdown file (so: a notebook, or missing)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                pages.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    stems = [str(Path(p).with_suffix("")) if p.endswith((".md", ".ipynb")) else p for p in pages]
+    return [s for s in stems if not (ROOT / f"{s}.md").is_file()]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@dataclass
+class Visit:
+    """A loaded page and what happened on the network while loading it."""
+    page: object
+    url: str
+    external: list[str] = field(default_factory=list)  # blocked: not 127.0.0.1
+    broken: list[str] = field(default_factory=list)    # local responses >= 400, failed requests
+    local: dict[str, int] = field(default_factory=dict)  # local URL -> status
+    math_error: str | None = None  # why MathJax did not typeset the page, if it did not
+
+
+def page_file(stem: str) -> Path:
+    path = SITE / f"{stem}.html"
+    if not path.is_file():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing: run make book first")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """`_build/html` over HTTP on 127.0.0.1 (a free port, a thread); yields the base URL."""
+    page_file(CHAPTER)
+    handler = functools.partial(QuietHandler, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """A headless Chromium; skipped (or, under CI, failed) when none is installed."""
+    executable = find_chromium()
+    if executable is None:
+        message = "no Chromium found (install it: apt-get install chromium)"
+        if ci_requires_browser():
+            pytest.fail(message + "; CI is set, so the browser test is mandatory")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def visit(browser, server: str, stem: str) -> Visit:
+    """Open a page in a fresh context that aborts and records every request off 127.0.0.1."""
+    page_file(stem)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    seen = Visit(page=page, url=f"{server}/{stem}.html")
+
+    def route(route) -> None:
+        if urlsplit(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            seen.external.append(route.request.url)
+            route.abort()
+
+    def on_response(response) -> None:
+        if urlsplit(response.url).hostname == "127.0.0.1":
+            seen.local[response.url] = response.status
+            if response.status >= 400:
+                seen.broken.append(f"{response.status} {response.url}")
+
+    def on_failed(request) -> None:
+        if urlsplit(request.url).hostname == "127.0.0.1":
+            seen.broken.append(f"failed {request.url}: {request.failure}")
+
+    context.route("**/*", route)
+    page.on("response", on_response)
+    page.on("requestfailed", on_failed)
+    page.goto(seen.url, wait_until="load")
+    return seen
+
+
+def wait_for_math(page) -> str | None:
+    """Wait until MathJax has typeset the page and its fonts have loaded; else say why not."""
+    # The page's scripts are deferred, so by the load event MathJax has started if it loaded.
+    if not page.evaluate("() => !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
+        return "MathJax was not loaded (see the requests blocked or broken)"
+    return page.evaluate("""() => MathJax.startup.promise
+        .then(() => document.fonts.ready).then(() => null, error => String(error))""")
+
+
+@pytest.fixture(scope="module")
+def chapter(browser, server: str) -> Iterator[Visit]:
+    seen = visit(browser, server, CHAPTER)
+    seen.math_error = wait_for_math(seen.page)
+    # Images below the fold may be lazy: make them load, then wait for all of them.
+    seen.page.evaluate("""() => Promise.all([...document.images].map(img => {
+        img.loading = "eager";
+        return img.complete ? null : new Promise(done => { img.onload = img.onerror = done; });
+    }))""")
+    yield seen
+    seen.page.context.close()
+
+
+def test_math_is_typeset(chapter: Visit) -> None:
+    assert chapter.math_error is None, chapter.math_error
+    page = chapter.page
+    count = page.locator("article mjx-container").count()
+    assert count >= MIN_MATH, f"only {count} typeset formulas (mjx-container) in the article"
+    errors = page.locator("article mjx-merror").all_text_contents()
+    assert not errors, f"MathJax reported TeX errors: {errors}"
+    # The article's prose, without code cells and typeset math: no TeX may be left over.
+    prose = page.evaluate("""() => {
+        const article = document.querySelector("article").cloneNode(true);
+        article.querySelectorAll("pre, code, script, style, mjx-container, .cell_input")
+               .forEach(node => node.remove());
+        return article.textContent;
+    }""")
+    leftovers = [tex for tex in RAW_TEX if tex in prose]
+    assert not leftovers, f"raw TeX left in the page: {leftovers}"
+
+
+def test_math_comes_from_the_book(chapter: Visit) -> None:
+    mathjax = [u for u in chapter.local if "/_static/mathjax/" in u]
+    assert any(u.split("?")[0].endswith("/tex-mml-chtml.js") for u in mathjax), chapter.local
+    fonts = [u for u in mathjax if "/output/chtml/fonts/woff-v2/" in u]
+    assert fonts, f"no MathJax font was loaded from the book; local requests: {list(chapter.local)}"
+    assert all(chapter.local[u] == 200 for u in mathjax), {u: chapter.local[u] for u in mathjax}
+
+
+def test_no_request_leaves_localhost(chapter: Visit) -> None:
+    assert not chapter.external, f"requests to other hosts (blocked): {chapter.external}"
+    assert not chapter.broken, f"broken local requests: {chapter.broken}"
+
+
+def test_images_loaded(chapter: Visit) -> None:
+    images = chapter.page.evaluate("""() => [...document.images].map(img => ({
+        src: img.currentSrc || img.src, ok: img.complete && img.naturalWidth > 0,
+        inArticle: !!img.closest("article")}))""")
+    assert any(img["inArticle"] for img in images), "no image in the article (expected heatmaps)"
+    broken = [img["src"] for img in images if not img["ok"]]
+    assert not broken, f"images that did not load: {broken}"
+
+
+def test_screenshot(chapter: Visit) -> None:
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    chapter.page.screenshot(path=str(SCREENSHOT), full_page=True)
+    assert SCREENSHOT.stat().st_size > 50_000, "the screenshot is suspiciously small"
+
+
+@pytest.mark.parametrize("stem", toc_notebooks())
+def test_launch_links(browser, server: str, stem: str) -> None:
+    seen = visit(browser, server, stem)
+    try:
+        links = seen.page.eval_on_selector_all(
+            ".dropdown-launch-buttons a", "links => links.map(a => a.href)")
+    finally:
+        seen.page.context.close()
+    slug, ref = repository_slug(), branch()
+    assert f"https://colab.research.google.com/github/{slug}/blob/{ref}/{stem}.ipynb" in links, links
+    assert f"https://mybinder.org/v2/gh/{slug}/{ref}?urlpath=lab/tree/{stem}.ipynb" in links, links
+    assert len(links) == 2, f"unexpected launch links: {links}"
