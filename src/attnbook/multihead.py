@@ -1,0 +1,135 @@
+"""Multi-head attention (chapter 3).
+
+d_model is split into H heads of width d_k = d_model / H. One projection per role (W_q, W_k,
+W_v, each d_model -> d_model) computes all heads at once; the result is reshaped so that heads
+become a batch dimension, attention runs per head, and W_o mixes the concatenated heads:
+
+    (B, T, d_model) -W_q-> (B, T, d_model) -split-> (B, H, T, d_k)
+    attention per head  -> (B, H, T_q, d_k) -merge-> (B, T_q, d_model) -W_o-> (B, T_q, d_model)
+
+Parameters: 4 d_model^2 (+ 4 d_model with biases), whatever H is.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .attention import scaled_dot_product_attention
+
+__all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
+
+
+def split_heads(x: Tensor, n_heads: int) -> Tensor:
+    """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
+    B, T, D = x.shape
+    if D % n_heads:
+        raise ValueError(f"d_model={D} is not divisible by n_heads={n_heads}")
+    return x.view(B, T, n_heads, D // n_heads).transpose(1, 2)  # (B, H, T, d_k)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`."""
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
+
+
+def _heads_mask(mask: Tensor | None) -> Tensor | None:
+    """Give a (B, T_q|1, T_k) mask a head axis, (B, 1, T_q|1, T_k); leave others as they are."""
+    if mask is None or mask.dim() != 3:
+        return mask
+    return mask.unsqueeze(1)
+
+
+class MultiHeadAttention(nn.Module):
+    """H attention heads in parallel, then an output projection W_o (chapter 3).
+
+    `forward(query, key=None, value=None, mask=None)` is self-attention when `key` and `value`
+    are None, cross-attention otherwise. Inputs are (B, T, d_model) (or unbatched (T, d_model));
+    `mask` is boolean, True = may attend, shaped (T_q, T_k), (B, T_q or 1, T_k) or
+    (B, H or 1, T_q or 1, T_k). Returns `(output, weights)`: (B, T_q, d_model) and
+    (B, H, T_q, T_k).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False) -> None:
+        super().__init__()
+        if n_heads <= 0 or d_model <= 0:
+            raise ValueError(f"d_model and n_heads must be positive, got {d_model} and {n_heads}")
+        if d_model % n_heads:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by n_heads={n_heads}: every head needs "
+                f"the same width d_k = d_model / n_heads (try n_heads in "
+                f"{[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}…)"
+            )
+        self.d_model, self.n_heads, self.d_k, self.bias = d_model, n_heads, d_model // n_heads, bias
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _check(self, name: str, x: Tensor) -> None:
+        if not isinstance(x, Tensor) or x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
+            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"{name} must be (B, T, d_model={self.d_model}) or (T, d_model), got {shape}")
+
+    def forward(
+        self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
+        mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            self._check(name, x)
+        if not query.dim() == key.dim() == value.dim():
+            raise ValueError("query, key and value must all be batched (B, T, d) or all unbatched (T, d)")
+        unbatched = query.dim() == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must have the same B and T")
+        if key.shape[0] != query.shape[0]:
+            raise ValueError(f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes")
+
+        q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
+        k = split_heads(self.W_k(key), self.n_heads)  # (B, H, T_k, d_k)
+        v = split_heads(self.W_v(value), self.n_heads)  # (B, H, T_k, d_k)
+        heads, weights = scaled_dot_product_attention(q, k, v, _heads_mask(mask))  # (B, H, T_q, d_k)
+        out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
+        if unbatched:
+            return out.squeeze(0), weights.squeeze(0)
+        return out, weights
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}"
+
+    # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
+    def to_torch(self) -> nn.MultiheadAttention:
+        """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
+        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True)
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight]))
+            mha.out_proj.weight.copy_(self.W_o.weight)
+            if self.bias:
+                mha.in_proj_bias.copy_(torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
+                mha.out_proj.bias.copy_(self.W_o.bias)
+        return mha.to(self.W_q.weight.device)
+
+    @classmethod
+    def from_torch(cls, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
+        """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
+        if not mha._qkv_same_embed_dim:
+            raise ValueError("only nn.MultiheadAttention with kdim == vdim == embed_dim can be copied")
+        bias = mha.in_proj_bias is not None
+        if bias != (mha.out_proj.bias is not None) or mha.bias_k is not None:
+            raise ValueError("the input and output projections must both have biases or both not, "
+                             "and add_bias_kv is not supported")
+        ours = cls(mha.embed_dim, mha.num_heads, bias=bias)
+        d = mha.embed_dim
+        with torch.no_grad():
+            for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
+                lin.weight.copy_(mha.in_proj_weight[i * d:(i + 1) * d])
+                if bias:
+                    lin.bias.copy_(mha.in_proj_bias[i * d:(i + 1) * d])
+            ours.W_o.weight.copy_(mha.out_proj.weight)
+            if bias:
+                ours.W_o.bias.copy_(mha.out_proj.bias)
+        return ours.to(mha.in_proj_weight.device)

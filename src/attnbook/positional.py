@@ -1,0 +1,81 @@
+"""Positional information: sinusoidal encodings, learned embeddings and RoPE (chapter 5).
+
+Self-attention alone is permutation-equivariant; adding a position vector p_i to each token
+x_i (x'_i = x_i + p_i) lets it tell "the shark bit the person" from "the person bit the shark".
+
+    PE(pos, 2i)   = sin(pos / base^(2i / d_model))
+    PE(pos, 2i+1) = cos(pos / base^(2i / d_model))       base = 10000
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
+           "apply_rope"]
+
+
+def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Tensor:
+    """(seq_len, d_model) float32 table; even columns sin, odd columns cos (odd d_model: the
+    last column is a sin with no cos partner)."""
+    if not isinstance(seq_len, int) or not isinstance(d_model, int) or seq_len <= 0 or d_model <= 0:
+        raise ValueError(f"seq_len and d_model must be positive ints, got {seq_len!r}, {d_model!r}")
+    pos = torch.arange(seq_len, dtype=torch.float64)[:, None]  # (seq_len, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),) = 0, 2, 4, ...
+    angles = pos / base ** (two_i / d_model)  # (seq_len, ceil(d/2))
+    pe = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles[:, : d_model // 2])
+    return pe.float()
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the fixed sinusoidal table to (B, T, d_model) inputs; T may not exceed max_len."""
+
+    def __init__(self, max_len: int, d_model: int, base: float = 10000.0) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model, base), persistent=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        T = x.shape[-2]
+        if T > self.max_len:
+            raise ValueError(f"sequence length {T} is longer than max_len={self.max_len}")
+        return x + self.pe[:T].to(x.dtype)  # (B, T, d_model)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """One trained vector per position, `nn.Embedding(max_len, d_model)`, added to the input.
+    Positions beyond max_len have no vector: a longer input is an error, not a silent wrap."""
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """x: (B, T, d_model); positions offset .. offset+T-1 (offset > 0 when decoding with a cache)."""
+        T = x.shape[-2]
+        if offset + T > self.max_len:
+            raise ValueError(f"positions up to {offset + T - 1} requested but the model was built "
+                             f"with max_len={self.max_len} (the longest sequence it can take)")
+        positions = torch.arange(offset, offset + T, device=x.device)  # (T,)
+        return x + self.embedding(positions)  # (B, T, d_model)
+
+
+def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
+    """Rotary position embedding: rotate each feature pair (2i, 2i+1) of the token at position
+    p by the angle p * base^(-2i/d). x: (..., T, d) with even d; positions: (T,) (default 0..T-1).
+    Applied to queries and keys, it makes q_m . k_n depend on m - n only."""
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"RoPE rotates feature pairs: the last dimension must be even, got {d}")
+    T = x.shape[-2]
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)  # (d/2,)
+    angles = positions.to(torch.float64)[:, None] * theta  # (T, d/2)
+    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
+    rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)
+    return rotated.flatten(-2)  # (..., T, d): pairs interleaved back

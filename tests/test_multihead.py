@@ -1,0 +1,100 @@
+"""Tests of attnbook.multihead (chapter 3)."""
+import pytest
+import torch
+
+from attnbook.attention import scaled_dot_product_attention
+from attnbook.masks import causal_mask, combine_masks, padding_mask_from_lengths, to_torch_mha_mask
+from attnbook.multihead import MultiHeadAttention, merge_heads, split_heads
+
+
+def make(d_model=16, n_heads=4, bias=False, seed=0):
+    torch.manual_seed(seed)
+    return MultiHeadAttention(d_model, n_heads, bias=bias)
+
+
+def test_split_and_merge_heads_are_inverse_and_slice_features():
+    x = torch.arange(2 * 3 * 8.0).view(2, 3, 8)
+    h = split_heads(x, 4)
+    assert h.shape == (2, 4, 3, 2)
+    assert torch.equal(h[1, 2, 0], x[1, 0, 4:6])  # head 2 holds features 4..5
+    assert torch.equal(merge_heads(h), x)
+
+
+def test_parameter_count_is_independent_of_heads():
+    for h in (1, 2, 4, 8):
+        assert sum(p.numel() for p in MultiHeadAttention(32, h).parameters()) == 4 * 32 * 32
+    assert sum(p.numel() for p in MultiHeadAttention(32, 4, bias=True).parameters()) == 4 * 32 * 32 + 4 * 32
+
+
+def test_indivisible_d_model_is_a_clear_error():
+    with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=4"):
+        MultiHeadAttention(10, 4)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_self_attention_equals_torch(bias):
+    ours = make(bias=bias)
+    theirs = ours.to_torch()
+    x = torch.randn(3, 7, 16)
+    out, w = ours(x)
+    ref, ref_w = theirs(x, x, x)  # weights averaged over heads by default
+    assert w.shape == (3, 4, 7, 7)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+    torch.testing.assert_close(w.mean(1), ref_w, atol=1e-5, rtol=0)
+
+
+def test_cross_attention_with_padding_and_causal_masks_equals_torch():
+    ours = make(bias=True, seed=1)
+    theirs = ours.to_torch()
+    q, kv = torch.randn(2, 5, 16), torch.randn(2, 6, 16)
+    pad = padding_mask_from_lengths([6, 4])  # (2, 1, 6)
+    out, w = ours(q, kv, kv, mask=pad)
+    assert out.shape == (2, 5, 16) and w.shape == (2, 4, 5, 6)
+    ref, ref_w = theirs(q, kv, kv, key_padding_mask=to_torch_mha_mask(pad.squeeze(1)), average_attn_weights=False)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+    torch.testing.assert_close(w, ref_w, atol=1e-5, rtol=0)
+    x = torch.randn(2, 6, 16)
+    both = combine_masks(causal_mask(6), pad)
+    out, _ = ours(x, mask=both)
+    ref, _ = theirs(x, x, x, attn_mask=to_torch_mha_mask(causal_mask(6)),
+                    key_padding_mask=to_torch_mha_mask(pad.squeeze(1)))
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+
+
+def test_from_torch_round_trip():
+    torch.manual_seed(2)
+    theirs = torch.nn.MultiheadAttention(12, 3, batch_first=True)
+    ours = MultiHeadAttention.from_torch(theirs)
+    x = torch.randn(2, 4, 12)
+    torch.testing.assert_close(ours(x)[0], theirs(x, x, x)[0], atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="kdim"):
+        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(12, 3, kdim=5, vdim=5))
+
+
+def test_one_head_equals_single_head_attention_then_output_projection():
+    ours = make(d_model=8, n_heads=1)
+    x = torch.randn(1, 5, 8)
+    q, k, v = ours.W_q(x), ours.W_k(x), ours.W_v(x)
+    ref = ours.W_o(scaled_dot_product_attention(q, k, v)[0])
+    torch.testing.assert_close(ours(x)[0], ref)
+
+
+def test_unbatched_input_and_permutation_equivariance():
+    ours = make()
+    x = torch.randn(6, 16)
+    out, w = ours(x)
+    assert out.shape == (6, 16) and w.shape == (4, 6, 6)
+    perm = torch.randperm(6, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(ours(x[perm])[0], out[perm], atol=1e-6, rtol=0)
+
+
+def test_clear_errors_for_bad_inputs():
+    ours = make()
+    with pytest.raises(ValueError, match="d_model=16"):
+        ours(torch.randn(2, 5, 15))
+    with pytest.raises(ValueError, match="same B and T"):
+        ours(torch.randn(2, 5, 16), torch.randn(2, 6, 16), torch.randn(2, 5, 16))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        ours(torch.randn(2, 5, 16), mask=torch.ones(4, 4, dtype=torch.bool))
+    with pytest.raises(TypeError, match="boolean"):
+        ours(torch.randn(2, 5, 16), mask=torch.ones(5, 5))
