@@ -1,9 +1,9 @@
 """The notebooks' setup cell really installs `attnbook` where it is missing (Colab, fresh Binder).
 
-For each notebook: a fresh virtual environment without `attnbook` (its heavy dependencies,
+For each kind of notebook (chapters, student exercises): a fresh virtual environment without `attnbook` (its heavy dependencies,
 torch etc., come from this interpreter's site-packages through a path line in a `.pth` file, so
 nothing big is downloaded), `ATTNBOOK_SOURCE` pointing at a copy of this checkout; then the
-notebook's first code cell runs in that environment, followed by all the notebook's top-level
+shared first code cell runs in that environment, followed by every notebook's top-level
 imports, in one process, as a kernel would run them.
 """
 from __future__ import annotations
@@ -93,12 +93,28 @@ def test_there_are_notebooks() -> None:
     assert any(p.parent.name == "student" for p in NOTEBOOKS), "no exercises/student notebook"
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_setup_cell_installs_attnbook(notebook: Path, source: str, tmp_path: Path) -> None:
-    cells = code_cells(notebook)
-    setup, imports = cells[0], [line for cell in cells for line in top_level_imports(cell)]
+KINDS = {
+    "chapter": sorted(ROOT.glob("book/*.ipynb")),
+    "exercise": sorted(ROOT.glob("exercises/student/*.ipynb")),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_setup_cell_installs_attnbook(kind: str, source: str, tmp_path: Path) -> None:
+    """One fresh environment per kind of notebook: every chapter (and every student notebook)
+    starts with the same setup cell (tests/test_config.py), so it is run once, then every
+    notebook's own imports run after it, each in a namespace of its own."""
+    notebooks = KINDS[kind]
+    assert notebooks, f"no {kind} notebooks"
+    setups = {code_cells(nb)[0] for nb in notebooks}
+    assert len(setups) == 1, f"the {kind} notebooks do not share one setup cell"
+    setup = setups.pop()
     assert "ATTNBOOK_SOURCE" in setup, "the first code cell is not the setup cell"
-    assert any("attnbook" in line for line in imports), "the notebook never imports attnbook"
+    imports = {}
+    for nb in notebooks:
+        lines = [line for cell in code_cells(nb) for line in top_level_imports(cell)]
+        assert any("attnbook" in line for line in lines), f"{nb.name} never imports attnbook"
+        imports[nb.name] = "\n".join(lines)
 
     start = time.monotonic()
     python = fresh_venv(tmp_path / "venv")
@@ -114,12 +130,13 @@ def test_setup_cell_installs_attnbook(notebook: Path, source: str, tmp_path: Pat
 
     script = "\n".join([
         "exec(compile(SETUP, '<setup cell>', 'exec'), {})",
-        "exec(compile(IMPORTS, '<imports>', 'exec'), {})",
+        "for name, code in IMPORTS.items():",
+        "    exec(compile(code, f'<imports of {name}>', 'exec'), {})",
         "import sys, attnbook",
         "assert attnbook.__file__.startswith(sys.prefix), attnbook.__file__",
     ])
-    program = f"SETUP = {setup!r}\nIMPORTS = {chr(10).join(imports)!r}\n{script}"
+    program = f"SETUP = {setup!r}\nIMPORTS = {imports!r}\n{script}"
     after = run(python, program, env)
     elapsed = time.monotonic() - start
-    assert after.returncode == 0, f"{notebook.name} after the setup cell:\n{after.stdout}\n{after.stderr}"
-    print(f"{notebook.relative_to(ROOT)}: {elapsed:.1f} s")
+    assert after.returncode == 0, f"{kind} notebooks after the setup cell:\n{after.stdout}\n{after.stderr}"
+    print(f"{kind}: setup cell + imports of {len(notebooks)} notebooks in {elapsed:.1f} s")

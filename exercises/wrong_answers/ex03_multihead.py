@@ -1,0 +1,39 @@
+"""Classic wrong answers to exercise 3 (multi-head attention), as text edits of the reference.
+
+`tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
+(every `old` must occur exactly once) and proves that every wrong answer loses points on the
+hidden tests, and that at least two of them pass every public check.
+"""
+
+WRONG_ANSWERS = {
+    "split with view(B, H, T, d_k), no transpose (right shape, tokens mixed up)": [
+        ("x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "x.reshape(B, n_heads, T, d_k)"),
+    ],
+    "split interleaves the features (head h gets h, h+H, h+2H, ...)": [
+        ("x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "x.reshape(B, T, d_k, n_heads).permute(0, 3, 1, 2)"),
+    ],
+    "split cuts the sequence T into heads instead of the features D": [
+        ("x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "x.reshape(B, n_heads, T // n_heads, D)"),
+    ],
+    "merge without transposing back (reshape only)": [
+        ("x.transpose(1, 2).reshape(B, T, H * d_k)", "x.reshape(B, T, H * d_k)"),
+    ],
+    "output projection W_o forgotten": [
+        ("return merge_heads(heads) @ W_o, weights", "return merge_heads(heads), weights"),
+    ],
+    "scaled by sqrt(d_model) instead of sqrt(d_k)": [
+        ("/ math.sqrt(d_k)", "/ math.sqrt(x.shape[-1])"),
+    ],
+    "no scaling at all": [
+        ("/ math.sqrt(d_k)", ""),
+    ],
+    "softmax over the queries (wrong axis)": [
+        ("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)"),
+    ],
+    "weights used transposed (column-vector / nn.Linear habit: x @ W.T)": [
+        ("x @ W_q", "x @ W_q.T"),
+        ("x @ W_k", "x @ W_k.T"),
+        ("x @ W_v", "x @ W_v.T"),
+        ("@ W_o", "@ W_o.T"),
+    ],
+}

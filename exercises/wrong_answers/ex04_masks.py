@@ -1,0 +1,40 @@
+"""Classic wrong answers to exercise 4, as text edits of the reference solution.
+
+`tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
+(every `old` must occur exactly once) and proves that every wrong answer loses points on the
+hidden tests, and that at least two of them pass every public check.
+"""
+
+WRONG_ANSWERS = {
+    "causal mask is the upper triangle (triu): queries read the future": [
+        (".tril()", ".triu()"),
+    ],
+    "causal mask inverted (~tril), the nn.MultiheadAttention convention (True = masked out)": [
+        ("return torch.ones(T, T, dtype=torch.bool)", "return ~torch.ones(T, T, dtype=torch.bool)"),
+    ],
+    "causal mask without the diagonal (tril(-1)): a token may not read itself": [
+        (".tril()", ".tril(diagonal=-1)"),
+    ],
+    "padding mask of shape (B, T, 1): masks queries instead of keys": [
+        ("return is_real[:, None, :]", "return is_real[:, :, None]"),
+    ],
+    "padding mask off by one (<=): the first padding key stays visible": [
+        ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
+    ],
+    "mask applied after the softmax (weights zeroed, rows no longer sum to 1)": [
+        ('    scores = scores.masked_fill(~mask, float("-inf"))  # before the softmax\n', ""),
+        ("weights = torch.nan_to_num(weights, nan=0.0)", "weights = weights.masked_fill(~mask, 0.0)"),
+    ],
+    "mask inverted in attention (masked_fill where the mask is True)": [
+        ("scores.masked_fill(~mask,", "scores.masked_fill(mask,"),
+    ],
+    "no guard: a query whose keys are all masked gets NaN": [
+        ("    weights = torch.nan_to_num(weights, nan=0.0)  # ...so such a row gets zero weights\n", ""),
+    ],
+    "-1e9 instead of -inf: a fully masked query spreads its weight uniformly": [
+        ('float("-inf")', "-1e9"),
+    ],
+    "no scaling by sqrt(d_k)": [
+        (" / math.sqrt(d_k)", ""),
+    ],
+}

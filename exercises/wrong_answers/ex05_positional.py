@@ -1,0 +1,47 @@
+"""Classic wrong answers to exercise 5, as text edits of the reference solution.
+
+`tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
+(every `old` must occur exactly once) and proves that every wrong answer loses points on the
+hidden tests, and that at least two of them pass every public check.
+"""
+
+WRONG_ANSWERS = {
+    "sin and cos swapped (cosines in the even columns)": [
+        ("pe[:, 0::2] = np.sin(theta)", "pe[:, 0::2] = np.cos(theta)"),
+        ("pe[:, 1::2] = np.cos(theta[:, : d_model // 2])",
+         "pe[:, 1::2] = np.sin(theta[:, : d_model // 2])"),
+    ],
+    "exponent i / d_model instead of 2i / d_model": [
+        ("10000.0 ** (two_i / d_model)", "10000.0 ** (two_i / 2 / d_model)"),
+    ],
+    "exponent 2i without dividing by d_model": [
+        ("10000.0 ** (two_i / d_model)", "10000.0 ** two_i"),
+    ],
+    "rate multiplied instead of divided (10000 ** (2i / d_model))": [
+        ("return 1.0 / 10000.0 ** (two_i / d_model)", "return 10000.0 ** (two_i / d_model)"),
+    ],
+    "each column its own frequency (column index j instead of the pair index)": [
+        ("theta = angles(seq_len, d_model)",
+         "theta = np.arange(seq_len)[:, None] / 10000.0 ** (2 * np.arange(d_model) / d_model)"),
+        ("pe[:, 0::2] = np.sin(theta)", "pe[:, 0::2] = np.sin(theta[:, 0::2])"),
+        ("pe[:, 1::2] = np.cos(theta[:, : d_model // 2])", "pe[:, 1::2] = np.cos(theta[:, 1::2])"),
+    ],
+    "odd d_model crashes: a cosine for every pair, even the incomplete one": [
+        ("np.cos(theta[:, : d_model // 2])", "np.cos(theta)"),
+    ],
+    "odd d_model crashes: only d_model // 2 frequencies": [
+        ("np.arange(0, d_model, 2, dtype=float)", "2 * np.arange(d_model // 2, dtype=float)"),
+    ],
+    "odd d_model gives one column too many (the table is rounded up to full pairs)": [
+        ("pe = np.zeros((seq_len, d_model))", "pe = np.zeros((seq_len, 2 * theta.shape[1]))"),
+        ("np.cos(theta[:, : d_model // 2])", "np.cos(theta)"),
+    ],
+    "positions start at 1 instead of 0": [
+        ("np.arange(seq_len, dtype=float)", "np.arange(1, seq_len + 1, dtype=float)"),
+    ],
+    "[sin | cos] halves concatenated instead of interleaved": [
+        ("pe[:, 0::2] = np.sin(theta)", "pe[:, : theta.shape[1]] = np.sin(theta)"),
+        ("pe[:, 1::2] = np.cos(theta[:, : d_model // 2])",
+         "pe[:, theta.shape[1]:] = np.cos(theta[:, : d_model // 2])"),
+    ],
+}

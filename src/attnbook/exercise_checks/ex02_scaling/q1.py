@@ -1,0 +1,20 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 3
+
+@test_case(points=None, hidden=False)
+def test_a_reproducible_number(dot_product_variance):
+    import numpy as np
+    v = dot_product_variance(4, 1000, 0)
+    assert np.ndim(v) == 0, f'return a single number, got something of shape {np.shape(v)}'
+    assert float(v) > 0, 'a variance cannot be negative or zero here'
+    assert dot_product_variance(4, 1000, 0) == v, 'the same seed must give the same answer'
+
+@test_case(points=None, hidden=False)
+def test_width_one(dot_product_variance):
+    v = dot_product_variance(1, 20000, 1)
+    assert 0.9 < v < 1.1, f'for d_k = 1 the variance should be close to 1, got {v:.3f}'
+

@@ -1,0 +1,22 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 3
+
+@test_case(points=None, hidden=False)
+def test_split_shape(split_heads, x):
+    import torch
+    for n_heads, d_k in [(3, 4), (4, 3), (6, 2)]:
+        out = split_heads(x, n_heads)
+        assert isinstance(out, torch.Tensor), 'return a torch tensor'
+        assert out.shape == (2, n_heads, 5, d_k), f'with {n_heads} heads expected shape (B, H, T, d_k) = (2, {n_heads}, 5, {d_k}), got {tuple(out.shape)}'
+
+@test_case(points=None, hidden=False)
+def test_split_one_head(split_heads, x):
+    import torch
+    out = split_heads(x, 1)
+    assert out.shape == (2, 1, 5, 12), f'one head: expected shape (2, 1, 5, 12), got {tuple(out.shape)}'
+    assert torch.equal(out[:, 0], x), 'with one head, that head holds every feature of every token'
+

@@ -1,0 +1,19 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = 3
+
+@test_case(points=None, hidden=False)
+def test_padding_type_and_shape(padding_mask):
+    import torch
+    m = padding_mask([3, 1], 4)
+    assert isinstance(m, torch.Tensor) and m.dtype == torch.bool, 'return a boolean torch tensor'
+    assert m.shape == (2, 1, 4), f'expected (B, 1, T) = (2, 1, 4), got {tuple(m.shape)}'
+
+@test_case(points=None, hidden=False)
+def test_padding_no_padding(padding_mask):
+    m = padding_mask([4], 4)
+    assert m.all(), 'a sequence of length T has no padding: every key is a real token'
+

@@ -1,0 +1,22 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 2
+
+@test_case(points=None, hidden=False)
+def test_rates_shape(angle_rates):
+    import numpy as np
+    r = angle_rates(8)
+    assert isinstance(r, np.ndarray), 'return a NumPy array'
+    assert r.shape == (4,), f'd_model = 8 has 4 pairs of columns, so 4 rates; got shape {r.shape}'
+    assert np.isclose(r[0], 1.0), f'the first pair (i = 0) has rate 1, got {r[0]}'
+
+@test_case(points=None, hidden=False)
+def test_rates_get_slower(angle_rates):
+    import numpy as np
+    r = angle_rates(16)
+    assert np.all(r > 0) and np.all(r <= 1), 'every rate lies in (0, 1]'
+    assert np.all(np.diff(r) < 0), 'each pair turns more slowly than the one before it'
+
