@@ -98,3 +98,33 @@ def test_clear_errors_for_bad_inputs():
         ours(torch.randn(2, 5, 16), mask=torch.ones(4, 4, dtype=torch.bool))
     with pytest.raises(TypeError, match="boolean"):
         ours(torch.randn(2, 5, 16), mask=torch.ones(5, 5))
+
+
+def test_is_causal_matches_an_explicit_causal_mask_and_the_fast_path():
+    ours = make(seed=3)
+    x = torch.randn(2, 6, 16)
+    explicit, w = ours(x, mask=causal_mask(6))
+    flag, w_flag = ours(x, is_causal=True)
+    fast, none = ours(x, is_causal=True, need_weights=False)
+    assert none is None and torch.equal(w, w_flag)
+    torch.testing.assert_close(flag, explicit, atol=1e-6, rtol=0)
+    torch.testing.assert_close(fast, explicit, atol=1e-5, rtol=0)
+    masked_fast, _ = ours(x, mask=causal_mask(6), need_weights=False)  # explicit path, no weights
+    torch.testing.assert_close(masked_fast, explicit)
+
+
+def test_kv_cache_one_token_at_a_time_equals_the_full_causal_pass():
+    from attnbook.multihead import KVCache
+
+    ours = make(seed=4)
+    x = torch.randn(2, 7, 16)
+    full, _ = ours(x, is_causal=True)
+    cache = KVCache()
+    prefix, _ = ours(x[:, :3], is_causal=True, kv_cache=cache)  # prefill 3 positions
+    steps = [prefix]
+    for t in range(3, 7):
+        out, w = ours(x[:, t:t + 1], is_causal=True, kv_cache=cache)
+        assert w.shape == (2, 4, 1, t + 1)
+        steps.append(out)
+    assert len(cache) == 7
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-6, rtol=0)

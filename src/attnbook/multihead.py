@@ -8,15 +8,22 @@ become a batch dimension, attention runs per head, and W_o mixes the concatenate
     attention per head  -> (B, H, T_q, d_k) -merge-> (B, T_q, d_model) -W_o-> (B, T_q, d_model)
 
 Parameters: 4 d_model^2 (+ 4 d_model with biases), whatever H is.
+
+For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the keys and values
+of earlier positions are kept, so each new token is projected once instead of recomputing the
+whole prefix at every step.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
 
-__all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
+__all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -31,6 +38,23 @@ def merge_heads(x: Tensor) -> Tensor:
     """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`."""
     B, H, T, d_k = x.shape
     return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
+
+
+@dataclass
+class KVCache:
+    """Keys and values of the positions seen so far, each (B, H, T_seen, d_k) (chapter 6)."""
+
+    k: Tensor | None = None
+    v: Tensor | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.k is None else self.k.shape[-2]
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add the new positions' keys and values; return all keys and values so far."""
+        self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
+        self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        return self.k, self.v
 
 
 def _heads_mask(mask: Tensor | None) -> Tensor | None:
@@ -73,8 +97,17 @@ class MultiHeadAttention(nn.Module):
 
     def forward(
         self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
-        mask: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
+        mask: Tensor | None = None, *, is_causal: bool = False, need_weights: bool = True,
+        kv_cache: KVCache | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention of `query` over `key`/`value` (default: `query` itself).
+
+        is_causal: add the causal mask (query i sees keys up to its own position; with a
+            `kv_cache` the queries are the last positions of the sequence).
+        need_weights: False takes PyTorch's fused kernel, which computes the same output
+            without materialising the (T_q, T_k) weights (returned as None).
+        kv_cache: keys/values of earlier positions; this call's are appended to it.
+        """
         key = query if key is None else key
         value = key if value is None else value
         for name, x in (("query", query), ("key", key), ("value", value)):
@@ -92,10 +125,28 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
         k = split_heads(self.W_k(key), self.n_heads)  # (B, H, T_k, d_k)
         v = split_heads(self.W_v(value), self.n_heads)  # (B, H, T_k, d_k)
-        heads, weights = scaled_dot_product_attention(q, k, v, _heads_mask(mask))  # (B, H, T_q, d_k)
+        if kv_cache is not None:
+            k, v = kv_cache.append(k, v)  # (B, H, T_seen + T_k, d_k)
+        mask = _heads_mask(mask)
+        T_q, T_k = q.shape[-2], k.shape[-2]
+        if not need_weights and mask is None and (not is_causal or T_q == T_k):
+            # Fast path: PyTorch's fused kernel computes the same function without ever
+            # holding the (T_q, T_k) weights (chapter 2); weights are not returned.
+            heads = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)  # (B, H, T_q, d_k)
+            weights = None
+        else:
+            if is_causal:
+                # the queries are the last T_q of T_k positions: query i sees keys 0 .. T_k-T_q+i
+                causal = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).tril(T_k - T_q)
+                if mask is not None and mask.dtype != torch.bool:
+                    raise TypeError(f"mask must be boolean (True = may attend), got {mask.dtype}")
+                mask = causal if mask is None else mask & causal
+            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k)
+            weights = weights if need_weights else None
         out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
         if unbatched:
-            return out.squeeze(0), weights.squeeze(0)
+            out = out.squeeze(0)
+            weights = None if weights is None else weights.squeeze(0)
         return out, weights
 
     def extra_repr(self) -> str:
