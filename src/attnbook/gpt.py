@@ -1,0 +1,193 @@
+"""A tiny GPT: a decoder-only transformer built from the course's own parts (chapter 6).
+
+    tokens (B, T) -> token embedding + learned positions (B, T, C)
+                  -> n_layer x [x + attn(LN(x)), x + mlp(LN(x))]   (pre-LayerNorm blocks)
+                  -> LN -> linear head (tied to the token embedding) -> logits (B, T, vocab)
+
+Attention is `attnbook.multihead.MultiHeadAttention` with `is_causal=True` (chapter 4); in
+training it takes PyTorch's fused kernel (`need_weights=False`), which computes the same
+function as the explicit path used to draw attention maps. Generation keeps a key/value cache
+per layer and gives exactly the tokens of recomputing the whole prefix at every step.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .multihead import KVCache, MultiHeadAttention
+from .positional import LearnedPositionalEmbedding
+
+__all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token"]
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int
+    block_size: int = 64  # the longest context the model can take
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    dropout: float = 0.0
+    bias: bool = False  # biases in Linear layers and LayerNorms
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward layer (chapter 1): C -> 4C -> GELU -> C."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.dropout(self.proj(F.gelu(self.fc(x))))  # (B, T, C)
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: causal multi-head attention, then the MLP, each
+    wrapped in a residual connection."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias)
+        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MLP(config)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor, kv_cache: KVCache | None = None, need_weights: bool = False
+                ) -> tuple[Tensor, Tensor | None]:
+        a, weights = self.attn(self.ln_1(x), is_causal=True, need_weights=need_weights, kv_cache=kv_cache)
+        x = x + self.dropout(a)  # (B, T, C)
+        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
+        return x, weights
+
+
+def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
+                      generator: torch.Generator | None = None) -> Tensor:
+    """Sample one token id per row of `logits` (B, vocab) -> (B, 1).
+
+    Temperature divides the logits *before* the softmax (lower = sharper); `top_k` keeps the
+    k largest logits (ties at the k-th value kept) and sets the rest to -inf.
+    """
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature} (for greedy decoding use top_k=1)")
+    if logits.dim() != 2:
+        raise ValueError(f"logits must be (B, vocab), got shape {tuple(logits.shape)}")
+    logits = logits / temperature
+    if top_k is not None:
+        if not 1 <= top_k:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        k = min(top_k, logits.shape[-1])
+        kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)  # (B, vocab)
+    return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
+
+
+class GPT(nn.Module):
+    """Character- (or any token-) level decoder-only transformer."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+        self.pos_emb = LearnedPositionalEmbedding(config.block_size, config.n_embd)
+        self.drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.head.weight = self.tok_emb.weight  # weight tying: one matrix reads and writes tokens
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():  # scaled init of the residual projections
+            if name.endswith("attn.W_o.weight") or name.endswith("mlp.proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_parameters(self) -> int:
+        """All trainable parameters, positional embedding included (tied weights counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def _check_tokens(self, idx: Tensor, offset: int = 0) -> None:
+        if not isinstance(idx, Tensor) or idx.dim() != 2 or idx.dtype not in (torch.long, torch.int):
+            shape = tuple(idx.shape) if isinstance(idx, Tensor) else type(idx).__name__
+            raise ValueError(f"idx must be a (B, T) tensor of token ids, got {shape}")
+        if offset + idx.shape[1] > self.config.block_size:
+            raise ValueError(f"sequence of length {offset + idx.shape[1]} is longer than the "
+                             f"model's block_size={self.config.block_size}")
+        if idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
+            raise ValueError(f"token ids must be in [0, {self.config.vocab_size}), got "
+                             f"{int(idx.min())} .. {int(idx.max())}")
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None,
+                kv_caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
+        """idx (B, T) -> logits (B, T, vocab), and the mean cross-entropy if `targets` (B, T).
+        With `kv_caches` (one per layer) idx holds only the new positions."""
+        offset = len(kv_caches[0]) if kv_caches else 0
+        self._check_tokens(idx, offset)
+        x = self.drop(self.pos_emb(self.tok_emb(idx), offset=offset))  # (B, T, C)
+        for i, block in enumerate(self.blocks):
+            x, _ = block(x, kv_cache=kv_caches[i] if kv_caches else None)
+        logits = self.head(self.ln_f(x))  # (B, T, vocab)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.reshape(-1))
+        return logits, loss
+
+    @torch.no_grad()
+    def attention_maps(self, idx: Tensor) -> list[Tensor]:
+        """Each layer's attention weights (B, H, T, T) from its actual input, explicit path."""
+        self._check_tokens(idx)
+        x = self.pos_emb(self.tok_emb(idx))
+        maps = []
+        for block in self.blocks:
+            x, weights = block(x, need_weights=True)
+            maps.append(weights)
+        return maps
+
+    @torch.no_grad()
+    def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None, generator: torch.Generator | None = None,
+                 use_cache: bool = True) -> Tensor:
+        """Extend idx (B, T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens).
+
+        Without the cache every step re-runs the last block_size tokens. With it, each step
+        feeds only the newest token; when the context would outgrow block_size the cache is
+        rebuilt from the last block_size tokens, exactly what the uncached path sees.
+        """
+        self._check_tokens(idx[:, -self.config.block_size:])
+        caches: list[KVCache] | None = None
+        for _ in range(max_new_tokens):
+            context = idx[:, -self.config.block_size:]
+            if not use_cache:
+                logits, _ = self(context)
+            elif caches is None or len(caches[0]) + 1 > self.config.block_size:
+                caches = [KVCache() for _ in self.blocks]
+                logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
+            else:
+                logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
+            next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator)
+            idx = torch.cat([idx, next_id], dim=1)
+        return idx

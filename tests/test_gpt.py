@@ -1,0 +1,90 @@
+"""Tests of attnbook.gpt (chapter 6)."""
+import pytest
+import torch
+
+from attnbook.gpt import GPT, GPTConfig, sample_next_token
+from attnbook.masks import causal_mask
+
+
+def tiny(vocab=11, block=16, seed=0, **kw):
+    torch.manual_seed(seed)
+    return GPT(GPTConfig(vocab_size=vocab, block_size=block, n_layer=2, n_head=2, n_embd=16, **kw)).eval()
+
+
+def test_config_errors():
+    with pytest.raises(ValueError, match="not divisible"):
+        GPTConfig(vocab_size=10, n_embd=10, n_head=3)
+    with pytest.raises(ValueError, match="vocab_size must be positive"):
+        GPTConfig(vocab_size=0)
+
+
+def test_shapes_loss_and_parameter_count():
+    m = tiny()
+    idx = torch.randint(0, 11, (3, 10))
+    logits, loss = m(idx, idx)
+    assert logits.shape == (3, 10, 11) and loss.shape == ()
+    assert abs(loss.item() - torch.log(torch.tensor(11.0)).item()) < 0.3  # ~uniform at init
+    per_block = 4 * 16 * 16 + 2 * 16 * 64 + 2 * 16  # attention, MLP, two LayerNorm gains
+    expected = 11 * 16 + 16 * 16 + 2 * per_block + 16  # tied embedding/head, positions, final LN
+    assert m.num_parameters() == expected
+    assert m.head.weight is m.tok_emb.weight
+
+
+def test_causal_no_peeking():
+    m = tiny()
+    a = torch.randint(0, 11, (1, 12))
+    b = a.clone()
+    b[0, 7:] = (b[0, 7:] + 1) % 11
+    la, lb = m(a)[0], m(b)[0]
+    torch.testing.assert_close(la[:, :7], lb[:, :7])
+    assert not torch.allclose(la[:, 7:], lb[:, 7:])
+
+
+def test_attention_maps_are_causal_and_match_the_fast_path():
+    m = tiny()
+    idx = torch.randint(0, 11, (2, 9))
+    maps = m.attention_maps(idx)
+    assert len(maps) == 2 and maps[0].shape == (2, 2, 9, 9)
+    for w in maps:
+        assert torch.all(w.masked_select(~causal_mask(9)) == 0)
+        torch.testing.assert_close(w.sum(-1), torch.ones(2, 2, 9))
+
+
+def test_clear_errors_for_bad_input():
+    m = tiny(block=8)
+    with pytest.raises(ValueError, match="longer than the model's block_size=8"):
+        m(torch.zeros(1, 9, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, 11\)"):
+        m(torch.tensor([[3, 11]]))
+    with pytest.raises(ValueError, match=r"\(B, T\) tensor of token ids"):
+        m(torch.zeros(5, dtype=torch.long))
+
+
+@pytest.mark.parametrize("temperature, top_k", [(1.0, None), (0.7, 3), (1.5, 1)])
+def test_generation_with_cache_gives_exactly_the_uncached_tokens(temperature, top_k):
+    m = tiny(block=16)
+    prompt = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(1))
+    kw = dict(max_new_tokens=30, temperature=temperature, top_k=top_k)  # runs past block_size
+    with_cache = m.generate(prompt, generator=torch.Generator().manual_seed(2), use_cache=True, **kw)
+    without = m.generate(prompt, generator=torch.Generator().manual_seed(2), use_cache=False, **kw)
+    assert with_cache.shape == (2, 35)
+    assert torch.equal(with_cache, without)
+    assert torch.equal(with_cache[:, :5], prompt)
+
+
+def test_sampling_temperature_and_top_k():
+    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0]])
+    g = torch.Generator().manual_seed(0)
+    draws = torch.cat([sample_next_token(logits, top_k=2, generator=g) for _ in range(300)])
+    assert set(draws.flatten().tolist()) == {0, 1}
+    g = torch.Generator().manual_seed(0)
+    cold = torch.cat([sample_next_token(logits, temperature=0.05, generator=g) for _ in range(50)])
+    assert set(cold.flatten().tolist()) == {0}
+    assert torch.equal(sample_next_token(logits, top_k=1), torch.tensor([[0]]))
+    a = sample_next_token(logits.repeat(5, 1), generator=torch.Generator().manual_seed(3))
+    b = sample_next_token(logits.repeat(5, 1), generator=torch.Generator().manual_seed(3))
+    assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        sample_next_token(logits, temperature=0)
+    with pytest.raises(ValueError, match="top_k must be >= 1"):
+        sample_next_token(logits, top_k=0)
