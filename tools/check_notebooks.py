@@ -5,7 +5,8 @@ The book shows the outputs committed with each chapter (strict nbval re-runs the
 `make test`). So before building, every chapter and master notebook must
   - be executed: every non-empty code cell has an execution count;
   - carry no error output, except in a cell tagged `raises-exception` (meant to raise);
-  - start with the standard setup cell (tools/setup_cell.py).
+  - start with the standard setup cell (tools/setup_cell.py);
+  - store no raw progress-bar redraws (run tools/tidy_outputs.py after executing).
 With execution on, `raise_on_error: true` in _config.yml does the same for raising cells.
 """
 from __future__ import annotations
@@ -32,6 +33,8 @@ def problems_in(path: Path, setup: str, executed: bool = True) -> list[str]:
         tags = cell.metadata.get("tags", [])
         if executed and cell.execution_count is None:
             found.append(f"{rel}: code cell {i + 1} was never executed (commit notebooks executed)")
+        if any(o.output_type == "stream" and "\r" in o.text for o in cell.get("outputs", [])):
+            found.append(f"{rel}: code cell {i + 1} stores progress-bar redraws; run tools/tidy_outputs.py")
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         if errors and "raises-exception" not in tags:
             found.append(f"{rel}: code cell {i + 1} stored an error ({errors[0].ename}) "

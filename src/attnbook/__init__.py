@@ -12,6 +12,7 @@ later chapter and by the exercises' tests:
 - ``attnbook.gpt``         chapter 6: a tiny decoder-only transformer, sampling, KV cache
 - ``attnbook.text``        chapter 6: corpora (offline Python source, Tiny Shakespeare), tokenizer
 - ``attnbook.train``       chapter 6: the training loop, loss estimates, loss-curve plot
+- ``attnbook.cars``        chapter 7: the car-sentence pairs, tokenizer, models and training
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """
 

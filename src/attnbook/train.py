@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 from torch import Tensor, nn
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: widget bars would need JavaScript from a CDN in the book
 
 from .text import get_batch
 

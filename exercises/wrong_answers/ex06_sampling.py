@@ -1,0 +1,57 @@
+"""Classic wrong answers to exercise 6 (sampling), as text edits of the reference solution.
+
+`tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
+(every `old` must occur exactly once in them) and proves that every wrong answer loses points
+on the hidden tests, and that at least two of them pass every public check.
+"""
+
+WRONG_ANSWERS = {
+    # question 1: temperature
+    "temperature applied after the softmax: probabilities divided by T": [
+        ("torch.softmax(logits / temperature, dim=-1)", "torch.softmax(logits, dim=-1) / temperature"),
+    ],
+    "temperature applied after the softmax: probabilities ** (1/T), not renormalised": [
+        ("torch.softmax(logits / temperature, dim=-1)", "torch.softmax(logits, dim=-1) ** (1 / temperature)"),
+    ],
+    "logits multiplied by the temperature instead of divided": [
+        ("torch.softmax(logits / temperature,", "torch.softmax(logits * temperature,"),
+    ],
+    "softmax by hand without subtracting the maximum (overflows)": [
+        ("torch.softmax(logits / temperature, dim=-1)",
+         "torch.exp(logits / temperature) / torch.exp(logits / temperature).sum(dim=-1, keepdim=True)"),
+    ],
+    # question 2: top-k
+    "top-k keeps k - 1 (the k-th largest is removed too)": [
+        ("logits < kth_largest", "logits <= kth_largest"),
+    ],
+    "top-k keeps k + 1": [
+        ("torch.topk(logits, k, dim=-1)", "torch.topk(logits, k + 1, dim=-1)"),
+    ],
+    "top-k keeps the k smallest logits": [
+        ("torch.topk(logits, k, dim=-1)", "torch.topk(logits, k, dim=-1, largest=False)"),
+        ("logits < kth_largest", "logits > kth_largest"),
+    ],
+    "top-k sets the other logits to 0 instead of -inf": [
+        ('float("-inf")', "0.0"),
+    ],
+    "k-th largest without keepdim (breaks for more than one row)": [
+        ("values[..., -1:]", "values[..., -1]"),
+    ],
+    "k larger than the vocabulary not handled": [
+        ("    k = min(k, logits.shape[-1])\n", ""),
+    ],
+    "top-k changes the caller's logits in place": [
+        ('    return logits.masked_fill(logits < kth_largest, float("-inf"))\n',
+         '    logits[logits < kth_largest] = float("-inf")\n    return logits\n'),
+    ],
+    # question 3: the sampling step
+    "argmax (greedy decoding) instead of sampling": [
+        ("torch.multinomial(probs, num_samples=1, generator=generator)", "probs.argmax(dim=-1, keepdim=True)"),
+    ],
+    "draws from the global random generator, not the one given": [
+        ("torch.multinomial(probs, num_samples=1, generator=generator)", "torch.multinomial(probs, num_samples=1)"),
+    ],
+    "temperature ignored in the sampling step": [
+        ("probs = temperature_softmax(logits, temperature)", "probs = temperature_softmax(logits, 1.0)"),
+    ],
+}
