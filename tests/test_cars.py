@@ -291,3 +291,18 @@ def test_tiny_training_run_is_reproducible(one_thread):
     run = run_seed("bag of words", data, seed=0, config=config)
     assert run.result.test_accuracy == 0.5, "a bag of words cannot tell the two sentences of a pair apart"
     assert isinstance(run.vocab, Vocabulary) and len(run.test_idx) == 2 * round(0.2 * 24)
+
+
+
+def test_predict_logits_and_probabilities_agree_and_leave_the_mode_alone():
+    from attnbook.cars import Vocabulary, build_model, predict, predict_logits
+
+    texts = ["the white car is on the left", "the black car is to the left of a white car"]
+    vocab = Vocabulary.build(texts)
+    torch.manual_seed(0)
+    model = build_model("attention", len(vocab))
+    model.train()
+    logits = predict_logits(model, vocab, texts)
+    assert logits.shape == (2,) and not logits.requires_grad
+    torch.testing.assert_close(predict(model, vocab, texts), torch.sigmoid(logits))
+    assert model.training

@@ -45,7 +45,8 @@ __all__ = [
     "load_sentences", "bag_of_words", "tokenize", "Vocabulary", "PAD", "UNK", "encode_batch",
     "split_pairs", "make_loaders", "bag_of_words_counts", "masked_mean", "BagOfWordsMLP",
     "AttentionBlock", "AttentionClassifier", "TrainConfig", "TrainResult", "train_classifier",
-    "evaluate", "build_model", "run_seed", "SeedRun", "MODEL_KINDS", "predict", "attention_maps",
+    "evaluate", "build_model", "run_seed", "SeedRun", "MODEL_KINDS", "predict", "predict_logits",
+    "attention_maps",
 ]
 
 # ----------------------------------------------------------------------------- phrasings
@@ -439,15 +440,21 @@ def build_model(kind: str, vocab_size: int, **kwargs) -> nn.Module:
 
 
 @torch.no_grad()
-def predict(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
-    """Probability that the white car is on the left, for each sentence: (len(texts),)."""
+@torch.no_grad()
+def predict_logits(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
+    """The model's logit for each sentence, (len(texts),), computed in eval mode."""
     device = next(model.parameters()).device
     ids, _ = encode_batch(texts, vocab)  # (B, T)
     was_training = model.training
     model.eval()
-    probs = torch.sigmoid(model(ids.to(device))).cpu()
+    logits = model(ids.to(device)).cpu()  # (B,)
     model.train(was_training)
-    return probs
+    return logits
+
+
+def predict(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
+    """Probability that the white car is on the left, for each sentence: (len(texts),)."""
+    return torch.sigmoid(predict_logits(model, vocab, texts))
 
 
 @torch.no_grad()
