@@ -16,14 +16,14 @@ NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup unit nbval nbval-native nbval-portable exercises exercises-check \
         exercises-prove book-strict site browser mathjax grade chapter exercise lock clean \
-        python-version
+        python-version release-files
 
 setup: $(STAMP)
 
 # Fail early, with a clear message, on a Python the pinned environment does not support.
 python-version:
 	@version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || \
-	    { echo "make: no Python found (tried $(PYTHON)); install Python $(SUPPORTED_PYTHONS)"; exit 1; }; \
+	    { echo "make: no Python found (tried $(PYTHON)); install one of Python $(SUPPORTED_PYTHONS)"; exit 1; }; \
 	case " $(SUPPORTED_PYTHONS) " in *" $$version "*) ;; \
 	  *) echo "make: $(PYTHON) is Python $$version; the pinned environment needs one of" \
 	          "$(SUPPORTED_PYTHONS). Run e.g. 'make test PYTHON=python3.11'."; exit 1;; esac
@@ -99,6 +99,11 @@ test: $(STAMP)
 #   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
 grade: $(STAMP)
 	$(PY) tools/exercises.py grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)
+
+# Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
+release-files: $(STAMP)
+	$(PY) tools/release_files.py
+	$(MAKE) --no-print-directory exercises
 
 # Contributor: scaffold a chapter or an exercise with the standard opening.
 #   make chapter NAME=02_scaling TITLE="Scaling"   /   make exercise NAME=ex02_scaling TITLE="Scaling"
