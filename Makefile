@@ -16,7 +16,7 @@ NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup unit nbval nbval-native nbval-portable exercises exercises-check \
         exercises-prove book-strict site browser mathjax grade chapter exercise lock clean \
-        python-version release-files
+        python-version release-files lint-workflows
 
 setup: $(STAMP)
 
@@ -79,6 +79,13 @@ exercises: $(STAMP)
 exercises-prove: $(STAMP)
 	$(PY) tools/exercises.py prove
 
+# actionlint on the GitHub Actions workflows (which cannot run here); it must also flag the
+# deliberately broken sample, so a linter that passes everything fails this step.
+lint-workflows: $(STAMP)
+	$(PY) tools/lint_workflows.py
+	@if $(PY) tools/lint_workflows.py tests/data/broken_workflow.yml >/dev/null; then \
+	    echo "lint-workflows: actionlint passed a broken workflow"; exit 1; fi
+
 # Tests of the built site (run after book-strict): the browser test, and the scan of the
 # built pages for hidden exercise tests.
 site: $(STAMP)
@@ -86,7 +93,7 @@ site: $(STAMP)
 
 browser: site
 
-TEST_STEPS := unit nbval exercises-prove book-strict site
+TEST_STEPS := lint-workflows unit nbval exercises-prove book-strict site
 test: $(STAMP)
 	@for step in $(TEST_STEPS); do \
 	    start=$$(date +%s); \

@@ -77,6 +77,25 @@ def test_readme_mentions_url() -> None:
     assert URL in (ROOT / "README.md").read_text(), f"README.md should link to {URL}"
 
 
+BOOK_URL: str = CONFIG["html"]["baseurl"]
+
+
+def test_book_url_lives_in_config_and_is_used() -> None:
+    """The published book's URL: one place (html.baseurl), quoted by the README and, through
+    the myst substitution, by the intro page."""
+    assert BOOK_URL.startswith("https://") and BOOK_URL.endswith("/"), BOOK_URL
+    assert CONFIG["sphinx"]["config"]["myst_substitutions"]["book_url"] == BOOK_URL
+    assert BOOK_URL in (ROOT / "README.md").read_text()
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "{{ book_url }}" in intro and BOOK_URL not in intro
+
+
+def test_theme_is_pinned_below_the_broken_phone_menu() -> None:
+    """sphinx-book-theme 1.3.0 + pydata-sphinx-theme 0.17.1: the phone menu does nothing."""
+    lock = (ROOT / "requirements" / "lock.txt").read_text().splitlines()
+    assert "sphinx-book-theme==1.2.0" in lock and "pydata-sphinx-theme==0.16.1" in lock
+
+
 def test_autograder_installs_this_release_from_the_repository() -> None:
     lines = (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
     version = PYPROJECT["project"]["version"]
