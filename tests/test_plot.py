@@ -54,10 +54,11 @@ def test_heatmaps_default_to_the_scale_0_to_1_and_fit_the_column():
     from attnbook.plot import COLUMN_WIDTH
 
     mats = [np.full((6, 6), 1 / 6)] * 4  # the largest weight is 1/6, the scale stays 0-1
-    fig = attention_heatmaps(mats, list("abcdef"), ncols=4)
+    fig = attention_heatmaps(mats, list("abcdef"), ncols=4, max_width=COLUMN_WIDTH)
     meshes = [ax.collections[0] for ax in fig.axes[:4]]
     assert {m.get_clim() for m in meshes} == {(0.0, 1.0)}
     assert fig.get_size_inches()[0] <= COLUMN_WIDTH + 1e-9
+    assert attention_heatmaps(mats, list("abcdef"), ncols=4).get_size_inches()[0] > COLUMN_WIDTH
     fig = attention_heatmaps(mats[:1], list("abcdef"), vmax=None)  # the old data maximum
     assert fig.axes[0].collections[0].get_clim() == (0.0, 1 / 6)
     plt.close("all")

@@ -125,14 +125,15 @@ def attention_heatmaps(
     ncols: int | None = None,
     vmax: float | None = 1.0,
     annot: bool | None = False,
+    max_width: float | None = None,
 ) -> Figure:
     """Several (T_q, T_k) weight matrices in a grid with one shared colour scale.
 
     Used for per-head and per-layer pictures (chapters 2-7). The scale runs from 0 to
     ``vmax``, by default 1 — the same scale for every weight heatmap of the book, so that
     colours can be compared across figures; ``vmax=None`` uses the largest weight shown.
-    The figure is never wider than ``COLUMN_WIDTH``: with many panels, pass ``ncols`` to
-    stack them in rows.
+    With many panels, pass ``ncols`` to stack them in rows; ``max_width`` (e.g.
+    ``COLUMN_WIDTH``) shrinks a wider figure to that many inches, keeping its proportions.
     """
     mats = [_as_matrix(w) for w in weights_list]
     if not mats:
@@ -145,8 +146,8 @@ def attention_heatmaps(
     n_k = len(key_tokens if key_tokens is not None else query_tokens)
     width = 0.55 * n_k * ncols + 1.5
     height = 0.5 * len(query_tokens) * nrows + 1.2
-    if width > COLUMN_WIDTH:  # shrink to the column, keeping the panels' proportions
-        height, width = height * COLUMN_WIDTH / width, COLUMN_WIDTH
+    if max_width is not None and width > max_width:  # shrink, keeping the proportions
+        height, width = height * max_width / width, max_width
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(width, max(height, 2.5)), squeeze=False, constrained_layout=True
     )
