@@ -144,3 +144,17 @@ def test_self_attention_passes_the_mask_and_rejects_wrong_width():
         layer(torch.randn(4, 5))
     with pytest.raises(ValueError, match="d_in and d_out must be positive"):
         SelfAttention(0, 3)
+
+
+def test_row_entropy_is_1_for_uniform_and_0_for_one_hot_rows():
+    from attnbook.attention import row_entropy
+
+    w = torch.tensor([[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]])
+    torch.testing.assert_close(row_entropy(w), torch.tensor([1.0, 0.0, 0.5]))
+    assert row_entropy(torch.full((2, 3, 5, 5), 0.2)).shape == (2, 3, 5)
+    with pytest.raises(ValueError, match="T_k >= 2"):
+        row_entropy(torch.ones(3, 1))
+    with pytest.raises(ValueError, match="non-negative"):
+        row_entropy(torch.tensor([[1.5, -0.5]]))
+    with pytest.raises(TypeError):
+        row_entropy([[0.5, 0.5]])

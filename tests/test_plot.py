@@ -48,3 +48,30 @@ def test_importing_the_module_sets_the_course_style():
     assert colours == plot.PALETTE and len(set(colours)) == 8
     assert mpl.rcParams["figure.figsize"][0] <= plot.COLUMN_WIDTH
     assert mpl.rcParams["font.size"] >= 11
+
+
+def test_heatmaps_default_to_the_scale_0_to_1_and_fit_the_column():
+    from attnbook.plot import COLUMN_WIDTH
+
+    mats = [np.full((6, 6), 1 / 6)] * 4  # the largest weight is 1/6, the scale stays 0-1
+    fig = attention_heatmaps(mats, list("abcdef"), ncols=4, max_width=COLUMN_WIDTH)
+    meshes = [ax.collections[0] for ax in fig.axes[:4]]
+    assert {m.get_clim() for m in meshes} == {(0.0, 1.0)}
+    assert fig.get_size_inches()[0] <= COLUMN_WIDTH + 1e-9
+    assert attention_heatmaps(mats, list("abcdef"), ncols=4).get_size_inches()[0] > COLUMN_WIDTH
+    fig = attention_heatmaps(mats[:1], list("abcdef"), vmax=None)  # the old data maximum
+    assert fig.axes[0].collections[0].get_clim() == (0.0, 1 / 6)
+    plt.close("all")
+
+
+def test_matrix_heatmap_centres_signed_values_and_checks_labels():
+    from attnbook.plot import matrix_heatmap
+
+    m = np.array([[-2.0, 1.0, 0.5], [0.0, 1.5, -0.5]])
+    ax = matrix_heatmap(m, ["I", "am"], title="Q")
+    assert ax.collections[0].get_clim() == (-2.0, 2.0)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1", "2"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["I", "am"] and ax.get_title() == "Q"
+    with pytest.raises(ValueError, match="2 row labels and 2 column labels"):
+        matrix_heatmap(m, ["I", "am"], ["x", "y"])
+    plt.close("all")

@@ -5,6 +5,9 @@ A text progress bar redraws itself with carriage returns; executed notebooks sto
 redraw as its own stream output, and the book would print hundreds of lines. This merges
 consecutive stream outputs of a cell and keeps, on each line, only the text after the last
 carriage return, and drops the run timestamps nbconvert stores in each cell's metadata.
+It also drops the pixel height that retina figures store next to their width: the page
+writes both into the image's style, and on a narrow screen, where the width shrinks to the
+column, a fixed height would squash the figure.
 Run it after executing a notebook:
 
     python tools/tidy_outputs.py book/06_tiny_gpt.ipynb [...]
@@ -36,6 +39,9 @@ def tidy(nb: nbformat.NotebookNode) -> bool:
             else:
                 merged.append(out)
         for out in merged:
+            for size in out.get("metadata", {}).values():  # e.g. {"image/png": {width, height}}
+                if isinstance(size, dict) and "width" in size and size.pop("height", None):
+                    changed = True
             if out.output_type == "stream" and "\r" in out.text:
                 out.text = collapse(out.text)
                 changed = True

@@ -3,7 +3,9 @@
 Each module is derived step by step in one chapter of the book and then imported by every
 later chapter and by the exercises' tests:
 
-- ``attnbook.attention``   chapter 1: scaled dot-product attention and a self-attention layer
+- ``attnbook.attention``   chapter 1: scaled dot-product attention, a self-attention layer,
+                           row entropy of attention weights
+- ``attnbook.lookup``      chapter 1: the marked-letter task and one head trained on it
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax

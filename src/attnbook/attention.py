@@ -16,7 +16,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-__all__ = ["scaled_dot_product_attention", "SelfAttention"]
+__all__ = ["scaled_dot_product_attention", "SelfAttention", "row_entropy"]
 
 
 def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
@@ -136,3 +136,24 @@ class SelfAttention(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, d_out={self.d_out}"
+
+
+def row_entropy(weights: Tensor) -> Tensor:
+    """Entropy of each row of attention weights as a fraction of a uniform row's (chapters 1-3).
+
+    ``weights`` has shape (..., T_q, T_k) with rows that sum to 1; the result has shape
+    (..., T_q), with 1 for a perfectly uniform row and 0 for a one-hot row. Zero weights
+    contribute nothing (0 log 0 = 0), so masked keys are allowed. Needs T_k >= 2.
+    """
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
+    if weights.dim() < 2 or weights.shape[-1] < 2:
+        raise ValueError(
+            f"weights must have shape (..., T_q, T_k) with T_k >= 2, got {tuple(weights.shape)}"
+        )
+    if (weights < 0).any():
+        raise ValueError("weights must be non-negative (rows of a softmax)")
+    w = weights.double()
+    logs = torch.where(w > 0, w.log(), torch.zeros_like(w))
+    entropy = -(w * logs).sum(dim=-1)  # (..., T_q), in nats
+    return (entropy / math.log(weights.shape[-1])).to(weights.dtype)

@@ -20,7 +20,10 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["COLUMN_WIDTH", "PALETTE", "attention_heatmap", "attention_heatmaps", "use_course_style"]
+__all__ = [
+    "COLUMN_WIDTH", "PALETTE", "attention_heatmap", "attention_heatmaps", "matrix_heatmap",
+    "use_course_style",
+]
 
 #: Okabe & Ito's colour-blind-safe palette, in the order lines and bars take it.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -120,12 +123,17 @@ def attention_heatmaps(
     titles: Sequence[str] | None = None,
     suptitle: str | None = None,
     ncols: int | None = None,
-    vmax: float | None = None,
+    vmax: float | None = 1.0,
     annot: bool | None = False,
+    max_width: float | None = None,
 ) -> Figure:
-    """Several (T_q, T_k) weight matrices side by side with one shared colour scale.
+    """Several (T_q, T_k) weight matrices in a grid with one shared colour scale.
 
-    Used for per-head and per-layer pictures; ``vmax`` defaults to the largest weight shown.
+    Used for per-head and per-layer pictures (chapters 2-7). The scale runs from 0 to
+    ``vmax``, by default 1 — the same scale for every weight heatmap of the book, so that
+    colours can be compared across figures; ``vmax=None`` uses the largest weight shown.
+    With many panels, pass ``ncols`` to stack them in rows; ``max_width`` (e.g.
+    ``COLUMN_WIDTH``) shrinks a wider figure to that many inches, keeping its proportions.
     """
     mats = [_as_matrix(w) for w in weights_list]
     if not mats:
@@ -136,9 +144,12 @@ def attention_heatmaps(
     nrows = -(-len(mats) // ncols)
     vmax = max(float(m.max()) for m in mats) if vmax is None else vmax
     n_k = len(key_tokens if key_tokens is not None else query_tokens)
+    width = 0.55 * n_k * ncols + 1.5
+    height = 0.5 * len(query_tokens) * nrows + 1.2
+    if max_width is not None and width > max_width:  # shrink, keeping the proportions
+        height, width = height * max_width / width, max_width
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(0.55 * n_k * ncols + 1.5, 0.5 * len(query_tokens) * nrows + 1.2),
-        squeeze=False, constrained_layout=True,
+        nrows, ncols, figsize=(width, max(height, 2.5)), squeeze=False, constrained_layout=True
     )
     for i, ax in enumerate(axes.flat):
         if i >= len(mats):
@@ -155,3 +166,42 @@ def attention_heatmaps(
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def matrix_heatmap(
+    values,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    vmax: float | None = None,
+    cmap: str = "RdBu_r",
+    annot: bool = True,
+    fmt: str = ".2f",
+) -> Axes:
+    """Draw any labelled (rows, columns) matrix, e.g. X, Q, K, V, S or H (chapter 1).
+
+    Signed numbers get a diverging colour scale centred on 0, from ``-vmax`` to ``vmax``
+    (default: the largest absolute value shown), so that white means zero. Columns default
+    to feature numbers ``0, 1, ...``. For attention weights use ``attention_heatmap``.
+    """
+    m = _as_matrix(values)
+    row_labels = list(row_labels)
+    col_labels = [str(c) for c in range(m.shape[1])] if col_labels is None else list(col_labels)
+    if m.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(
+            f"values have shape {m.shape} but there are {len(row_labels)} row labels "
+            f"and {len(col_labels)} column labels"
+        )
+    vmax = float(np.abs(m).max()) if vmax is None else vmax
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(COLUMN_WIDTH, 1.2 + 0.7 * m.shape[1]), 0.9 + 0.5 * m.shape[0]))
+    sns.heatmap(
+        m, ax=ax, vmin=-vmax, vmax=vmax, center=0.0, cmap=cmap, annot=annot, fmt=fmt,
+        xticklabels=col_labels, yticklabels=row_labels, cbar=False, annot_kws={"fontsize": 10},
+    )
+    ax.tick_params(axis="y", labelrotation=0)
+    if title:
+        ax.set_title(title)
+    return ax
