@@ -24,13 +24,17 @@ import copy
 import csv
 import json
 import os
+import re
 import runpy
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -135,9 +139,11 @@ class Grade:
     score: float = 0.0
     possible: float = 0.0
     questions: dict[str, float] = field(default_factory=dict)
-    tests: list[dict] = field(default_factory=list)  # {"name", "question", "hidden", "passed"}
+    # {"name", "question", "hidden", "passed", "points", "message"}
+    tests: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     message: str = ""
+    cell_errors: list[list] = field(default_factory=list)  # [cell index, "Type: message"]
 
     @property
     def percent(self) -> float:
@@ -147,26 +153,47 @@ class Grade:
         chosen = [t for t in self.tests if t["hidden"] == hidden]
         return sum(t["passed"] for t in chosen), len(chosen)
 
+    def first_failure(self, hidden: bool) -> str:
+        for t in self.tests:
+            if t["hidden"] == hidden and not t["passed"]:
+                return f"{t['name']}: {t['message']}"
+        return ""
+
+
+def short_message(message: str) -> str:
+    """The exception line of an otter failure message (no code, no paths), at most 200 chars."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?", line):
+            return " ".join(lines[i:i + 2] if line.endswith(":") else [line])[:200]
+    return (lines[-1] if lines else "")[:200]
+
+
+def _test_rows(test_files: dict) -> tuple[dict[str, float], list[dict]]:
+    questions, tests = {}, []
+    for qname, test_file in test_files.items():
+        questions[qname] = float(test_file.score)
+        for r in test_file.test_case_results:
+            tests.append({"name": r.test_case.name, "question": qname, "hidden": bool(r.test_case.hidden),
+                          "passed": bool(r.passed), "points": float(r.test_case.points or 0),
+                          "message": "" if r.passed else short_message(r.message)})
+    return questions, tests
+
 
 def _grade_in_this_process(submission: str, zip_path: str, out_json: str) -> None:
     """Worker: grade one submission with otter and write the per-test results as JSON."""
     import otter.api
 
     results = otter.api.grade_submission(submission, zip_path, quiet=True)
-    tests = []
-    questions = {}
-    for qname, test_file in results.results.items():
-        questions[qname] = float(test_file.score)
-        for r in test_file.test_case_results:
-            tests.append({"name": r.test_case.name, "question": qname,
-                          "hidden": bool(r.test_case.hidden), "passed": bool(r.passed)})
+    questions, tests = _test_rows(results.results)
     Path(out_json).write_text(json.dumps({
         "score": float(results.total), "possible": float(results.possible),
         "questions": questions, "tests": tests}))
 
 
 def grade(submission: Path, zip_path: Path, timeout: float = DEFAULT_TIMEOUT) -> Grade:
-    """Grade one .ipynb in a separate process group, killed after `timeout` seconds."""
+    """Grade one .ipynb with otter (the real pipeline) in its own process group, killed after
+    `timeout` seconds."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="attnbook-grade-") as tmp:
         out_json = Path(tmp) / "result.json"
@@ -180,37 +207,304 @@ def grade(submission: Path, zip_path: Path, timeout: float = DEFAULT_TIMEOUT) ->
             os.killpg(proc.pid, signal.SIGKILL)  # the kernel otter started dies with it
             proc.communicate()
             return Grade(str(submission), "timeout", seconds=time.monotonic() - start,
-                         message=f"grading took longer than {timeout:.0f} s: scored 0")
+                         message=f"timeout: grading took longer than {timeout:.0f} s (an endless loop?): scored 0")
         seconds = time.monotonic() - start
         if proc.returncode != 0 or not out_json.is_file():
-            return Grade(str(submission), "error", seconds=seconds, message=log[-2000:])
+            return Grade(str(submission), "error", seconds=seconds,
+                         message=f"the grader failed: {short_message(log)}")
         data = json.loads(out_json.read_text())
     return Grade(str(submission), "ok", data["score"], data["possible"], data["questions"],
                  data["tests"], seconds)
 
 
+# ----------------------------------------------------------------------------- the fast path
+def zip_test_files(zip_path: Path, dest: Path) -> dict[str, Path]:
+    """Extract the test files (tests/qN.py) of an autograder zip: question name -> path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    found = {}
+    with zipfile.ZipFile(zip_path) as z:
+        for member in sorted(z.namelist()):
+            if re.fullmatch(r"tests/\w+\.py", member):
+                path = dest / Path(member).name
+                path.write_bytes(z.read(member))
+                found[path.stem] = path
+    return dict(sorted(found.items()))
+
+
+def function_names(test_files: dict[str, Path]) -> dict[str, str]:
+    """otter's test names ("q1 - 3") -> the test functions' names, from the test files."""
+    import ast
+
+    names = {}
+    for question, path in test_files.items():
+        tests = [node.name for node in ast.parse(path.read_text()).body
+                 if isinstance(node, ast.FunctionDef) and node.decorator_list]
+        names.update({f"{question} - {i}": fn for i, fn in enumerate(tests, start=1)})
+    return names
+
+
+def rename_tests(g: Grade, names: dict[str, str]) -> Grade:
+    for t in g.tests:
+        t["name"] = names.get(t["name"], t["name"])
+    return g
+
+
+def exercise_total(test_files: dict[str, Path]) -> float:
+    """The points of the whole exercise, from its test files."""
+    return float(sum(_test_file(p).possible for p in test_files.values()))
+
+
+def _test_file(path: Path):
+    """otter's own object for one test file, as its grading mode creates it."""
+    from otter.nbmeta_config import NBMetadataConfig
+    from otter.test_files import create_test_file
+
+    return create_test_file(str(path), NBMetadataConfig())
+
+
+def preload() -> None:
+    """Import once, before forking, what every submission imports (the forks share it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # this process only: nothing is exported to other processes
+    import matplotlib.pyplot  # noqa: F401
+    import numpy  # noqa: F401
+    import otter  # noqa: F401
+    import otter.test_files  # noqa: F401
+    import torch  # noqa: F401
+    from IPython.core.inputtransformer2 import TransformerManager  # noqa: F401
+
+    import attnbook.exercise_checks.grading  # noqa: F401
+    import attnbook.plot  # noqa: F401
+
+
+class _NoShell:
+    """Stands in for get_ipython() in the fast path: magics and shell escapes do nothing."""
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None
+
+
+def _run_submission(nb: nbformat.NotebookNode, test_files: dict[str, Path]) -> dict:
+    """Child of the fast path: run the notebook's code cells in a fresh namespace; each
+    `grader.check("qN")` runs test file qN at that point, as otter's grading mode does, and
+    every test file not run yet runs at the end. Returns the results as plain data."""
+    import builtins
+
+    import otter
+    from IPython.core.inputtransformer2 import TransformerManager
+    ran: dict = {}
+    namespace: dict = {"__name__": "__main__", "__builtins__": builtins, "get_ipython": _NoShell}
+
+    def run(question: str) -> None:
+        if question in test_files and question not in ran:
+            test_file = _test_file(test_files[question])
+            test_file.run(namespace)
+            ran[question] = test_file
+
+    class GradingNotebook:  # what `otter.Notebook` is while grading
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def check(self, question, *args, **kwargs):
+            run(question)
+
+        def check_all(self, *args, **kwargs):
+            for question in test_files:
+                run(question)
+
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: None
+
+    otter.Notebook = GradingNotebook
+    errors = []
+    transform = TransformerManager().transform_cell
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            code = compile(transform(cell.source), f"<cell {index}>", "exec")
+        except SyntaxError as err:
+            errors.append([index, f"SyntaxError: {err.msg} (line {err.lineno})"])
+            continue
+        try:
+            exec(code, namespace)  # noqa: S102 - running the submission is the point
+        except BaseException as err:  # noqa: BLE001 - otter carries on after a failing cell too
+            errors.append([index, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"])
+    for question in test_files:
+        run(question)
+    questions, tests = _test_rows({q: ran[q] for q in test_files})
+    return {"questions": questions, "tests": tests, "cell_errors": errors,
+            "score": sum(questions.values()), "possible": float(sum(t.possible for t in ran.values()))}
+
+
+def fast_grade(nb: nbformat.NotebookNode, test_files: dict[str, Path], label: str,
+               timeout: float = DEFAULT_TIMEOUT) -> Grade:
+    """Grade one notebook in a forked child of this process (call `preload()` first):
+    the same test files and test classes as otter's grading, without a kernel per submission."""
+    start = time.monotonic()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.setpgid(0, 0)
+            import torch
+
+            torch.set_num_threads(1)  # two exercises are graded side by side on two cores
+            payload = json.dumps(_run_submission(nb, test_files)).encode()
+        except BaseException as err:  # noqa: BLE001
+            payload = json.dumps({"crash": f"{type(err).__name__}: {err}"}).encode()
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    chunks, deadline = [], start + timeout
+    with os.fdopen(read_end, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([pipe], [], [], max(0.0, left))
+            if not ready:
+                for target in (-pid, pid):
+                    try:
+                        os.kill(target, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                os.waitpid(pid, 0)
+                return Grade(label, "timeout", seconds=time.monotonic() - start,
+                             message=f"timeout: grading took longer than {timeout:.0f} s (an endless loop?): scored 0")
+            chunk = os.read(pipe.fileno(), 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    seconds = time.monotonic() - start
+    try:
+        data = json.loads(b"".join(chunks))
+    except ValueError:
+        return Grade(label, "error", seconds=seconds, message="the submission ended the grading process")
+    if "crash" in data:
+        return Grade(label, "error", seconds=seconds, message=f"the grader failed: {data['crash']}")
+    return Grade(label, "ok", data["score"], data["possible"], data["questions"], data["tests"],
+                 seconds, cell_errors=data["cell_errors"])
+
+
+# ----------------------------------------------------------------------------- instructors
+def question_of_cell(nb: nbformat.NotebookNode, index: int) -> str | None:
+    """The question a cell belongs to: the next `grader.check("qN")` after it."""
+    for cell in nb.cells[index:]:
+        found = re.search(r"grader\.check\(\s*[\"'](\w+)[\"']", cell.source) if cell.cell_type == "code" else None
+        if found:
+            return found.group(1)
+    return None
+
+
+def read_submission(path: Path, name: str) -> tuple[nbformat.NotebookNode | None, str]:
+    """The notebook, or None and a one-line reason why it cannot be graded as exercise `name`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None, "not a notebook: the file is not text (UTF-8)"
+    try:
+        json.loads(text)
+    except ValueError as err:
+        return None, f"not a notebook: the file is not valid JSON ({str(err).split(':')[0]})"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        if not isinstance(nb.get("cells"), list):
+            raise ValueError("no cells")
+    except Exception as err:  # noqa: BLE001 - any unreadable notebook
+        return None, f"not a notebook: valid JSON but not a Jupyter notebook ({type(err).__name__})"
+    named = {m for c in nb.cells if c.cell_type == "code"
+             for m in re.findall(r"tests_dir\(\s*[\"'](\w+)[\"']", c.source)}
+    if named and name not in named:
+        return None, f"wrong exercise: this is a notebook of {sorted(named)[0]}, not of {name}"
+    return nb, ""
+
+
+def diagnosis(nb: nbformat.NotebookNode, fast: Grade) -> str:
+    """One line for the instructor: syntax errors and cells that raised, by question."""
+    notes = []
+    for index, error in fast.cell_errors:
+        question = question_of_cell(nb, index)
+        where = f"question {question}" if question else f"cell {index}"
+        if error.startswith("SyntaxError"):
+            notes.append(f"syntax error in {where} ({error.removeprefix('SyntaxError: ')})")
+        else:
+            notes.append(f"a cell of {where} raised {error}")
+    return "; ".join(notes)
+
+
 def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list[Grade]:
-    """Instructor: grade every .ipynb in `folder` against exercise `name`, write one CSV row each."""
-    zip_path = BUILD / "autograder" / f"{name}.zip"
-    if not zip_path.is_file():
-        publish(build(name))
-    submissions = sorted(Path(folder).glob("*.ipynb"))
+    """Instructor: grade every .ipynb in `folder` against exercise `name`: one CSV row each and,
+    beside the CSV, a per-question report of the hidden tests. Writes nothing into the repository."""
+    submissions = sorted(p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith("."))
     if not submissions:
-        raise SystemExit(f"no .ipynb files in {folder}")
-    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        grades = list(pool.map(lambda s: grade(s, zip_path, timeout), submissions))
-    questions = sorted({q for g in grades for q in g.questions})
+        raise SystemExit(f"no files in {folder}")
+    with tempfile.TemporaryDirectory(prefix="attnbook-grading-") as tmp:
+        zip_path = BUILD / "autograder" / f"{name}.zip"
+        if not zip_path.is_file():  # build into the temporary folder, never into the repository
+            zip_path = build(name, Path(tmp) / name).autograder_zip
+        test_files = zip_test_files(zip_path, Path(tmp) / "tests")
+        total = exercise_total(test_files)
+        preload()
+        readable, notes = {}, {}
+        for path in submissions:  # the fast path first: forks are safe before any thread starts
+            nb, problem = read_submission(path, name)
+            notes[path] = problem
+            if nb is not None:
+                fast = fast_grade(nb, test_files, path.name, timeout)
+                readable[path] = nb
+                notes[path] = fast.message if fast.status != "ok" else diagnosis(nb, fast)
+        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+            graded = dict(zip(readable, pool.map(lambda p: grade(p, zip_path, timeout), readable)))
+        names = function_names(test_files)
+    grades = []
+    for path in submissions:
+        g = rename_tests(graded.get(path) or Grade(str(path), "error", message=notes[path]), names)
+        if g.status == "ok" and notes[path]:
+            g.message = notes[path]
+        g.possible = total  # always the exercise's total, whatever happened
+        grades.append(g)
+    questions = sorted(test_files)
     with open(out_csv, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["submission", "status", *questions, "score", "possible", "percent", "message"])
         for g in grades:
-            writer.writerow([Path(g.submission).name, g.status,
-                             *[g.questions.get(q, 0.0) for q in questions],
-                             g.score, g.possible, f"{g.percent:.1f}", g.message.strip()[:200]])
+            writer.writerow([Path(g.submission).name, g.status, *[g.questions.get(q, 0.0) for q in questions],
+                             g.score, g.possible, f"{g.percent:.1f}", " ".join(g.message.split())[:300]])
+    report = out_csv.with_name(out_csv.stem + "-report.txt")
+    report.write_text(class_report(name, grades))
     for g in grades:
-        print(f"{Path(g.submission).name:40s} {g.status:8s} {g.score:5.1f}/{g.possible:<5.1f} ({g.seconds:.1f} s)")
-    print(f"wrote {out_csv}")
+        print(f"{Path(g.submission).name:40s} {g.status:8s} {g.score:5.1f}/{g.possible:<5.1f} "
+              f"({g.seconds:.1f} s) {g.message[:80]}")
+    print(f"wrote {out_csv} and {report}")
     return grades
+
+
+def class_report(name: str, grades: list[Grade]) -> str:
+    """Per question, every hidden test's pass rate and its most frequent failure message."""
+    graded = [g for g in grades if g.status == "ok"]
+    lines = [f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded", ""]
+    by_test: dict[tuple[str, str], list[dict]] = {}
+    for g in graded:
+        for t in g.tests:
+            if t["hidden"]:
+                by_test.setdefault((t["question"], t["name"]), []).append(t)
+    for question in sorted({q for q, _ in by_test}):
+        lines.append(f"{question}")
+        for (q, test), runs in by_test.items():
+            if q != question:
+                continue
+            passed = sum(t["passed"] for t in runs)
+            failures = Counter(t["message"] for t in runs if not t["passed"])
+            common = f" most frequent failure ({failures.most_common(1)[0][1]}x): " \
+                     f"{failures.most_common(1)[0][0]}" if failures else ""
+            lines.append(f"  {test:55s} {100 * passed / len(runs):5.1f} % pass{common}")
+    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------------------- proofs
@@ -256,59 +550,117 @@ def make_submission(built: Built, edits: list[tuple[str, str]] | None) -> nbform
     return nb
 
 
-def prove(names: list[str], timeout: float) -> bool:
-    """Grade reference, stub and wrong answers of each exercise; print a table; True if all hold."""
-    ok = True
-    report = {}
-    for name in names:
-        built = build(name)
-        problems = stale_files(built)
-        publish_zip_only(built)
-        cases: dict[str, list[tuple[str, str]] | None] = {"reference solution": [], "untouched student notebook": None}
-        variants = load_wrong_answers(name)
-        if len(variants) < 2:
-            problems.append(f"{name}: needs at least two classic wrong answers, has {len(variants)}")
-        cases.update(variants)
-        subs_dir = BUILD / name / "submissions"
-        subs_dir.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for i, (label, edits) in enumerate(cases.items()):
-            path = subs_dir / f"{i:02d}.ipynb"
-            nbformat.write(make_submission(built, edits), path)
-            paths.append(path)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            grades = list(pool.map(lambda p: grade(p, built.autograder_zip, timeout), paths))
-        sneaky = 0
-        print(f"\n{name}")
-        print(f"  {'submission':66s} {'score':>7s} {'public':>7s} {'hidden':>7s}  verdict")
-        for (label, _), g in zip(cases.items(), grades):
-            pub, n_pub = g.passed(hidden=False)
-            hid, n_hid = g.passed(hidden=True)
-            if label == "reference solution":
-                good = g.status == "ok" and g.score == g.possible > 0 and pub == n_pub and hid == n_hid
-                expect = "scores 100 %"
-            elif label == "untouched student notebook":
-                good = g.status == "ok" and n_hid > 0 and hid == 0
-                expect = "passes no hidden test"
-            else:
-                good = g.status == "ok" and hid < n_hid and g.score < g.possible
-                expect = "loses points on hidden tests"
-                if good and pub == n_pub > 0:
-                    sneaky += 1
-                    expect = "passes every public check, caught by hidden tests"
-            ok &= good
-            verdict = ("OK: " if good else "FAILED: expected it ") + expect
-            if g.status != "ok":
-                verdict += f" [{g.status}: {g.message.strip()[-300:]}]"
-            print(f"  {label[:66]:66s} {g.percent:6.1f}% {pub:>3d}/{n_pub:<3d} {hid:>3d}/{n_hid:<3d}  {verdict}")
-        if sneaky < 2:
-            problems.append(f"{name}: only {sneaky} wrong answers pass the public checks and are "
-                            "caught by hidden tests; at least two must")
-        for p in problems:
-            print(f"  FAILED: {p}")
-        ok &= not problems
-        report[name] = {label: asdict(g) for (label, _), g in zip(cases.items(), grades)}
+REFERENCE, UNTOUCHED = "reference solution", "untouched student notebook"
+TAMPER_PREFIX = "tampering:"  # wrong answers whose label starts so must score exactly 0
+
+
+def prove_one(name: str, out_json: Path, timeout: float) -> None:
+    """Worker of `prove` for one exercise: build it, grade the reference and the untouched
+    notebook with the real otter pipeline AND the fast path (their verdicts must agree), and
+    every wrong answer with the fast path. Writes the grades as JSON."""
+    built = build(name)
+    problems = stale_files(built)
+    publish_zip_only(built)
+    work = BUILD / name / "proof"
+    shutil.rmtree(work, ignore_errors=True)
+    test_files = zip_test_files(built.autograder_zip, work / "tests")
+    cases: dict[str, list[tuple[str, str]] | None] = {REFERENCE: [], UNTOUCHED: None}
+    cases.update(load_wrong_answers(name))
+    notebooks = {label: make_submission(built, edits) for label, edits in cases.items()}
+    real = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the real pipeline runs in subprocesses
+        for i, label in enumerate((REFERENCE, UNTOUCHED)):
+            path = work / f"{i:02d}.ipynb"
+            nbformat.write(notebooks[label], path)
+            real[label] = pool.submit(grade, path, built.autograder_zip, timeout)
+        preload()
+        fast = {label: fast_grade(nb, test_files, label, timeout) for label, nb in notebooks.items()}
+        real = {label: future.result() for label, future in real.items()}
+    names = function_names(test_files)
+    fast = {label: rename_tests(g, names) for label, g in fast.items()}
+    real = {label: rename_tests(g, names) for label, g in real.items()}
+    out_json.write_text(json.dumps({
+        "problems": problems, "questions": list(test_files),
+        "fast": {label: asdict(g) for label, g in fast.items()},
+        "real": {label: asdict(g) for label, g in real.items()}}))
+
+
+def _verdicts(g: Grade) -> list[tuple[str, bool]]:
+    return [(t["name"], t["passed"]) for t in g.tests]
+
+
+def check_proof(name: str, data: dict) -> bool:
+    """Print one exercise's table and the message each mistake gets; True if every rule holds."""
+    problems = list(data["problems"])
+    fast = {label: Grade(**g) for label, g in data["fast"].items()}
+    real = {label: Grade(**g) for label, g in data["real"].items()}
+    print(f"\n{name}")
+    print(f"  {'submission':70s} {'score':>6s} {'public':>7s} {'hidden':>7s}  verdict")
+    flagged = set()  # questions with a mistake that a public check flags
+    for label, g in fast.items():
+        pub, n_pub = g.passed(hidden=False)
+        hid, n_hid = g.passed(hidden=True)
+        if label == REFERENCE:
+            good, expect = g.status == "ok" and g.score == g.possible > 0 and hid == n_hid and pub == n_pub, "100 %"
+        elif label == UNTOUCHED:
+            good, expect = g.status == "ok" and g.score == 0 and n_hid > 0, "0 points"
+        elif label.startswith(TAMPER_PREFIX):
+            good, expect = g.status == "ok" and g.score == 0, "0 points (tampering)"
+        else:
+            good, expect = g.status == "ok" and g.score < g.possible and hid < n_hid, "below 100 %"
+        if label in real:
+            r = real[label]
+            same = r.status == "ok" and r.score == g.score and _verdicts(r) == _verdicts(g)
+            if not same:
+                problems.append(f"{label}: the fast path ({g.score}, {g.status}) and otter's pipeline "
+                                f"({r.score}, {r.status} {r.message}) disagree")
+            expect += ", same verdicts as otter's own pipeline"
+        if label not in (REFERENCE, UNTOUCHED):
+            flagged |= {t["question"] for t in g.tests if not t["hidden"] and not t["passed"]}
+        verdict = ("OK: " if good else "FAILED: expected ") + expect
+        if g.status != "ok":
+            verdict += f" [{g.status}: {g.message}]"
+        print(f"  {label[:70]:70s} {g.percent:5.1f}% {pub:>3d}/{n_pub:<3d} {hid:>3d}/{n_hid:<3d}  {verdict}")
+        if label not in (REFERENCE, UNTOUCHED) and g.status == "ok":
+            public_msg, hidden_msg = g.first_failure(hidden=False), g.first_failure(hidden=True)
+            print(f"      public check says: {public_msg[:150] or '(all public checks pass)'}")
+            print(f"      hidden tests say:  {hidden_msg[:150] or '(all hidden tests pass)'}")
+        if not good:
+            problems.append(f"{label}: expected {expect}")
+    for question in data["questions"]:
+        if question not in flagged:
+            problems.append(f"question {question}: no listed mistake is flagged by a public check")
+    if len(fast) < 4:
+        problems.append("needs wrong answers in exercises/wrong_answers/")
+    for p in problems:
+        print(f"  FAILED: {p}")
+    return not problems
+
+
+def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
+    """Every proof of every exercise, `jobs` exercises at a time (one process each)."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="attnbook-prove-") as tmp:
+        def run(name: str) -> tuple[str, dict | None, str]:
+            out = Path(tmp) / f"{name}.json"
+            cmd = [sys.executable, str(Path(__file__).resolve()), "_prove-one", name, str(out), str(timeout)]
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            if proc.returncode != 0 or not out.is_file():
+                return name, None, proc.stdout + proc.stderr
+            return name, json.loads(out.read_text()), ""
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(run, names))
+    ok, report = True, {}
+    for name, data, log in results:
+        if data is None:
+            print(f"\n{name}\n  FAILED: the proof did not run:\n{log[-3000:]}")
+            ok = False
+            continue
+        ok &= check_proof(name, data)
+        report[name] = data
     (BUILD / "proof.json").write_text(json.dumps(report, indent=1))
+    print(f"\n{'all proofs hold' if ok else 'SOME PROOFS FAILED'} ({time.monotonic() - start:.0f} s)")
     return ok
 
 
@@ -323,6 +675,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["_grade-one"]:
         _grade_in_this_process(*argv[1:4])
         return 0
+    if argv[:1] == ["_prove-one"]:
+        prove_one(argv[1], Path(argv[2]), float(argv[3]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p_build = sub.add_parser("build", help="build and publish every (or the named) exercise")
@@ -331,8 +686,9 @@ def main(argv: list[str] | None = None) -> int:
     p_check.add_argument("names", nargs="*")
     p_prove = sub.add_parser("prove", help="CI proofs: reference, stub, wrong answers")
     p_prove.add_argument("names", nargs="*")
-    p_prove.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
-    p_grade = sub.add_parser("grade", help="grade a folder of submissions to a CSV")
+    p_prove.add_argument("--timeout", type=float, default=120.0)
+    p_prove.add_argument("--jobs", type=int, default=2)
+    p_grade = sub.add_parser("grade", help="grade a folder of submissions to a CSV and a report")
     p_grade.add_argument("name")
     p_grade.add_argument("folder", type=Path)
     p_grade.add_argument("--out", type=Path, default=None)
@@ -353,8 +709,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"stale: {p} (run `make exercises`)")
         return 1 if problems else 0
     if args.command == "prove":
-        return 0 if prove(names, args.timeout) else 1
+        return 0 if prove(names, args.timeout, args.jobs) else 1
     if args.command == "grade":
+        if args.name not in exercise_names():
+            raise SystemExit(f"unknown exercise {args.name!r}; known: {exercise_names()}")
         grade_folder(args.name, args.folder, args.out or Path(f"grades-{args.name}.csv"), args.timeout)
         return 0
     return 2

@@ -2,7 +2,17 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0. It prints the message each mistake gets.
+"""
+
+# Code a tampering submission runs first: every comparison the tests could use now passes.
+TAMPER = """import numpy as _np, torch as _torch
+_torch.testing.assert_close = lambda *args, **kwargs: None
+_np.testing.assert_allclose = lambda *args, **kwargs: None
+_torch.equal = lambda *args, **kwargs: True
+_torch.allclose = lambda *args, **kwargs: True
+
 """
 
 WRONG_ANSWERS = {
@@ -35,6 +45,33 @@ WRONG_ANSWERS = {
         ('float("-inf")', "-1e9"),
     ],
     "no scaling by sqrt(d_k)": [
+        (" / math.sqrt(d_k)", ""),
+    ],
+    "shortcut: causal_mask imports the course package's mask": [
+        ("    return torch.ones(T, T, dtype=torch.bool).tril()",
+         "    from attnbook import masks\n    return masks.causal_mask(T)"),
+    ],
+    "shortcut: the output comes from F.scaled_dot_product_attention": [
+        ("    return weights @ v, weights",
+         "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), weights"),
+    ],
+    "softmax written out without subtracting the row maximum: NaN on large scores": [
+        ("weights = torch.softmax(scores, dim=-1)", "weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)"),
+    ],
+    "scales the caller's queries in place (q /= sqrt(d_k))": [
+        ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)",
+         "    q /= math.sqrt(d_k)\n    scores = q @ k.transpose(-2, -1)"),
+    ],
+    "float32 result whatever the input dtype": [
+        ("    return weights @ v, weights", "    return (weights @ v).float(), weights.float()"),
+    ],
+    "padding mask as int (0/1) instead of bool": [
+        ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
+    ],
+    "tampering: comparison helpers replaced, and all three functions wrong": [
+        ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
+        (".tril()", ".triu()"),
+        ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
         (" / math.sqrt(d_k)", ""),
     ],
 }
