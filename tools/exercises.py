@@ -20,6 +20,7 @@ forever gets a grade (zero, status "timeout"), never a hang.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import csv
 import json
@@ -180,41 +181,64 @@ def _test_rows(test_files: dict) -> tuple[dict[str, float], list[dict]]:
     return questions, tests
 
 
-def _grade_in_this_process(submission: str, zip_path: str, out_json: str) -> None:
-    """Worker: grade one submission with otter and write the per-test results as JSON."""
+def _grade_in_this_process(zip_path: str, out_json: str, *submissions: str) -> None:
+    """Worker: grade submissions one after the other with otter; write per-test results as JSON."""
     import otter.api
 
-    results = otter.api.grade_submission(submission, zip_path, quiet=True)
-    questions, tests = _test_rows(results.results)
-    Path(out_json).write_text(json.dumps({
-        "score": float(results.total), "possible": float(results.possible),
-        "questions": questions, "tests": tests}))
+    graded = []
+    for submission in submissions:
+        results = otter.api.grade_submission(submission, zip_path, quiet=True)
+        questions, tests = _test_rows(results.results)
+        graded.append({"score": float(results.total), "possible": float(results.possible),
+                       "questions": questions, "tests": tests})
+    Path(out_json).write_text(json.dumps(graded))
+
+
+class OtterRun:
+    """otter's real pipeline on .ipynb files, one after the other, in a process group of its own
+    (started at once, collected with `result`, which kills it after `timeout` seconds)."""
+
+    def __init__(self, submissions: list[Path], zip_path: Path, timeout: float = DEFAULT_TIMEOUT):
+        self.submissions, self.timeout, self.start = list(submissions), timeout, time.monotonic()
+        self.tmp = tempfile.TemporaryDirectory(prefix="attnbook-grade-")
+        self.out_json = Path(self.tmp.name) / "result.json"
+        self.log = open(Path(self.tmp.name) / "log.txt", "w+")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "_grade-one", str(Path(zip_path).resolve()),
+               str(self.out_json), *(str(Path(s).resolve()) for s in self.submissions)]
+        self.proc = subprocess.Popen(cmd, cwd=self.tmp.name, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def result(self) -> list[Grade]:
+        left = self.timeout - (time.monotonic() - self.start)
+        try:
+            self.proc.wait(timeout=max(left, 0.1))
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the kernel otter started dies with it
+            self.proc.wait()
+            return self._all("timeout", f"timeout: grading took longer than {self.timeout:.0f} s "
+                                        "(an endless loop?): scored 0")
+        seconds = time.monotonic() - self.start
+        try:
+            if self.proc.returncode != 0 or not self.out_json.is_file():
+                self.log.seek(0)
+                return self._all("error", f"the grader failed: {short_message(self.log.read())}")
+            data = json.loads(self.out_json.read_text())
+        finally:
+            self.log.close()
+            self.tmp.cleanup()
+        return [Grade(str(s), "ok", d["score"], d["possible"], d["questions"], d["tests"],
+                      seconds / len(data)) for s, d in zip(self.submissions, data)]
+
+    def _all(self, status: str, message: str) -> list[Grade]:
+        self.log.close()
+        self.tmp.cleanup()
+        return [Grade(str(s), status, seconds=time.monotonic() - self.start, message=message)
+                for s in self.submissions]
 
 
 def grade(submission: Path, zip_path: Path, timeout: float = DEFAULT_TIMEOUT) -> Grade:
-    """Grade one .ipynb with otter (the real pipeline) in its own process group, killed after
-    `timeout` seconds."""
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="attnbook-grade-") as tmp:
-        out_json = Path(tmp) / "result.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "_grade-one",
-               str(Path(submission).resolve()), str(Path(zip_path).resolve()), str(out_json)]
-        proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
-        try:
-            log, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the kernel otter started dies with it
-            proc.communicate()
-            return Grade(str(submission), "timeout", seconds=time.monotonic() - start,
-                         message=f"timeout: grading took longer than {timeout:.0f} s (an endless loop?): scored 0")
-        seconds = time.monotonic() - start
-        if proc.returncode != 0 or not out_json.is_file():
-            return Grade(str(submission), "error", seconds=seconds,
-                         message=f"the grader failed: {short_message(log)}")
-        data = json.loads(out_json.read_text())
-    return Grade(str(submission), "ok", data["score"], data["possible"], data["questions"],
-                 data["tests"], seconds)
+    """Grade one .ipynb with otter (the real pipeline), killed after `timeout` seconds."""
+    return OtterRun([submission], zip_path, timeout).result()[0]
 
 
 # ----------------------------------------------------------------------------- the fast path
@@ -262,8 +286,9 @@ def _test_file(path: Path):
     return create_test_file(str(path), NBMetadataConfig())
 
 
-def preload() -> None:
-    """Import once, before forking, what every submission imports (the forks share it)."""
+def preload(warm_up: nbformat.NotebookNode | None = None, test_files: dict[str, Path] | None = None) -> None:
+    """Import once, before forking, what every submission imports (the forks share it); with a
+    trusted notebook (the reference), run it once here so that the forks start warm."""
     import matplotlib
 
     matplotlib.use("Agg")  # this process only: nothing is exported to other processes
@@ -276,6 +301,27 @@ def preload() -> None:
 
     import attnbook.exercise_checks.grading  # noqa: F401
     import attnbook.plot  # noqa: F401
+
+    # Warm up what every child would otherwise set up again: PyTorch's first operations (on one
+    # thread, so no thread pool exists when this process forks) and matplotlib's fonts.
+    torch.set_num_threads(1)
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    weights = torch.softmax((x @ x.T).masked_fill(torch.ones(4, 4, dtype=torch.bool).tril() == 0, -1e9), -1)
+    torch.multinomial(weights.float(), 1, generator=torch.Generator().manual_seed(0))
+    torch.topk(x, 2).values.sum().item()
+    fig, ax = matplotlib.pyplot.subplots()
+    fig.colorbar(ax.imshow(numpy.eye(3)), ax=ax)
+    ax.set_title("warm-up")
+    fig.canvas.draw()
+    matplotlib.pyplot.close(fig)
+    if warm_up is not None:
+        notebook_class = otter.Notebook
+        try:
+            with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+                _run_submission(warm_up, test_files or {})
+        finally:
+            otter.Notebook = notebook_class
+            matplotlib.pyplot.close("all")
 
 
 class _NoShell:
@@ -352,9 +398,6 @@ def fast_grade(nb: nbformat.NotebookNode, test_files: dict[str, Path], label: st
             os.dup2(null, 1)
             os.dup2(null, 2)
             os.setpgid(0, 0)
-            import torch
-
-            torch.set_num_threads(1)  # two exercises are graded side by side on two cores
             payload = json.dumps(_run_submission(nb, test_files)).encode()
         except BaseException as err:  # noqa: BLE001
             payload = json.dumps({"crash": f"{type(err).__name__}: {err}"}).encode()
@@ -567,15 +610,14 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
     cases: dict[str, list[tuple[str, str]] | None] = {REFERENCE: [], UNTOUCHED: None}
     cases.update(load_wrong_answers(name))
     notebooks = {label: make_submission(built, edits) for label, edits in cases.items()}
-    real = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:  # the real pipeline runs in subprocesses
-        for i, label in enumerate((REFERENCE, UNTOUCHED)):
-            path = work / f"{i:02d}.ipynb"
-            nbformat.write(notebooks[label], path)
-            real[label] = pool.submit(grade, path, built.autograder_zip, timeout)
-        preload()
-        fast = {label: fast_grade(nb, test_files, label, timeout) for label, nb in notebooks.items()}
-        real = {label: future.result() for label, future in real.items()}
+    paths = {}
+    for i, label in enumerate((REFERENCE, UNTOUCHED)):
+        paths[label] = work / f"{i:02d}.ipynb"
+        nbformat.write(notebooks[label], paths[label])
+    preload(notebooks[REFERENCE], test_files)  # the fast path forks this warmed-up process
+    otter_run = OtterRun(list(paths.values()), built.autograder_zip, 2 * timeout)  # meanwhile:
+    fast = {label: fast_grade(nb, test_files, label, timeout) for label, nb in notebooks.items()}
+    real = dict(zip(paths, otter_run.result()))
     names = function_names(test_files)
     fast = {label: rename_tests(g, names) for label, g in fast.items()}
     real = {label: rename_tests(g, names) for label, g in real.items()}
@@ -673,7 +715,7 @@ def publish_zip_only(built: Built) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_grade-one"]:
-        _grade_in_this_process(*argv[1:4])
+        _grade_in_this_process(*argv[1:])
         return 0
     if argv[:1] == ["_prove-one"]:
         prove_one(argv[1], Path(argv[2]), float(argv[3]))
