@@ -551,10 +551,23 @@ def class_report(name: str, grades: list[Grade]) -> str:
 
 
 # ----------------------------------------------------------------------------- proofs
+# What a tampering submission runs first (the wrong-answer files use it as TAMPER): every
+# comparison a test could use now passes.
+TAMPER = """import numpy as _np, torch as _torch
+_torch.testing.assert_close = lambda *args, **kwargs: None
+_np.testing.assert_allclose = lambda *args, **kwargs: None
+_torch.equal = lambda *args, **kwargs: True
+_torch.allclose = lambda *args, **kwargs: True
+
+"""
+
+
 def load_wrong_answers(name: str) -> dict[str, list[tuple[str, str]]]:
     """label -> list of (old, new) edits, from exercises/wrong_answers/NAME.py (empty if none)."""
     path = WRONG_ANSWERS / f"{name}.py"
-    return runpy.run_path(str(path))["WRONG_ANSWERS"] if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    return runpy.run_path(str(path), init_globals={"TAMPER": TAMPER})["WRONG_ANSWERS"]
 
 
 def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

@@ -3,17 +3,10 @@
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
 hidden tests, that each question has a mistake its public checks flag, and that a submission
-whose label starts with "tampering:" scores 0. It prints the message each mistake gets.
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
-# Code a tampering submission runs first: every comparison the tests could use now passes.
-TAMPER = """import numpy as _np, torch as _torch
-_torch.testing.assert_close = lambda *args, **kwargs: None
-_np.testing.assert_allclose = lambda *args, **kwargs: None
-_torch.equal = lambda *args, **kwargs: True
-_torch.allclose = lambda *args, **kwargs: True
-
-"""
 
 WRONG_ANSWERS = {
     "causal mask is the upper triangle (triu): queries read the future": [

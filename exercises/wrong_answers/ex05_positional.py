@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {

@@ -1,8 +1,10 @@
 """Classic wrong answers to exercise 6 (sampling), as text edits of the reference solution.
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
-(every `old` must occur exactly once in them) and proves that every wrong answer loses points
-on the hidden tests, and that at least two of them pass every public check.
+(every `old` must occur exactly once) and proves that every wrong answer loses points on the
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
