@@ -38,4 +38,22 @@ WRONG_ANSWERS = {
         ("x @ W_v", "x @ W_v.T"),
         ("@ W_o", "@ W_o.T"),
     ],
+    "shortcut: split_heads imported from the course package": [
+        ("    B, T, D = x.shape\n    d_k = D // n_heads\n    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)",
+         "    from attnbook.multihead import split_heads as split\n    return split(x, n_heads)"),
+    ],
+    "shortcut: the attention step handed to F.scaled_dot_product_attention": [
+        ("    heads = weights @ v  # (B, H, T, d_k)",
+         "    heads = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # (B, H, T, d_k)"),
+    ],
+    "float32 buffer for the heads: float64 input comes back as float32": [
+        ("    heads = weights @ v  # (B, H, T, d_k)",
+         "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
+    ],
+    "tampering: comparison helpers replaced, and all three functions wrong": [
+        ("def split_heads(x, n_heads):", TAMPER + "def split_heads(x, n_heads):"),
+        ("return x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "return x.reshape(B, n_heads, T, d_k)"),
+        ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
+        ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads), weights"),
+    ],
 }
