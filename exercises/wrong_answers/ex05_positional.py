@@ -46,4 +46,22 @@ WRONG_ANSWERS = {
         ("pe[:, 1::2] = np.cos(theta[:, : d_model // 2])",
          "pe[:, theta.shape[1]:] = np.cos(theta[:, : d_model // 2])"),
     ],
+    "shortcut: the table taken from attnbook.positional": [
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    from attnbook.positional import sinusoidal_encoding as table\n"
+         "    return table(seq_len, d_model).double().numpy()\n"),
+    ],
+    "shortcut: the sines and cosines computed in torch": [
+        ("    pe[:, 0::2] = np.sin(theta)  # ceil(d_model / 2) even columns",
+         "    import torch\n    pe[:, 0::2] = torch.sin(torch.from_numpy(theta)).numpy()  # ceil(d_model / 2) even columns"),
+    ],
+    "float32 table: precision lost for long sequences": [
+        ("    pe = np.zeros((seq_len, d_model))", "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
+    ],
+    "tampering: comparison helpers replaced, and all three functions wrong": [
+        ("def angle_rates(d_model):", TAMPER + "def angle_rates(d_model):"),
+        ("1.0 / 10000.0 ** (two_i / d_model)", "1.0 / 10000.0 ** (two_i / 2 / d_model)"),
+        ("np.arange(seq_len, dtype=float)[:, None]", "np.arange(1, seq_len + 1, dtype=float)[:, None]"),
+        ("pe[:, 0::2] = np.sin(theta)", "pe[:, 0::2] = np.cos(theta)"),
+    ],
 }
