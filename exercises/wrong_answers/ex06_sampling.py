@@ -56,4 +56,30 @@ WRONG_ANSWERS = {
     "temperature ignored in the sampling step": [
         ("probs = temperature_softmax(logits, temperature)", "probs = temperature_softmax(logits, 1.0)"),
     ],
+    "a new torch.Generator() when generator is None: every call draws the same tokens": [
+        ("torch.multinomial(probs, num_samples=1, generator=generator)",
+         "torch.multinomial(probs, num_samples=1, generator=generator or torch.Generator())"),
+    ],
+    "shortcut: the sampling step handed to attnbook.gpt.sample_next_token": [
+        ("    if top_k is not None:\n        logits = top_k_filter(logits, top_k)\n",
+         "    from attnbook.gpt import sample_next_token\n"
+         "    return sample_next_token(logits, temperature, top_k, generator)\n"),
+    ],
+    "top-k returns the caller's tensor itself when k >= V": [
+        ("    k = min(k, logits.shape[-1])\n",
+         "    if k >= logits.shape[-1]:\n        return logits\n"),
+    ],
+    "float32 probabilities whatever the logits' dtype": [
+        ("return torch.softmax(logits / temperature, dim=-1)", "return torch.softmax(logits.float() / temperature, dim=-1)"),
+    ],
+    "reseeds PyTorch's global generator at every step (torch.manual_seed(0))": [
+        ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
+         "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
+    ],
+    "tampering: comparison helpers replaced, and all three functions wrong": [
+        ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
+        ("logits / temperature", "logits * temperature"),
+        ("logits < kth_largest", "logits > kth_largest"),
+        ("torch.multinomial(probs, num_samples=1, generator=generator)", "probs.argmax(dim=-1, keepdim=True)"),
+    ],
 }

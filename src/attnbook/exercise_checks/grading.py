@@ -38,6 +38,7 @@ _CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_chec
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent)
 _NUMPY_DIR = str(Path(np.__file__).resolve().parent)
 _MAX_INPUT_BYTES = 50_000_000  # inputs larger than this are not snapshotted
+_GENERATORS = (torch.Generator, np.random.Generator, np.random.RandomState, random.Random)  # meant to advance
 
 
 def _library_dir(name: str) -> str | None:
@@ -229,7 +230,8 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
         except TypeError:
             bound = {}
         labelled = dict(bound) or {f"argument {i + 1}": a for i, a in enumerate(args)}
-        before = {k: _snapshot(v) for k, v in labelled.items() if _size(v) <= _MAX_INPUT_BYTES}
+        before = {k: _snapshot(v) for k, v in labelled.items()
+                  if _size(v) <= _MAX_INPUT_BYTES and not isinstance(v, _GENERATORS)}
         states = _rng_states()
         watcher = _Watcher(libraries, names, allow_attnbook)
         previous = sys.getprofile()
