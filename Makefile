@@ -1,21 +1,34 @@
 # Understanding Attention — the two commands of the README, and their parts.
 #   make book   set up .venv (pinned) and build the HTML book into _build/html
 #   make test   set up .venv, then run every test: unit tests, strict nbval on every
-#               notebook, the exercise proofs, a clean -W book build and the browser test
+#               notebook (twice: as the machine is, and with other kernels), the exercise
+#               proofs, a clean -W book build, then the tests of the built site
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)
+# The pinned environment (requirements/lock.txt) installs on Python 3.11-3.13; the package
+# itself supports 3.10-3.13 (pyproject.toml).
+SUPPORTED_PYTHONS := 3.11 3.12 3.13
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
-.PHONY: book test setup unit nbval exercises exercises-check exercises-prove book-strict browser \
-        mathjax grade chapter exercise lock clean
+.PHONY: book test setup unit nbval nbval-native nbval-portable exercises exercises-check \
+        exercises-prove book-strict site browser mathjax grade chapter exercise lock clean \
+        python-version release-files
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml requirements/lock.txt
+# Fail early, with a clear message, on a Python the pinned environment does not support.
+python-version:
+	@version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || \
+	    { echo "make: no Python found (tried $(PYTHON)); install one of Python $(SUPPORTED_PYTHONS)"; exit 1; }; \
+	case " $(SUPPORTED_PYTHONS) " in *" $$version "*) ;; \
+	  *) echo "make: $(PYTHON) is Python $$version; the pinned environment needs one of" \
+	          "$(SUPPORTED_PYTHONS). Run e.g. 'make test PYTHON=python3.11'."; exit 1;; esac
+
+$(STAMP): pyproject.toml requirements/lock.txt | python-version
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 	$(PY) -m pip install --quiet -c requirements/lock.txt -e ".[dev]"
@@ -35,11 +48,29 @@ book-strict: $(STAMP) mathjax
 	$(MAKE) --no-print-directory book BOOKFLAGS="-W -n --keep-going"
 
 unit: $(STAMP)
-	$(PY) -m pytest tests -m "not browser"
+	$(PY) -m pytest tests -m "not browser and not site"
+
+# Strict nbval compares every stored output with a fresh run. `make nbval` runs it twice, in
+# parallel, against the same stored outputs: as the machine is, and under a second numerical
+# configuration with other kernels and another reduction order (PyTorch's non-vectorised
+# kernels on one thread, MKL and OpenBLAS limited to SSE4.2-era kernels, NumPy without its
+# AVX2/AVX-512 paths). An output that passes both holds on other CPUs too (CONTRIBUTING.md).
+NBVAL := $(PY) -m pytest --nbval --nbval-sanitize-with tools/nbval_sanitize.cfg \
+    --nbval-cell-timeout=300 -p no:cacheprovider -q
+PORTABLE_ENV := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    MKL_ENABLE_INSTRUCTIONS=SSE4_2 OPENBLAS_CORETYPE=Nehalem OPENBLAS_NUM_THREADS=1 \
+    NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
 nbval: $(STAMP)
-	$(PY) -m pytest --nbval --nbval-sanitize-with tools/nbval_sanitize.cfg \
-	    --nbval-cell-timeout=300 -p no:cacheprovider $(NOTEBOOKS)
+	$(MAKE) --no-print-directory -j2 --output-sync=target nbval-native nbval-portable
+
+nbval-native: $(STAMP)
+	@echo "--- nbval, as the machine is"
+	$(NBVAL) $(NOTEBOOKS)
+
+nbval-portable: $(STAMP)
+	@echo "--- nbval, second numerical configuration: $(PORTABLE_ENV)"
+	env $(PORTABLE_ENV) $(NBVAL) $(NOTEBOOKS)
 
 # Student notebooks, public checks and autograder zips, from the master notebooks.
 exercises: $(STAMP)
@@ -48,10 +79,14 @@ exercises: $(STAMP)
 exercises-prove: $(STAMP)
 	$(PY) tools/exercises.py prove
 
-browser: $(STAMP)
-	$(PY) -m pytest tests -m browser
+# Tests of the built site (run after book-strict): the browser test, and the scan of the
+# built pages for hidden exercise tests.
+site: $(STAMP)
+	$(PY) -m pytest tests -m "browser or site"
 
-TEST_STEPS := unit nbval exercises-prove book-strict browser
+browser: site
+
+TEST_STEPS := unit nbval exercises-prove book-strict site
 test: $(STAMP)
 	@for step in $(TEST_STEPS); do \
 	    start=$$(date +%s); \
@@ -64,6 +99,11 @@ test: $(STAMP)
 #   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
 grade: $(STAMP)
 	$(PY) tools/exercises.py grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)
+
+# Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
+release-files: $(STAMP)
+	$(PY) tools/release_files.py
+	$(MAKE) --no-print-directory exercises
 
 # Contributor: scaffold a chapter or an exercise with the standard opening.
 #   make chapter NAME=02_scaling TITLE="Scaling"   /   make exercise NAME=ex02_scaling TITLE="Scaling"

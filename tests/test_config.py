@@ -77,9 +77,26 @@ def test_readme_mentions_url() -> None:
     assert URL in (ROOT / "README.md").read_text(), f"README.md should link to {URL}"
 
 
-def test_autograder_installs_from_the_repository() -> None:
+def test_autograder_installs_this_release_from_the_repository() -> None:
     lines = (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
-    assert f"attnbook @ git+{URL}" in [line.strip() for line in lines], lines
+    version = PYPROJECT["project"]["version"]
+    assert f"attnbook @ git+{URL}@v{version}" in [line.strip() for line in lines], lines
+    assert setup_cell.release_requirement() == f"attnbook @ git+{URL}@v{version}"
+
+
+def test_setup_cells_install_this_release() -> None:
+    """A notebook saved from this book installs the package at the book's release tag."""
+    version = PYPROJECT["project"]["version"]
+    for cell in (setup_cell.chapter_setup_cell(), setup_cell.exercise_setup_cell()):
+        assert f'f"git+{{repo}}@v{version}"' in cell, cell
+        assert f'repo = "{URL}"' in cell, cell
+        assert max(len(line) for line in cell.splitlines()) <= 88, "the page shows 88 columns"
+
+
+def test_installed_package_reports_the_pyproject_version() -> None:
+    import attnbook
+
+    assert attnbook.__version__ == PYPROJECT["project"]["version"]
 
 
 def test_setup_cell_source_does_not_hard_code_the_url() -> None:
