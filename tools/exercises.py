@@ -3,18 +3,31 @@
 
     python tools/exercises.py build            student notebooks, public checks, autograder zips
     python tools/exercises.py check            the committed student files match the masters
-    python tools/exercises.py prove [NAME ...] reference 100 %, untouched stub passes no hidden
-                                               test, every classic wrong answer caught
+    python tools/exercises.py prove [NAME ...] the proofs of `make exercises-prove` (below)
     python tools/exercises.py grade NAME DIR [--out grades.csv] [--timeout 300]
 
 Each exercise is one master notebook `exercises/masters/NAME.ipynb` (solutions, public tests,
 hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, then publishes:
-  - the student notebook to `exercises/student/NAME.ipynb` (it is a page of the book);
+  - the student notebook to `exercises/student/NAME.ipynb` (it is a page of the book), its
+    chapter links pointing at the published book (`html.baseurl` of _config.yml);
   - the public checks to `src/attnbook/exercise_checks/NAME/` (installed with the package so
     `grader.check` works on Colab and Binder too);
   - the Gradescope-compatible autograder zip to `_build/exercises/autograder/NAME.zip`.
-Classic wrong answers live in `exercises/wrong_answers/NAME.py` as text edits of the reference.
-Every grading call runs in its own process group under a time limit: a submission that loops
+
+`prove` requires, for every exercise: the reference solution scores 100 %, the untouched
+student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
+reference) less than 100 % and a tampering one exactly 0; each question has a listed mistake
+that one of its public checks flags; it prints the message each mistake gets. The reference and
+the untouched notebook go through otter's whole pipeline (a kernel per notebook); the wrong
+answers through the fast path: one process per exercise, forked once per submission, running
+the submission's cells and then the autograder's own test files with otter's own test classes
+(the proof checks that both paths give the same verdicts). Exercises run two at a time.
+
+`grade` (instructors) writes a CSV with one line per submission (`possible` is always the
+exercise's total; the message says in one line what went wrong: not a notebook, the wrong
+exercise, a syntax error in question N, a cell that raised, a timeout) and, beside it, a
+report of the pass rate of every hidden test and its most frequent failure message. It never
+writes into the repository. Every grading runs under a time limit: a submission that loops
 forever gets a grade (zero, status "timeout"), never a hang.
 """
 from __future__ import annotations
@@ -78,6 +91,23 @@ def _normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def book_url() -> str:
+    """The published book's address, from `html.baseurl` in _config.yml (its one source)."""
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["baseurl"]
+    return url if url.endswith("/") else url + "/"
+
+
+def link_to_book(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Masters write chapter links as `{{ book_url }}book/NN_name.html`: the student notebook
+    (opened in Colab, far from the repository) gets the published book's address."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace("{{ book_url }}", book_url())
+    return nb
+
+
 def build(name: str, out: Path | None = None) -> Built:
     """Run otter assign on one master notebook into `out` (default `_build/exercises/NAME`)."""
     master = MASTERS / f"{name}.ipynb"
@@ -93,7 +123,7 @@ def build(name: str, out: Path | None = None) -> Built:
     zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
     if len(zips) != 1:
         raise SystemExit(f"expected one autograder zip for {name}, found {zips}")
-    student_nb = _normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4))
+    student_nb = link_to_book(_normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4)))
     public = {p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))}
     for fname, text in public.items():
         if "hidden=True" in text:

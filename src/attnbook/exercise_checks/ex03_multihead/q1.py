@@ -26,5 +26,5 @@ def test_split_keeps_tokens_apart(split_heads):
     xs = torch.arange(12, dtype=torch.float32).reshape(1, 3, 4)
     out = split_heads(xs, 2)
     assert out.shape == (1, 2, 3, 2), f'expected (B, H, T, d_k) = (1, 2, 3, 2), got {tuple(out.shape)}'
-    assert out[0, 1, 2].tolist() == [10.0, 11.0], f'head 1 of token 2 must hold features 2 and 3 of token 2, [10.0, 11.0], got {out[0, 1, 2].tolist()}: reshape to (B, T, H, d_k) first, then swap the T and H axes (transpose); a direct view as (B, H, T, d_k) mixes the tokens up'
+    assert out[0, 1, 0].tolist() == [2.0, 3.0], f'head 1 of token 0 must hold features 2 and 3 of token 0, [2.0, 3.0], got {out[0, 1, 0].tolist()}: reshape to (B, T, H, d_k) first, then swap the T and H axes (transpose); a direct view as (B, H, T, d_k) mixes the tokens up'
 
