@@ -511,9 +511,14 @@ def diagnosis(nb: nbformat.NotebookNode, fast: Grade) -> str:
     return "; ".join(notes)
 
 
-def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list[Grade]:
-    """Instructor: grade every .ipynb in `folder` against exercise `name`: one CSV row each and,
-    beside the CSV, a per-question report of the hidden tests. Writes nothing into the repository."""
+def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float,
+                 fast_timeout: float | None = None) -> list[Grade]:
+    """Instructor: grade every file in `folder` against exercise `name`: one CSV row each and,
+    beside the CSV, a per-question report of the hidden tests. Writes nothing into the repository.
+
+    Each notebook first runs through the fast path (within `fast_timeout`, default `timeout`),
+    which finds syntax errors, cells that raise and endless loops (those get "timeout" there and
+    then); the grade itself comes from otter's own pipeline (within `timeout` each)."""
     submissions = sorted(p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith("."))
     if not submissions:
         raise SystemExit(f"no files in {folder}")
@@ -523,25 +528,29 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
             zip_path = build(name, Path(tmp) / name).autograder_zip
         test_files = zip_test_files(zip_path, Path(tmp) / "tests")
         total = exercise_total(test_files)
+        names = function_names(test_files)
         preload()
-        readable, notes = {}, {}
+        readable, notes, stopped = {}, {}, {}
         for path in submissions:  # the fast path first: forks are safe before any thread starts
             nb, problem = read_submission(path, name)
             notes[path] = problem
-            if nb is not None:
-                fast = fast_grade(nb, test_files, path.name, timeout)
+            if nb is None:
+                continue
+            fast = fast_grade(nb, test_files, str(path), fast_timeout or timeout)
+            if fast.status == "ok":
                 readable[path] = nb
-                notes[path] = fast.message if fast.status != "ok" else diagnosis(nb, fast)
+                notes[path] = diagnosis(nb, fast)
+            else:
+                stopped[path] = fast
         with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
             graded = dict(zip(readable, pool.map(lambda p: grade(p, zip_path, timeout), readable)))
-        names = function_names(test_files)
     grades = []
     for path in submissions:
-        g = rename_tests(graded.get(path) or Grade(str(path), "error", message=notes[path]), names)
+        g = graded.get(path) or stopped.get(path) or Grade(str(path), "error", message=notes[path])
         if g.status == "ok" and notes[path]:
             g.message = notes[path]
         g.possible = total  # always the exercise's total, whatever happened
-        grades.append(g)
+        grades.append(rename_tests(g, names))
     questions = sorted(test_files)
     with open(out_csv, "w", newline="") as f:
         writer = csv.writer(f)

@@ -184,7 +184,8 @@ class _Watcher:
             if (not self.allow_attnbook and file.startswith(_PACKAGE_DIR)
                     and not file.startswith(_CHECKS_DIR)):
                 module = frame.f_globals.get("__name__", "attnbook")
-                self.found.append(f"{module}.{name} from the course package attnbook")
+                what = f"{module} (imported inside it)" if name == "<module>" else f"{module}.{name}"
+                self.found.append(f"{what} from the course package attnbook")
             elif any(file.startswith(d) for d in self.library_dirs):
                 module = frame.f_globals.get("__name__", "?")
                 self.found.append(f"{module}.{name}, and this question rules out "
