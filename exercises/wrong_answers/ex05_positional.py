@@ -58,10 +58,21 @@ WRONG_ANSWERS = {
     "float32 table: precision lost for long sequences": [
         ("    pe = np.zeros((seq_len, d_model))", "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
     ],
-    "tampering: comparison helpers replaced, and all three functions wrong": [
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
         ("def angle_rates(d_model):", TAMPER + "def angle_rates(d_model):"),
         ("1.0 / 10000.0 ** (two_i / d_model)", "1.0 / 10000.0 ** (two_i / 2 / d_model)"),
         ("np.arange(seq_len, dtype=float)[:, None]", "np.arange(1, seq_len + 1, dtype=float)[:, None]"),
         ("pe[:, 0::2] = np.sin(theta)", "pe[:, 0::2] = np.cos(theta)"),
+    ],
+    "rotary turned the other way (the sine signs swapped)": [
+        ("    out[:, 0::2] = even * cos - odd * sin\n    out[:, 1::2] = even * sin + odd * cos",
+         "    out[:, 0::2] = even * cos + odd * sin\n    out[:, 1::2] = odd * cos - even * sin"),
+    ],
+    "rotary pairs column i with column i + d/2 (the half-split layout)": [
+        ("    even, odd = x[:, 0::2], x[:, 1::2]  # (T, d / 2) each",
+         "    even, odd = x[:, : d // 2], x[:, d // 2 :]  # (T, d / 2) each"),
+    ],
+    "rotary writes into the caller's array": [
+        ("    out = np.empty((T, d))", "    out = x"),
     ],
 }

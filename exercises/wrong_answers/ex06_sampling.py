@@ -34,7 +34,7 @@ WRONG_ANSWERS = {
         ("logits < kth_largest", "logits > kth_largest"),
     ],
     "top-k sets the other logits to 0 instead of -inf": [
-        ('float("-inf")', "0.0"),
+        ('logits < kth_largest, float("-inf")', 'logits < kth_largest, 0.0'),
     ],
     "k-th largest without keepdim (breaks for more than one row)": [
         ("values[..., -1:]", "values[..., -1]"),
@@ -76,10 +76,21 @@ WRONG_ANSWERS = {
         ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
          "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
     ],
-    "tampering: comparison helpers replaced, and all three functions wrong": [
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
         ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
         ("logits / temperature", "logits * temperature"),
         ("logits < kth_largest", "logits > kth_largest"),
         ("torch.multinomial(probs, num_samples=1, generator=generator)", "probs.argmax(dim=-1, keepdim=True)"),
+    ],
+    "top-p drops the token that crosses p (keeps cumulative probability <= p)": [
+        ("mass_above = ranked.cumsum(dim=-1) - ranked  # probability of the tokens ranked higher",
+         "mass_above = ranked.cumsum(dim=-1)  # probability up to and including this token"),
+    ],
+    "top-p fills the caller's logits in place": [
+        ("    return logits.masked_fill(drop, float(\"-inf\"))", "    return logits.masked_fill_(drop, float(\"-inf\"))"),
+    ],
+    "top-p keeps the order of the sorted probabilities (no scatter back)": [
+        ("drop = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, order, mass_above >= p)",
+         "drop = mass_above >= p"),
     ],
 }
