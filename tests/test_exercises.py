@@ -228,7 +228,7 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(built, tmp_path, m
                             capture_output=True, text=True).stdout
     monkeypatch.setattr(ex, "BUILD", tmp_path / "build")  # no zip there: it is built in a temp folder
     # An endless loop must get a grade, not a fast one: the limits are generous for a loaded machine.
-    grades = ex.grade_folder("ex01_attention", folder, tmp_path / "grades.csv", timeout=600, fast_timeout=30)
+    grades = ex.grade_folder("ex01_attention", folder, tmp_path / "grades.csv", timeout=600, fast_timeout=20)
     after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
                            capture_output=True, text=True).stdout
     assert after == before, "grading wrote into the repository"
