@@ -7,7 +7,6 @@ whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the
 submission runs first). It prints the message each mistake gets.
 """
 
-
 WRONG_ANSWERS = {
     "causal mask is the upper triangle (triu): queries read the future": [
         (".tril()", ".triu()"),
@@ -61,10 +60,22 @@ WRONG_ANSWERS = {
     "padding mask as int (0/1) instead of bool": [
         ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
     ],
-    "tampering: comparison helpers replaced, and all three functions wrong": [
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
         ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
         (".tril()", ".triu()"),
         ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
         (" / math.sqrt(d_k)", ""),
+    ],
+    "decode step attends before appending: the new token does not see itself": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)\n"
+         "    p = torch.softmax(scores, dim=-1)  # over the cached keys and its own\n"
+         "    return (p[..., None, :] @ V)[..., 0, :], (K, V)",
+         "    K_old = cache[0] if cache is not None else K\n    V_old = cache[1] if cache is not None else V\n"
+         "    scores = (K_old @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t)\n"
+         "    p = torch.softmax(scores, dim=-1)  # over the cached keys only\n"
+         "    return (p[..., None, :] @ V_old)[..., 0, :], (K, V)"),
+    ],
+    "decode step without the sqrt(d_k) scaling": [
+        ("(K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])", "(K @ q[..., :, None])[..., 0]"),
     ],
 }
