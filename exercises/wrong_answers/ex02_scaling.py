@@ -79,10 +79,20 @@ WRONG_ANSWERS = {
         ("    z = np.asarray(scores, dtype=float) / temperature",
          "    z = np.asarray(scores, dtype=float)\n    z /= temperature"),
     ],
-    "tampering: comparison helpers replaced, and all three functions wrong": [
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
         ("def dot_product_variance(d_k, n_samples, seed):", TAMPER + "def dot_product_variance(d_k, n_samples, seed):"),
         ("np.sum(q * k, axis=1)", "np.sum(q * k, axis=0)"),
         ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T"),
         ("np.asarray(scores, dtype=float) / temperature", "np.asarray(scores, dtype=float) * temperature"),
+    ],
+    "mean_max_weight scales in both cases (the flag ignored)": [
+        ("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k))"),
+    ],
+    "mean_max_weight averages every weight instead of each row's largest": [
+        ("return float(weights.max(axis=-1).mean())", "return float(weights.mean())"),
+    ],
+    "mean_max_weight draws the keys before the queries": [
+        ("    queries = draws.standard_normal((n_queries, d_k))\n    keys = draws.standard_normal((n_keys, d_k))",
+         "    keys = draws.standard_normal((n_keys, d_k))\n    queries = draws.standard_normal((n_queries, d_k))"),
     ],
 }
