@@ -47,9 +47,15 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "tampering: comparison helpers replaced, and both functions wrong": [
+    "tampering: comparison helpers replaced, and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),
+    ],
+    "self-attention without the projections (X as queries, keys and values)": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X, X, X)"),
+    ],
+    "self-attention with the value features in reverse order": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X @ W_q, X @ W_k, (W_v.T @ X.T).T[:, ::-1])"),
     ],
 }
