@@ -76,8 +76,10 @@ nbval-portable: $(STAMP)
 exercises: $(STAMP)
 	$(PY) tools/exercises.py build
 
+# Reference 100 %, untouched 0, every wrong answer below 100 %, a public check per question
+# that flags a listed mistake; two exercises at a time (see tools/exercises.py).
 exercises-prove: $(STAMP)
-	$(PY) tools/exercises.py prove
+	$(PY) tools/exercises.py prove --jobs 2
 
 # actionlint on the GitHub Actions workflows (which cannot run here); it must also flag the
 # deliberately broken sample, so a linter that passes everything fails this step.
@@ -102,7 +104,8 @@ test: $(STAMP)
 	    echo "=== make $$step: $$(( $$(date +%s) - start )) s"; \
 	done
 
-# Instructor: grade a folder of submitted .ipynb files to a CSV.
+# Instructor: grade a folder of submitted .ipynb files to a CSV, with beside it a report of
+# what the class got wrong (OUT stem + -report.txt). Writes nothing into the repository.
 #   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
 grade: $(STAMP)
 	$(PY) tools/exercises.py grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)

@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
@@ -24,5 +26,36 @@ WRONG_ANSWERS = {
          "    weights = scores_to_weights(scores)\n",
          "    weights = scores_to_weights(scores)\n"
          "    if mask is not None:\n        weights = np.where(mask, weights, 0.0)\n"),
+    ],
+    "softmax over the whole array (no axis): rows do not sum to 1": [
+        ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
+    ],
+    "shortcut: the softmax handed to torch.softmax": [
+        ("    scores = np.asarray(scores, dtype=float)\n    shifted = scores - scores.max(axis=-1, keepdims=True)\n"
+         "    exps = np.exp(shifted)\n    return exps / exps.sum(axis=-1, keepdims=True)",
+         "    import torch\n    return torch.softmax(torch.as_tensor(np.asarray(scores, dtype=float)), dim=-1).numpy()"),
+    ],
+    "shortcut: attention handed to the course package": [
+        ("    d_k = Q.shape[-1]\n", "    from attnbook.attention import scaled_dot_product_attention\n    d_k = Q.shape[-1]\n"),
+        ("    return weights @ V, weights",
+         "    import torch\n    out, _ = scaled_dot_product_attention(*(torch.as_tensor(a) for a in (Q, K, V)))\n"
+         "    return out.numpy(), weights"),
+    ],
+    "shifts the caller's scores in place (scores -= max)": [
+        ("    scores = np.asarray(scores, dtype=float)\n    shifted = scores - scores.max(axis=-1, keepdims=True)\n"
+         "    exps = np.exp(shifted)",
+         "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
+         "    exps = np.exp(scores)"),
+    ],
+    "tampering: comparison helpers replaced, and two of the three functions wrong": [
+        ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
+        ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
+        ("/ np.sqrt(d_k)", ""),
+    ],
+    "self-attention without the projections (X as queries, keys and values)": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X, X, X)"),
+    ],
+    "self-attention with the value features in reverse order": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X @ W_q, X @ W_k, (W_v.T @ X.T).T[:, ::-1])"),
     ],
 }

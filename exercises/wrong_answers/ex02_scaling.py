@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 _SOFTMAX_OF_RAW_SCORES = (
@@ -61,5 +63,36 @@ WRONG_ANSWERS = {
     ],
     "only temperature == 0 rejected (negative temperatures accepted)": [
         ("if temperature <= 0:", "if temperature == 0:"),
+    ],
+    "seeds NumPy's global generator (np.random.seed) and draws from np.random": [
+        ("    rng = np.random.default_rng(seed)\n    q = rng.standard_normal((n_samples, d_k))\n"
+         "    k = rng.standard_normal((n_samples, d_k))",
+         "    np.random.seed(seed)\n    q = np.random.standard_normal((n_samples, d_k))\n"
+         "    k = np.random.standard_normal((n_samples, d_k))"),
+    ],
+    "shortcut: the softmax handed to torch.softmax": [
+        ("    z = z - z.max(axis=-1, keepdims=True)  # stability: the largest entry becomes 0\n"
+         "    e = np.exp(z)\n    return e / e.sum(axis=-1, keepdims=True)",
+         "    import torch\n    return torch.softmax(torch.from_numpy(z), dim=-1).numpy()"),
+    ],
+    "divides the caller's scores in place (z /= temperature)": [
+        ("    z = np.asarray(scores, dtype=float) / temperature",
+         "    z = np.asarray(scores, dtype=float)\n    z /= temperature"),
+    ],
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+        ("def dot_product_variance(d_k, n_samples, seed):", TAMPER + "def dot_product_variance(d_k, n_samples, seed):"),
+        ("np.sum(q * k, axis=1)", "np.sum(q * k, axis=0)"),
+        ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T"),
+        ("np.asarray(scores, dtype=float) / temperature", "np.asarray(scores, dtype=float) * temperature"),
+    ],
+    "mean_max_weight scales in both cases (the flag ignored)": [
+        ("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k))"),
+    ],
+    "mean_max_weight averages every weight instead of each row's largest": [
+        ("return float(weights.max(axis=-1).mean())", "return float(weights.mean())"),
+    ],
+    "mean_max_weight draws the keys before the queries": [
+        ("    queries = draws.standard_normal((n_queries, d_k))\n    keys = draws.standard_normal((n_keys, d_k))",
+         "    keys = draws.standard_normal((n_keys, d_k))\n    queries = draws.standard_normal((n_queries, d_k))"),
     ],
 }

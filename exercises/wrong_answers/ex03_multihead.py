@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
@@ -35,5 +37,34 @@ WRONG_ANSWERS = {
         ("x @ W_k", "x @ W_k.T"),
         ("x @ W_v", "x @ W_v.T"),
         ("@ W_o", "@ W_o.T"),
+    ],
+    "shortcut: split_heads imported from the course package": [
+        ("    B, T, D = x.shape\n    d_k = D // n_heads\n    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)",
+         "    from attnbook.multihead import split_heads as split\n    return split(x, n_heads)"),
+    ],
+    "shortcut: the attention step handed to F.scaled_dot_product_attention": [
+        ("    heads = weights @ v  # (B, H, T, d_k)",
+         "    heads = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # (B, H, T, d_k)"),
+    ],
+    "float32 buffer for the heads: float64 input comes back as float32": [
+        ("    heads = weights @ v  # (B, H, T, d_k)",
+         "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
+    ],
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+        ("def split_heads(x, n_heads):", TAMPER + "def split_heads(x, n_heads):"),
+        ("return x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "return x.reshape(B, n_heads, T, d_k)"),
+        ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
+        ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads), weights"),
+    ],
+    "fused projection cut into heads first (each head's slice holds q, k and v)": [
+        ("    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]  # (B, T, D) each\n"
+         "    return split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)",
+         "    heads = split_heads(qkv, n_heads)  # (B, H, T, 3 d_k)\n"
+         "    d_k = D // n_heads\n"
+         "    return heads[..., :d_k], heads[..., d_k:2 * d_k], heads[..., 2 * d_k:]"),
+    ],
+    "fused projection cut along the tokens (chunk on the wrong axis)": [
+        ("    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]  # (B, T, D) each",
+         "    q, k, v = (t.reshape(t.shape[0], -1, D) for t in qkv.chunk(3, dim=1))  # (B, T, D) each"),
     ],
 }

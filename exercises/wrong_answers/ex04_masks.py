@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
@@ -36,5 +38,44 @@ WRONG_ANSWERS = {
     ],
     "no scaling by sqrt(d_k)": [
         (" / math.sqrt(d_k)", ""),
+    ],
+    "shortcut: causal_mask imports the course package's mask": [
+        ("    return torch.ones(T, T, dtype=torch.bool).tril()",
+         "    from attnbook import masks\n    return masks.causal_mask(T)"),
+    ],
+    "shortcut: the output comes from F.scaled_dot_product_attention": [
+        ("    return weights @ v, weights",
+         "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), weights"),
+    ],
+    "softmax written out without subtracting the row maximum: NaN on large scores": [
+        ("weights = torch.softmax(scores, dim=-1)", "weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)"),
+    ],
+    "scales the caller's queries in place (q /= sqrt(d_k))": [
+        ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)",
+         "    q /= math.sqrt(d_k)\n    scores = q @ k.transpose(-2, -1)"),
+    ],
+    "float32 result whatever the input dtype": [
+        ("    return weights @ v, weights", "    return (weights @ v).float(), weights.float()"),
+    ],
+    "padding mask as int (0/1) instead of bool": [
+        ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
+    ],
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+        ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
+        (".tril()", ".triu()"),
+        ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
+        (" / math.sqrt(d_k)", ""),
+    ],
+    "decode step attends before appending: the new token does not see itself": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)\n"
+         "    p = torch.softmax(scores, dim=-1)  # over the cached keys and its own\n"
+         "    return (p[..., None, :] @ V)[..., 0, :], (K, V)",
+         "    K_old = cache[0] if cache is not None else K\n    V_old = cache[1] if cache is not None else V\n"
+         "    scores = (K_old @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t)\n"
+         "    p = torch.softmax(scores, dim=-1)  # over the cached keys only\n"
+         "    return (p[..., None, :] @ V_old)[..., 0, :], (K, V)"),
+    ],
+    "decode step without the sqrt(d_k) scaling": [
+        ("(K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])", "(K @ q[..., :, None])[..., 0]"),
     ],
 }

@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
@@ -43,5 +45,34 @@ WRONG_ANSWERS = {
         ("pe[:, 0::2] = np.sin(theta)", "pe[:, : theta.shape[1]] = np.sin(theta)"),
         ("pe[:, 1::2] = np.cos(theta[:, : d_model // 2])",
          "pe[:, theta.shape[1]:] = np.cos(theta[:, : d_model // 2])"),
+    ],
+    "shortcut: the table taken from attnbook.positional": [
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    from attnbook.positional import sinusoidal_encoding as table\n"
+         "    return table(seq_len, d_model).double().numpy()\n"),
+    ],
+    "shortcut: the sines and cosines computed in torch": [
+        ("    pe[:, 0::2] = np.sin(theta)  # ceil(d_model / 2) even columns",
+         "    import torch\n    pe[:, 0::2] = torch.sin(torch.from_numpy(theta)).numpy()  # ceil(d_model / 2) even columns"),
+    ],
+    "float32 table: precision lost for long sequences": [
+        ("    pe = np.zeros((seq_len, d_model))", "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
+    ],
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+        ("def angle_rates(d_model):", TAMPER + "def angle_rates(d_model):"),
+        ("1.0 / 10000.0 ** (two_i / d_model)", "1.0 / 10000.0 ** (two_i / 2 / d_model)"),
+        ("np.arange(seq_len, dtype=float)[:, None]", "np.arange(1, seq_len + 1, dtype=float)[:, None]"),
+        ("pe[:, 0::2] = np.sin(theta)", "pe[:, 0::2] = np.cos(theta)"),
+    ],
+    "rotary turned the other way (the sine signs swapped)": [
+        ("    out[:, 0::2] = even * cos - odd * sin\n    out[:, 1::2] = even * sin + odd * cos",
+         "    out[:, 0::2] = even * cos + odd * sin\n    out[:, 1::2] = odd * cos - even * sin"),
+    ],
+    "rotary pairs column i with column i + d/2 (the half-split layout)": [
+        ("    even, odd = x[:, 0::2], x[:, 1::2]  # (T, d / 2) each",
+         "    even, odd = x[:, : d // 2], x[:, d // 2 :]  # (T, d / 2) each"),
+    ],
+    "rotary writes into the caller's array": [
+        ("    out = np.empty((T, d))", "    out = x"),
     ],
 }

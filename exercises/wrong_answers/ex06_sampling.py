@@ -1,8 +1,10 @@
 """Classic wrong answers to exercise 6 (sampling), as text edits of the reference solution.
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
-(every `old` must occur exactly once in them) and proves that every wrong answer loses points
-on the hidden tests, and that at least two of them pass every public check.
+(every `old` must occur exactly once) and proves that every wrong answer loses points on the
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
@@ -32,7 +34,7 @@ WRONG_ANSWERS = {
         ("logits < kth_largest", "logits > kth_largest"),
     ],
     "top-k sets the other logits to 0 instead of -inf": [
-        ('float("-inf")', "0.0"),
+        ('logits < kth_largest, float("-inf")', 'logits < kth_largest, 0.0'),
     ],
     "k-th largest without keepdim (breaks for more than one row)": [
         ("values[..., -1:]", "values[..., -1]"),
@@ -53,5 +55,42 @@ WRONG_ANSWERS = {
     ],
     "temperature ignored in the sampling step": [
         ("probs = temperature_softmax(logits, temperature)", "probs = temperature_softmax(logits, 1.0)"),
+    ],
+    "a new torch.Generator() when generator is None: every call draws the same tokens": [
+        ("torch.multinomial(probs, num_samples=1, generator=generator)",
+         "torch.multinomial(probs, num_samples=1, generator=generator or torch.Generator())"),
+    ],
+    "shortcut: the sampling step handed to attnbook.gpt.sample_next_token": [
+        ("    if top_k is not None:\n        logits = top_k_filter(logits, top_k)\n",
+         "    from attnbook.gpt import sample_next_token\n"
+         "    return sample_next_token(logits, temperature, top_k, generator)\n"),
+    ],
+    "top-k returns the caller's tensor itself when k >= V": [
+        ("    k = min(k, logits.shape[-1])\n",
+         "    if k >= logits.shape[-1]:\n        return logits\n"),
+    ],
+    "float32 probabilities whatever the logits' dtype": [
+        ("return torch.softmax(logits / temperature, dim=-1)", "return torch.softmax(logits.float() / temperature, dim=-1)"),
+    ],
+    "reseeds PyTorch's global generator at every step (torch.manual_seed(0))": [
+        ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
+         "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
+    ],
+    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+        ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
+        ("logits / temperature", "logits * temperature"),
+        ("logits < kth_largest", "logits > kth_largest"),
+        ("torch.multinomial(probs, num_samples=1, generator=generator)", "probs.argmax(dim=-1, keepdim=True)"),
+    ],
+    "top-p drops the token that crosses p (keeps cumulative probability <= p)": [
+        ("mass_above = ranked.cumsum(dim=-1) - ranked  # probability of the tokens ranked higher",
+         "mass_above = ranked.cumsum(dim=-1)  # probability up to and including this token"),
+    ],
+    "top-p fills the caller's logits in place": [
+        ("    return logits.masked_fill(drop, float(\"-inf\"))", "    return logits.masked_fill_(drop, float(\"-inf\"))"),
+    ],
+    "top-p keeps the order of the sorted probabilities (no scatter back)": [
+        ("drop = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, order, mass_above >= p)",
+         "drop = mass_above >= p"),
     ],
 }

@@ -2,7 +2,9 @@
 
 `tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
 (every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, and that at least two of them pass every public check.
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
 """
 
 WRONG_ANSWERS = {
@@ -43,5 +45,48 @@ WRONG_ANSWERS = {
     ],
     "count of shape (B,) without keepdim: divides (B, D) along the features": [
         ("count = m.sum(dim=1)", "count = mask.sum(dim=1)"),
+    ],
+    "sorts the caller's pair_ids in place (pair_ids.sort())": [
+        ("    pairs = sorted(set(pair_ids))\n", "    pair_ids.sort()\n    pairs = sorted(set(pair_ids))\n"),
+    ],
+    "seeds NumPy's global generator and draws the test pairs from np.random": [
+        ("    rng = np.random.default_rng(seed)\n    test_pairs = set(rng.choice(",
+         "    np.random.seed(seed)\n    test_pairs = set(np.random.choice("),
+    ],
+    "shortcut: masked_mean handed to the course package": [
+        ("    m = mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1): one weight per token, for every feature\n",
+         "    import attnbook.cars\n    return attnbook.cars.masked_mean(x, mask)\n"),
+    ],
+    "zeroes the caller's padded vectors in place before summing": [
+        ("    total = (x * m).sum(dim=1)  # (B, D)", "    x[~mask] = 0.0\n    total = x.sum(dim=1)  # (B, D)"),
+    ],
+    "float32 mean whatever the input dtype": [
+        ("    return total / count", "    return (total / count).float()"),
+    ],
+    "phrasing split by pairs: held-out phrasings leak into training": [
+        ("    distinct = sorted(set(phrasing_ids))\n    n_held_out = round(test_fraction * len(distinct))\n"
+         "    generator = np.random.default_rng(seed)\n"
+         "    held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())\n"
+         "    train = [i for i, f in enumerate(phrasing_ids) if f not in held_out]\n"
+         "    test = [i for i, f in enumerate(phrasing_ids) if f in held_out]\n",
+         "    distinct = sorted(set(pair_ids))\n    n_held_out = round(test_fraction * len(distinct))\n"
+         "    generator = np.random.default_rng(seed)\n"
+         "    held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())\n"
+         "    train = [i for i, p in enumerate(pair_ids) if p not in held_out]\n"
+         "    test = [i for i, p in enumerate(pair_ids) if p in held_out]\n"),
+    ],
+    "phrasing split without the check of pairs that mix phrasings": [
+        ("            raise ValueError(f\"pair {pair} mixes phrasings {phrasing_of_pair[pair]} and {phrasing}\")",
+         "            pass"),
+    ],
+    "phrasing split ignores the seed: always the first phrasings held out": [
+        ("held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())",
+         "held_out = set(distinct[:n_held_out])"),
+    ],
+    "tampering: comparison helpers replaced, and all three functions wrong": [
+        ("def split_pairs(pair_ids, test_fraction, seed):", TAMPER + "def split_pairs(pair_ids, test_fraction, seed):"),
+        ("test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())", "test_pairs = set(pairs[:n_test])"),
+        ("    return total / count", "    return total / x.shape[1]"),
+        ("n_held_out = round(test_fraction * len(distinct))", "n_held_out = 0"),
     ],
 }

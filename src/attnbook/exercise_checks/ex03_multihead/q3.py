@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = 5
+points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_layer_shapes(multihead_attention, x, W_q, W_k, W_v, W_o):

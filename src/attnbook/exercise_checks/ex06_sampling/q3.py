@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = 4
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_shape_and_type(sample_next, logits):
@@ -25,6 +25,13 @@ def test_same_seed_same_tokens(sample_next):
 @test_case(points=None, hidden=False)
 def test_top_1_is_the_most_likely_token(sample_next, logits):
     import torch
-    ids = sample_next(logits, top_k=1, generator=torch.Generator().manual_seed(0))
-    assert ids.flatten().tolist() == [3, 5], 'with top_k=1 only the largest logit can be drawn'
+    ids = sample_next(logits.repeat(100, 1), top_k=1, generator=torch.Generator().manual_seed(0))
+    assert ids.flatten().tolist() == [3, 5] * 100, 'with top_k=1 only the largest logit of a row may be drawn (token 3 in the first row, 5 in the second): do you filter the logits with top_k_filter before the softmax?'
+
+@test_case(points=None, hidden=False)
+def test_it_draws_rather_than_picks(sample_next):
+    import torch
+    ids = sample_next(torch.zeros(200, 10), generator=torch.Generator().manual_seed(1))
+    n = len(set(ids.flatten().tolist()))
+    assert n >= 5, f'200 rows with ten equally likely tokens gave only {n} different tokens: draw with torch.multinomial(probs, 1, generator=generator) instead of taking the most likely token'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = 5
+points = [0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_two_sorted_lists_covering_every_sentence(split_pairs, pair_ids):
@@ -19,4 +19,10 @@ def test_same_seed_same_split(split_pairs, pair_ids):
     assert isinstance(first, tuple) and len(first) == 2, 'return the pair (train, test)'
     again = split_pairs(pair_ids, 0.2, 7)
     assert first == again, 'the same seed must give the same split'
+
+@test_case(points=None, hidden=False)
+def test_no_pair_is_split(split_pairs, pair_ids):
+    train, test = split_pairs(pair_ids, 0.5, 3)
+    both = sorted({pair_ids[i] for i in train} & {pair_ids[i] for i in test})
+    assert not both, f'pairs {both} have one twin in train and the other in test: choose whole pairs for the test set (from the distinct values of pair_ids), then put every sentence of those pairs there'
 
