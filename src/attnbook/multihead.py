@@ -190,14 +190,16 @@ class MultiHeadAttention(nn.Module):
     # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
     def to_torch(self) -> nn.MultiheadAttention:
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
-        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True)
+        w = self.W_q.weight
+        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
+                                    device=w.device, dtype=w.dtype)  # float64 stays float64
         with torch.no_grad():
             mha.in_proj_weight.copy_(torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight]))
             mha.out_proj.weight.copy_(self.W_o.weight)
             if self.bias:
                 mha.in_proj_bias.copy_(torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
                 mha.out_proj.bias.copy_(self.W_o.bias)
-        return mha.to(self.W_q.weight.device)
+        return mha
 
     @classmethod
     def from_torch(cls, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
