@@ -1,7 +1,8 @@
 # Understanding Attention — the two commands of the README, and their parts.
 #   make book   set up .venv (pinned) and build the HTML book into _build/html
-#   make test   set up .venv, then run every test: unit tests, strict nbval on every
-#               notebook, the exercise proofs, a clean -W book build and the browser test
+#   make test   set up .venv, then run every test: the linter and type checker, unit and
+#               property tests, strict nbval on every notebook, the exercise proofs, a clean
+#               -W book build and the browser test
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -10,7 +11,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
-.PHONY: book test setup unit nbval exercises exercises-check exercises-prove book-strict browser \
+.PHONY: book test setup lint unit nbval exercises exercises-check exercises-prove book-strict browser \
         mathjax grade chapter exercise lock clean
 
 setup: $(STAMP)
@@ -34,6 +35,11 @@ book-strict: $(STAMP) mathjax
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	$(MAKE) --no-print-directory book BOOKFLAGS="-W -n --keep-going"
 
+# ruff (rules in pyproject.toml) on the whole repository, mypy on src/.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
 unit: $(STAMP)
 	$(PY) -m pytest tests -m "not browser"
 
@@ -51,7 +57,7 @@ exercises-prove: $(STAMP)
 browser: $(STAMP)
 	$(PY) -m pytest tests -m browser
 
-TEST_STEPS := unit nbval exercises-prove book-strict browser
+TEST_STEPS := lint unit nbval exercises-prove book-strict browser
 test: $(STAMP)
 	@for step in $(TEST_STEPS); do \
 	    start=$$(date +%s); \

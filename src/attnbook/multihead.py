@@ -60,17 +60,20 @@ class KVCache:
         tensor("v", v, "(B, H, T_new, d_k)", dims=(4,))
         if k.shape != v.shape:
             raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
-        if self.k is not None and (self.k.shape[:2] != k.shape[:2] or self.k.shape[3] != k.shape[3]):
+        if self.k is None or self.v is None:
+            self.k, self.v = k, v
+            return k, v
+        if self.k.shape[:2] != k.shape[:2] or self.k.shape[3] != k.shape[3]:
             raise ValueError(f"k of shape {tuple(k.shape)} does not fit the cached keys "
                              f"{tuple(self.k.shape)}: B, H and d_k must agree")
-        self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
-        self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        self.k = torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
+        self.v = torch.cat([self.v, v], dim=-2)
         return self.k, self.v
 
 
-def _heads_mask(mask: Tensor | None) -> Tensor | None:
+def _heads_mask(mask: Tensor) -> Tensor:
     """Give a (B, T_q|1, T_k) mask a head axis, (B, 1, T_q|1, T_k); leave others as they are."""
-    if mask is None or mask.dim() != 3:
+    if mask.dim() != 3:
         return mask
     return mask.unsqueeze(1)
 
@@ -202,7 +205,7 @@ class MultiHeadAttention(nn.Module):
         return mha
 
     @classmethod
-    def from_torch(cls, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
         if not isinstance(mha, nn.MultiheadAttention):
             raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")

@@ -35,6 +35,8 @@ def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Te
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal table to (B, T, d_model) inputs; T may not exceed max_len."""
 
+    pe: Tensor  # (max_len, d_model), a buffer
+
     def __init__(self, max_len: int, d_model: int, base: float = 10000.0) -> None:
         super().__init__()
         self.max_len, self.d_model = positive_int("max_len", max_len), positive_int("d_model", d_model)

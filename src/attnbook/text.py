@@ -116,7 +116,7 @@ class CharTokenizer:
         self.index = {c: i for i, c in enumerate(self.chars)}
 
     @classmethod
-    def from_text(cls, text: str) -> "CharTokenizer":
+    def from_text(cls, text: str) -> CharTokenizer:
         return cls(sorted(set(text)))
 
     @property
