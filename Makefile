@@ -18,7 +18,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "pip>=24"
+	$(PY) -m pip install --quiet -c requirements/lock.txt pip
 	$(PY) -m pip install --quiet -c requirements/lock.txt -e ".[dev]"
 	touch $(STAMP)
 
@@ -79,13 +79,20 @@ chapter: $(STAMP)
 exercise: $(STAMP)
 	$(PY) tools/scaffold.py exercise $(NAME) "$(TITLE)"
 
-# Re-pin every package after a change of pyproject.toml (run on a machine like CI's).
+# Re-pin every package after a change of pyproject.toml: pip-compile (pip-tools, itself pinned
+# by the lock) resolves pyproject.toml's `dev` extra, under requirements/constraints.txt (torch),
+# with this project's Python and pip's own configuration (the find-links that hold the torch
+# CPU wheel). Existing pins are kept unless the requirements force a change; `--upgrade` is
+# yours to add. Two edits after it: the checkout's own line goes (it would name a local
+# path), and torch's local label `+cpu` is dropped: `torch==2.13.0` still selects that wheel.
+LOCK_VENV := .cache/lock-venv
 lock:
-	rm -rf /tmp/attnbook-lock && $(PYTHON) -m venv /tmp/attnbook-lock
-	/tmp/attnbook-lock/bin/pip install --quiet torch==2.13.0 -e ".[dev]"
-	{ echo "# Every package pinned for CI and local builds (make book / make test)."; \
-	  echo "# Regenerate with 'make lock' after changing pyproject.toml."; \
-	  /tmp/attnbook-lock/bin/pip freeze --exclude-editable | sed 's/+cpu//'; } > requirements/lock.txt
+	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
+	    $(LOCK_VENV)/bin/pip install --quiet -c requirements/lock.txt pip pip-tools; }
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --extra dev \
+	    --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links --no-emit-trusted-host \
+	    --annotation-style line -c requirements/constraints.txt -o requirements/lock.txt pyproject.toml
+	sed -i -e '/^attnbook @ /d' -e 's/^\(torch==[0-9.]*\)+cpu /\1 /' requirements/lock.txt
 
 clean:
 	rm -rf _build .cache
