@@ -16,7 +16,7 @@ import torch
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "ci", max_examples=30, deadline=None, derandomize=True, database=None, print_blob=True,
+    "ci", max_examples=50, deadline=None, derandomize=True, database=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=300, deadline=None, print_blob=True)
