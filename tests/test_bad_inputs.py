@@ -216,6 +216,7 @@ TEXT = [
     row(lambda: text.load_tiny_shakespeare(path="/nonexistent/attnbook.txt"), FileNotFoundError,
         "no Tiny Shakespeare file", "shakespeare-path"),
     row(lambda: text.CharTokenizer([]), ValueError, "chars must not be empty", "tokenizer-empty"),
+    row(lambda: text.CharTokenizer.from_text(""), ValueError, "chars must not be empty", "tokenizer-from-empty-text"),
     row(lambda: text.CharTokenizer(["ab", "c"]), ValueError, "chars must be single characters", "tokenizer-long"),
     row(lambda: text.CharTokenizer("aba"), ValueError, "chars must be distinct", "tokenizer-duplicate"),
     row(lambda: tok.encode(5), TypeError, "text must be a str", "encode-int"),
