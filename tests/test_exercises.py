@@ -48,11 +48,11 @@ def hidden_tests(zip_path: Path) -> dict[str, str]:
 
 
 def student_artefacts() -> dict[Path, str]:
-    """Everything a student sees: student notebooks, installed public checks, the book."""
+    """Everything a student sees in the repository: student notebooks, installed public checks,
+    the book's sources. (The built site is scanned by tests/test_built_site.py, after the build.)"""
     paths = list((ROOT / "exercises" / "student").glob("*.ipynb"))
     paths += list((ROOT / "src" / "attnbook" / "exercise_checks").rglob("*.py"))
     paths += [p for p in (ROOT / "book").rglob("*") if p.suffix in {".ipynb", ".md"}]
-    paths += list((ROOT / "_build" / "html").rglob("*.html")) + list((ROOT / "_build" / "html").rglob("*.ipynb"))
     return {p: p.read_text(errors="replace") for p in paths}
 
 

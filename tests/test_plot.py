@@ -37,3 +37,14 @@ def test_heatmaps_share_one_colour_scale():
     with pytest.raises(ValueError, match="2 titles for 1 matrices"):
         attention_heatmaps(mats[:1], list("abc"), titles=["a", "b"])
     plt.close("all")
+
+
+def test_importing_the_module_sets_the_course_style():
+    import matplotlib as mpl
+
+    from attnbook import plot
+
+    colours = [c["color"] for c in mpl.rcParams["axes.prop_cycle"]]
+    assert colours == plot.PALETTE and len(set(colours)) == 8
+    assert mpl.rcParams["figure.figsize"][0] <= plot.COLUMN_WIDTH
+    assert mpl.rcParams["font.size"] >= 11

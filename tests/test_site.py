@@ -253,3 +253,101 @@ def test_launch_links(browser, server: str, stem: str) -> None:
     assert f"https://colab.research.google.com/github/{slug}/blob/{ref}/{stem}.ipynb" in links, links
     assert f"https://mybinder.org/v2/gh/{slug}/{ref}?urlpath=lab/tree/{stem}.ipynb" in links, links
     assert len(links) == 2, f"unexpected launch links: {links}"
+
+
+# --- what readers hit on every page, at phone width ----------------------------------------
+
+PHONE = {"width": 390, "height": 844}
+HASH_LIKE = re.compile(r"^[0-9a-f]{16,}(\.\w+)?$")
+
+
+def toc_pages() -> list[str]:
+    """Every page of the book: the root, then `_toc.yml`'s files, as stems."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            files.extend([str(node["file"])] if "file" in node else [])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc.get("parts", []))
+    return [str(Path(f).with_suffix("")) if f.endswith((".md", ".ipynb")) else f for f in files]
+
+
+def phone_visit(browser, server: str, stem: str) -> tuple[Visit, list[str]]:
+    """`visit` at phone width, collecting console errors and uncaught page errors."""
+    page_file(stem)
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                  has_touch=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    context.route("**/*", lambda route: route.continue_()
+                  if urlsplit(route.request.url).hostname == "127.0.0.1" else route.abort())
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(f"{server}/{stem}.html", wait_until="load")
+    return Visit(page=page, url=f"{server}/{stem}.html"), errors
+
+
+def test_phone_menu_opens_the_chapter_list(browser, server: str) -> None:
+    """Tapping the menu button at 390 px shows the chapter list (sphinx-book-theme 1.3.0 with
+    pydata-sphinx-theme 0.17.1 did nothing here)."""
+    seen, _ = phone_visit(browser, server, CHAPTER)
+    page = seen.page
+    try:
+        toggle = page.locator("button.primary-toggle:visible").first
+        toggle.tap()
+        chapter_two = page.locator("a.reference.internal[href$='02_scaling.html']:visible")
+        chapter_two.first.wait_for(state="visible", timeout=5_000)
+        assert chapter_two.count() >= 1
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT.with_name("menu_390px.png")))
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("stem", toc_pages())
+def test_page_at_phone_width(browser, server: str, stem: str) -> None:
+    """No sideways scrolling at 390 px, every image loaded with descriptive alt text, no raw
+    TeX in the prose, no console errors."""
+    seen, errors = phone_visit(browser, server, stem)
+    page = seen.page
+    try:
+        has_math = page.evaluate("() => !!document.querySelector('article .math')")
+        math_error = wait_for_math(page) if has_math else None
+        page.evaluate("""() => Promise.all([...document.images].map(img => {
+            img.loading = "eager";
+            return img.complete ? null : new Promise(done => { img.onload = img.onerror = done; });
+        }))""")
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        wide = page.evaluate("""() => [...document.querySelectorAll("article *")]
+            .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1)
+            .filter(el => !el.closest("pre, .highlight, .cell_output, mjx-container, .math, table, .table-wrapper, .output"))
+            .slice(0, 5).map(el => el.tagName + "." + el.className + ": " + (el.textContent || "").slice(0, 60))""")
+        images = page.evaluate("""() => [...document.querySelectorAll("article img")].map(img => ({
+            src: (img.currentSrc || img.src).split("/").pop(), alt: img.alt || "",
+            ok: img.complete && img.naturalWidth > 0}))""")
+        prose = page.evaluate("""() => {
+            const article = document.querySelector("article").cloneNode(true);
+            article.querySelectorAll("pre, code, script, style, mjx-container, .cell_input, .cell_output")
+                   .forEach(node => node.remove());
+            return article.textContent;
+        }""")
+    finally:
+        page.context.close()
+    assert math_error is None, math_error
+    assert width <= PHONE["width"] + 1, f"{stem} is {width} px wide at 390 px; too wide: {wide}"
+    broken = [img["src"] for img in images if not img["ok"]]
+    assert not broken, f"images that did not load: {broken}"
+    bad_alt = [img for img in images
+               if len(img["alt"].split()) < 3 or HASH_LIKE.match(img["alt"]) or img["alt"] == img["src"]]
+    assert not bad_alt, f"images without a descriptive alt text: {bad_alt[:5]}"
+    leftovers = [tex for tex in RAW_TEX if tex in prose]
+    assert not leftovers, f"raw TeX left in the prose: {leftovers}"
+    assert not errors, f"console errors: {errors}"

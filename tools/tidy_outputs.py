@@ -4,7 +4,8 @@
 A text progress bar redraws itself with carriage returns; executed notebooks store every
 redraw as its own stream output, and the book would print hundreds of lines. This merges
 consecutive stream outputs of a cell and keeps, on each line, only the text after the last
-carriage return. Run it after executing a notebook:
+carriage return, and drops the run timestamps nbconvert stores in each cell's metadata.
+Run it after executing a notebook:
 
     python tools/tidy_outputs.py book/06_tiny_gpt.ipynb [...]
 """
@@ -22,6 +23,8 @@ def collapse(text: str) -> str:
 def tidy(nb: nbformat.NotebookNode) -> bool:
     changed = False
     for cell in nb.cells:
+        if cell.metadata.pop("execution", None) is not None:  # run timestamps: diff noise
+            changed = True
         if cell.cell_type != "code":
             continue
         merged: list = []

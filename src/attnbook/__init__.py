@@ -5,6 +5,7 @@ later chapter and by the exercises' tests:
 
 - ``attnbook.attention``   chapter 1: scaled dot-product attention and a self-attention layer
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
+- ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
 - ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
@@ -16,4 +17,9 @@ later chapter and by the exercises' tests:
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # the version lives in pyproject.toml only
+    __version__ = version("attnbook")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "unknown"

@@ -1,0 +1,62 @@
+"""The built site (`_build/html`, made by `make book`) shows students nothing of the hidden
+exercise tests. Runs in `make test` after the strict book build (marker `site`); this test
+never builds. Without a built site it is skipped, unless CI is set (then it fails).
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from test_exercises import NAMES, ex, hidden_tests
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+
+
+def built_pages() -> dict[Path, str]:
+    if not (SITE / "index.html").is_file():
+        message = f"no built site at {SITE.relative_to(ROOT)} (run `make book` first)"
+        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false"):
+            pytest.fail(message + "; CI is set, so the site tests are mandatory")
+        pytest.skip(message)
+    pages = [p for p in SITE.rglob("*") if p.suffix in {".html", ".ipynb", ".txt", ".js"}]
+    return {p: p.read_text(errors="replace") for p in pages}
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[Path, str]:
+    return built_pages()
+
+
+@pytest.fixture(scope="module")
+def hidden(tmp_path_factory) -> dict[str, dict[str, str]]:
+    """Hidden tests of every exercise, from the autograder zips `make exercises-prove` left
+    in _build (built afresh where one is missing)."""
+    found = {}
+    for name in NAMES:
+        zip_path = ex.BUILD / "autograder" / f"{name}.zip"
+        if not zip_path.is_file():
+            zip_path = ex.build(name, tmp_path_factory.mktemp(name)).autograder_zip
+        found[name] = hidden_tests(zip_path)
+    return found
+
+
+def test_the_site_has_the_exercise_pages(pages) -> None:
+    for name in NAMES:
+        assert SITE / "exercises" / "student" / f"{name}.html" in pages, name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hidden_tests_appear_in_no_built_page(pages, hidden, name) -> None:
+    assert hidden[name], f"{name} has no hidden tests"
+    for fname, source in hidden[name].items():
+        longest = max((line.strip() for line in source.splitlines()[1:]), key=len)
+        definition = re.compile(rf"\bdef {fname}\(")
+        for path, text in pages.items():
+            assert not definition.search(text), f"hidden test {fname} leaked into {path}"
+            assert longest not in text, f"a line of hidden test {fname} leaked into {path}"

@@ -1,0 +1,28 @@
+"""A local Sphinx extension with the book's small fixes on top of Jupyter Book 1.
+
+- sphinx-thebe 0.3.1 registers its inline configuration script twice under Jupyter Book 1,
+  and the second `const THEBE_JS_URL` is a console error on every page: each page keeps only
+  the first copy of any script.
+"""
+from __future__ import annotations
+
+
+def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for script in scripts:
+        # the copies differ only in a filename of None vs "" (an inline script either way)
+        key = (getattr(script, "filename", None) or "", str(getattr(script, "priority", "")),
+               tuple(sorted(getattr(script, "attributes", {}).items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(script)
+    context["script_files"] = kept
+
+
+def setup(app):
+    app.connect("html-page-context", drop_duplicate_scripts)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

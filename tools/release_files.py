@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Rewrite everything that carries the package's release: the setup cell of every chapter and
+exercise master notebook, and `exercises/autograder-requirements.txt`.
+
+    python tools/release_files.py          (then `make exercises` regenerates the student notebooks)
+
+The version comes from `pyproject.toml`, the repository URL from `_config.yml`
+(tools/setup_cell.py reads both). `tests/test_config.py` checks that every copy agrees.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import setup_cell  # noqa: E402
+
+ROOT = setup_cell.ROOT
+REQUIREMENTS = ROOT / "exercises" / "autograder-requirements.txt"
+
+
+def rewrite_setup_cell(path: Path, source: str) -> bool:
+    nb = nbformat.read(path, as_version=4)
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    if not first.source.startswith("# Setup"):
+        raise SystemExit(f"{path.relative_to(ROOT)}: the first code cell is not the setup cell")
+    if first.source == source:
+        return False
+    first.source = source
+    nbformat.write(nb, path)
+    return True
+
+
+def main() -> int:
+    changed = [p for p in sorted((ROOT / "book").glob("*.ipynb"))
+               if rewrite_setup_cell(p, setup_cell.chapter_setup_cell())]
+    changed += [p for p in sorted((ROOT / "exercises" / "masters").glob("*.ipynb"))
+                if rewrite_setup_cell(p, setup_cell.exercise_setup_cell())]
+    text = REQUIREMENTS.read_text()
+    new = re.sub(r"(?m)^attnbook @ .*$", setup_cell.release_requirement(), text)
+    if new != text:
+        REQUIREMENTS.write_text(new)
+        changed.append(REQUIREMENTS)
+    for p in changed:
+        print(f"updated {p.relative_to(ROOT)}")
+    print(f"release v{setup_cell.version()}: {len(changed)} files updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
