@@ -1,8 +1,9 @@
 # Understanding Attention — the two commands of the README, and their parts.
 #   make book   set up .venv (pinned) and build the HTML book into _build/html
-#   make test   set up .venv, then run every test: unit tests, strict nbval on every
-#               notebook (twice: as the machine is, and with other kernels), the exercise
-#               proofs, a clean -W book build, then the tests of the built site
+#   make test   set up .venv, then run every test: ruff and mypy, unit and property tests,
+#               strict nbval on every notebook (twice: as the machine is, and with other
+#               kernels), the exercise proofs, a clean -W book build, then the tests of the
+#               built site
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)
@@ -14,7 +15,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
-.PHONY: book test setup unit nbval nbval-native nbval-portable exercises exercises-check \
+.PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
         exercises-prove book-strict site browser mathjax grade chapter exercise lock clean \
         python-version release-files lint-workflows
 
@@ -30,7 +31,7 @@ python-version:
 
 $(STAMP): pyproject.toml requirements/lock.txt | python-version
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "pip>=24"
+	$(PY) -m pip install --quiet -c requirements/lock.txt pip
 	$(PY) -m pip install --quiet -c requirements/lock.txt -e ".[dev]"
 	touch $(STAMP)
 
@@ -46,6 +47,11 @@ book: $(STAMP) mathjax
 book-strict: $(STAMP) mathjax
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	$(MAKE) --no-print-directory book BOOKFLAGS="-W -n --keep-going"
+
+# ruff (rules in pyproject.toml) on the whole repository, mypy on src/.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 unit: $(STAMP)
 	$(PY) -m pytest tests -m "not browser and not site"
@@ -95,7 +101,7 @@ site: $(STAMP)
 
 browser: site
 
-TEST_STEPS := lint-workflows unit nbval exercises-prove book-strict site
+TEST_STEPS := lint lint-workflows unit nbval exercises-prove book-strict site
 test: $(STAMP)
 	@for step in $(TEST_STEPS); do \
 	    start=$$(date +%s); \
@@ -123,13 +129,22 @@ chapter: $(STAMP)
 exercise: $(STAMP)
 	$(PY) tools/scaffold.py exercise $(NAME) "$(TITLE)"
 
-# Re-pin every package after a change of pyproject.toml (run on a machine like CI's).
+# Re-pin every package after a change of pyproject.toml: pip-compile (pip-tools, itself pinned
+# by the lock) resolves pyproject.toml's `dev` extra, under requirements/constraints.txt (torch),
+# with this project's Python and pip's own configuration (the find-links that hold the torch
+# CPU wheel). Existing pins are kept unless the requirements force a change; `--upgrade` is
+# yours to add. Every pin is a line of its own (the `# via` notes go below it). Two edits
+# after it: the checkout's own entry goes (it would name a local path), and torch's local
+# label `+cpu` is dropped: `torch==2.13.0` still selects that wheel.
+LOCK_VENV := .cache/lock-venv
 lock:
-	rm -rf /tmp/attnbook-lock && $(PYTHON) -m venv /tmp/attnbook-lock
-	/tmp/attnbook-lock/bin/pip install --quiet torch==2.13.0 -e ".[dev]"
-	{ echo "# Every package pinned for CI and local builds (make book / make test)."; \
-	  echo "# Regenerate with 'make lock' after changing pyproject.toml."; \
-	  /tmp/attnbook-lock/bin/pip freeze --exclude-editable | sed 's/+cpu//'; } > requirements/lock.txt
+	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
+	    $(LOCK_VENV)/bin/pip install --quiet -c requirements/lock.txt pip pip-tools; }
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --extra dev \
+	    --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links --no-emit-trusted-host \
+	    --annotation-style split -c requirements/constraints.txt -o requirements/lock.txt pyproject.toml
+	awk '/^attnbook @ /{skip=1; next} skip && /^ /{next} {skip=0; sub(/\+cpu$$/, ""); print}' \
+	    requirements/lock.txt > requirements/lock.tmp && mv requirements/lock.tmp requirements/lock.txt
 
 clean:
 	rm -rf _build .cache

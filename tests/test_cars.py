@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnbook.cars import (
-    PHRASINGS, AttentionClassifier, BagOfWordsMLP, Sentence, TrainConfig, Vocabulary,
+    PHRASINGS, AttentionClassifier, BagOfWordsMLP, TrainConfig, Vocabulary,
     bag_of_words, bag_of_words_counts, build_model, encode_batch, generate_pairs, load_sentences,
     make_loaders, masked_mean, mirror_phrasing, render, run_seed, save_sentences, split_pairs,
     tokenize,

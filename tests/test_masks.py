@@ -77,3 +77,12 @@ def test_torch_mha_reads_booleans_the_other_way_round():
     _, w_wrong = mha(x, x, x, attn_mask=mask)  # the classic bug: attnbook's mask passed as is
     assert torch.all(w_wrong[0, 0, 1:] > 0)  # the first token now sees only the future
     assert torch.isnan(w_wrong[0, -1]).all()  # and the last one sees nothing at all: NaN
+
+
+def test_from_additive_reads_finite_large_negatives_as_blocked():
+    """The issue's example: a key masked with the common -1e9 convention is blocked, not allowed."""
+    assert torch.equal(from_additive(torch.tensor([[0., -1e9], [0., 0.]])),
+                       torch.tensor([[True, False], [True, True]]))
+    finfo_min = torch.finfo(torch.float16).min
+    assert torch.equal(from_additive(torch.tensor([0., finfo_min], dtype=torch.float16)), torch.tensor([True, False]))
+    assert torch.equal(from_additive(torch.tensor([0., -10.]), threshold=-5.0), torch.tensor([True, False]))

@@ -53,7 +53,7 @@ def test_similarity_depends_on_distance_only():
 
 
 def test_clear_errors():
-    with pytest.raises(ValueError, match="positive ints"):
+    with pytest.raises(ValueError, match="seq_len must be a positive int"):
         sinusoidal_encoding(0, 8)
     with pytest.raises(ValueError, match="longer than max_len=4"):
         SinusoidalPositionalEncoding(4, 8)(torch.zeros(1, 5, 8))

@@ -10,12 +10,9 @@ Without a Chromium the tests are skipped, unless the environment variable CI is 
 """
 from __future__ import annotations
 
-import functools
-import re
-import http.server
 import os
+import re
 import shutil
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +20,9 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+from werkzeug.utils import send_from_directory
 
 pytestmark = pytest.mark.browser
 
@@ -84,11 +84,6 @@ def toc_notebooks() -> list[str]:
     return [s for s in stems if not (ROOT / f"{s}.md").is_file()]
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-
 @dataclass
 class Visit:
     """A loaded page and what happened on the network while loading it."""
@@ -109,18 +104,22 @@ def page_file(stem: str) -> Path:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    """`_build/html` over HTTP on 127.0.0.1 (a free port, a thread); yields the base URL."""
+    """`_build/html` over HTTP on 127.0.0.1 (pytest-httpserver, a free port, one thread per
+    request); yields the base URL."""
     page_file(CHAPTER)
-    handler = functools.partial(QuietHandler, directory=str(SITE))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+
+    def static(request: Request) -> Response:
+        path = request.path.lstrip("/") or "index.html"
+        return send_from_directory(SITE, path, request.environ)  # 404 outside SITE or missing
+
+    httpd = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    httpd.expect_request(re.compile("/.*")).respond_with_handler(static)
+    httpd.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+        yield httpd.url_for("").rstrip("/")
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+        httpd.clear()
+        httpd.stop()
 
 
 @pytest.fixture(scope="module")

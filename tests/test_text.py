@@ -1,12 +1,10 @@
 """Tests of attnbook.text (chapter 6). The download path is tested against a local HTTP
 server on 127.0.0.1, never the internet."""
-import functools
 import hashlib
-import http.server
-import threading
 
 import pytest
 import torch
+from pytest_httpserver import HTTPServer
 
 from attnbook.text import (
     STDLIB_MODULES, ChecksumError, CharTokenizer, get_batch, load_python_corpus,
@@ -18,17 +16,11 @@ SHA = hashlib.sha256(TEXT.encode()).hexdigest()
 
 
 @pytest.fixture()
-def server(tmp_path):
-    (tmp_path / "input.txt").write_text(TEXT)
-    (tmp_path / "bad.txt").write_text(TEXT + "tampered")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
-    handler.log_message = lambda *a: None
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    httpd.requests = 0
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+def server(httpserver_ipv4: HTTPServer) -> HTTPServer:
+    """pytest-httpserver on 127.0.0.1 (a free port): /input.txt is the text, /bad.txt is not."""
+    httpserver_ipv4.expect_request("/input.txt").respond_with_data(TEXT)
+    httpserver_ipv4.expect_request("/bad.txt").respond_with_data(TEXT + "tampered")
+    return httpserver_ipv4
 
 
 def test_python_corpus_is_offline_and_deterministic():
@@ -41,17 +33,26 @@ def test_python_corpus_is_offline_and_deterministic():
 
 def test_download_is_checked_and_cached(server, tmp_path):
     cache = tmp_path / "cache"
-    text = load_tiny_shakespeare(cache_dir=cache, url=f"{server}/input.txt", sha256=SHA)
+    text = load_tiny_shakespeare(cache_dir=cache, url=server.url_for("/input.txt"), sha256=SHA)
     assert text == TEXT and (cache / "tinyshakespeare.txt").is_file()
-    # second call: served from the cache even though the URL is now dead
-    assert load_tiny_shakespeare(cache_dir=cache, url=f"{server}/missing.txt", sha256=SHA) == TEXT
+    assert len(server.log) == 1
+    # second call: served from the cache, no request, even though the URL is now dead
+    assert load_tiny_shakespeare(cache_dir=cache, url=server.url_for("/missing.txt"), sha256=SHA) == TEXT
+    assert len(server.log) == 1
+
+
+def test_corrupt_cache_is_downloaded_again(server, tmp_path):
+    (tmp_path / "tinyshakespeare.txt").write_text("not the text")
+    assert load_tiny_shakespeare(cache_dir=tmp_path, url=server.url_for("/input.txt"), sha256=SHA) == TEXT
+    assert len(server.log) == 1 and (tmp_path / "tinyshakespeare.txt").read_text() == TEXT
 
 
 def test_bad_checksum_is_a_clear_error_and_not_cached(server, tmp_path):
     cache = tmp_path / "cache2"
     with pytest.raises(ChecksumError, match="expected " + SHA):
-        load_tiny_shakespeare(cache_dir=cache, url=f"{server}/bad.txt", sha256=SHA)
-    assert not (cache / "tinyshakespeare.txt").exists() and not list(cache.glob("*.part"))
+        load_tiny_shakespeare(cache_dir=cache, url=server.url_for("/bad.txt"), sha256=SHA)
+    assert len(server.log) == 1
+    assert not cache.exists() or not list(cache.iterdir())  # no file, no temporary left behind
 
 
 def test_local_path_missing_or_corrupt(tmp_path):

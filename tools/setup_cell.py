@@ -12,6 +12,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -26,16 +28,12 @@ def release_requirement(extras: str = "") -> str:
 
 
 def repository_url() -> str:
-    """The repository URL from `_config.yml` (read as text: no YAML dependency needed)."""
-    in_repo = False
-    for line in (ROOT / "_config.yml").read_text().splitlines():
-        if line.startswith("repository:"):
-            in_repo = True
-        elif in_repo and line.strip().startswith("url:"):
-            return line.split("url:", 1)[1].strip()
-        elif in_repo and line and not line.startswith(" "):
-            break
-    raise RuntimeError("_config.yml has no repository.url")
+    """The repository URL from `_config.yml` (PyYAML comes with Jupyter Book)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = (config.get("repository") or {}).get("url") if isinstance(config, dict) else None
+    if not url:
+        raise RuntimeError("_config.yml has no repository.url")
+    return str(url)
 
 
 def _setup_cell(comment: str, condition: str, requirement: str, url: str | None) -> str:

@@ -29,6 +29,15 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
                 f"{name} must have at least 2 dimensions (..., tokens, features); "
                 f"got shape {tuple(t.shape)}"
             )
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not t.dtype.is_floating_point:
+            raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q and k need at least one feature (d_k >= 1), got q of shape {tuple(q.shape)}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"k and v need at least one token (T_k >= 1), got k of shape {tuple(k.shape)}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"queries and keys must have the same width d_k: q has {q.shape[-1]} "
@@ -114,6 +123,9 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_in: int, d_out: int, bias: bool = False) -> None:
         super().__init__()
+        for name, size in (("d_in", d_in), ("d_out", d_out)):
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
         if d_in <= 0 or d_out <= 0:
             raise ValueError(f"d_in and d_out must be positive, got d_in={d_in}, d_out={d_out}")
         self.d_in, self.d_out = d_in, d_out
@@ -123,9 +135,11 @@ class SelfAttention(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x: (..., T, d_in) -> output (..., T, d_out), weights (..., T, T)."""
-        if not isinstance(x, Tensor) or x.dim() < 2:
-            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"x must be a tensor of shape (..., T, d_in={self.d_in}), got {shape}")
+        if not isinstance(x, Tensor):
+            raise TypeError(f"x must be a torch.Tensor of shape (..., T, d_in={self.d_in}), "
+                            f"got {type(x).__name__}")
+        if x.dim() < 2:
+            raise ValueError(f"x must be a tensor of shape (..., T, d_in={self.d_in}), got {tuple(x.shape)}")
         if x.shape[-1] != self.d_in:
             raise ValueError(
                 f"x has {x.shape[-1]} features per token but this layer expects d_in={self.d_in} "

@@ -20,7 +20,10 @@ def blockwise_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_size:
     if Q.shape[1] != K.shape[1] or K.shape[0] != V.shape[0]:
         raise ValueError(f"shapes do not fit: Q {Q.shape}, K {K.shape}, V {V.shape} "
                          "(need Q (T_q, d_k), K (T_k, d_k), V (T_k, d_v))")
-    if not isinstance(block_size, int) or block_size <= 0:
+    if K.shape[0] == 0 or Q.shape[1] == 0:
+        raise ValueError(f"K needs at least one key and Q, K at least one feature, got shapes "
+                         f"Q {Q.shape}, K {K.shape}")
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
     scale = 1.0 / np.sqrt(Q.shape[1])
     m = np.full(Q.shape[0], -np.inf)  # running max of each query's scores   (T_q,)

@@ -170,7 +170,7 @@ def _draw_pair(rng: random.Random, name: str, context_rate: float) -> list[tuple
     phrasing = PHRASINGS[name]
     if rng.random() < 0.5:
         phrasing, name = mirror_phrasing(phrasing), name + "/mirror"
-    options = dict(
+    options: dict = dict(
         verb=rng.choice(VERBS),
         distractors=(rng.choice(DISTRACTOR_COLOURS), rng.choice(DISTRACTOR_COLOURS)),
         context=rng.choice(CONTEXTS) if "{D1}" not in phrasing and rng.random() < context_rate else "",
@@ -237,7 +237,7 @@ class Vocabulary:
         self.stoi = {t: i for i, t in enumerate(self.itos)}
 
     @classmethod
-    def build(cls, texts: Iterable[str]) -> "Vocabulary":
+    def build(cls, texts: Iterable[str]) -> Vocabulary:
         """Every token of `texts`, in sorted order after the two special tokens."""
         tokens = sorted({t for text in texts for t in tokenize(text)})
         return cls([PAD, UNK] + tokens)
@@ -439,7 +439,6 @@ def build_model(kind: str, vocab_size: int, **kwargs) -> nn.Module:
     raise ValueError(f"unknown model kind {kind!r}; choose one of {MODEL_KINDS}")
 
 
-@torch.no_grad()
 @torch.no_grad()
 def predict_logits(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
     """The model's logit for each sentence, (len(texts),), computed in eval mode."""

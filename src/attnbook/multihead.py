@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._checks import boolean, positive_int, tensor
 from .attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
@@ -28,6 +29,8 @@ __all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
     """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
+    tensor("x", x, "(B, T, d_model)", dims=(3,))
+    positive_int("n_heads", n_heads)
     B, T, D = x.shape
     if D % n_heads:
         raise ValueError(f"d_model={D} is not divisible by n_heads={n_heads}")
@@ -36,6 +39,7 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
 
 def merge_heads(x: Tensor) -> Tensor:
     """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`."""
+    tensor("x", x, "(B, H, T, d_k)", dims=(4,))
     B, H, T, d_k = x.shape
     return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
 
@@ -52,14 +56,24 @@ class KVCache:
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add the new positions' keys and values; return all keys and values so far."""
-        self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
-        self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        tensor("k", k, "(B, H, T_new, d_k)", dims=(4,))
+        tensor("v", v, "(B, H, T_new, d_k)", dims=(4,))
+        if k.shape != v.shape:
+            raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+        if self.k is None or self.v is None:
+            self.k, self.v = k, v
+            return k, v
+        if self.k.shape[:2] != k.shape[:2] or self.k.shape[3] != k.shape[3]:
+            raise ValueError(f"k of shape {tuple(k.shape)} does not fit the cached keys "
+                             f"{tuple(self.k.shape)}: B, H and d_k must agree")
+        self.k = torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
+        self.v = torch.cat([self.v, v], dim=-2)
         return self.k, self.v
 
 
-def _heads_mask(mask: Tensor | None) -> Tensor | None:
+def _heads_mask(mask: Tensor) -> Tensor:
     """Give a (B, T_q|1, T_k) mask a head axis, (B, 1, T_q|1, T_k); leave others as they are."""
-    if mask is None or mask.dim() != 3:
+    if mask.dim() != 3:
         return mask
     return mask.unsqueeze(1)
 
@@ -76,6 +90,9 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False) -> None:
         super().__init__()
+        for name, size in (("d_model", d_model), ("n_heads", n_heads)):
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
         if n_heads <= 0 or d_model <= 0:
             raise ValueError(f"d_model and n_heads must be positive, got {d_model} and {n_heads}")
         if d_model % n_heads:
@@ -91,9 +108,28 @@ class MultiHeadAttention(nn.Module):
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, name: str, x: Tensor) -> None:
-        if not isinstance(x, Tensor) or x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
-            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be (B, T, d_model={self.d_model}) or (T, d_model), got {shape}")
+        shape = f"(B, T, d_model={self.d_model}) or (T, d_model)"
+        tensor(name, x, shape)
+        if x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
+            raise ValueError(f"{name} must be {shape}, got {tuple(x.shape)}")
+        if x.shape[-2] == 0:
+            raise ValueError(f"{name} must hold at least one token, got {tuple(x.shape)}")
+
+    def _check_mask(self, mask: Tensor, B: int, T_q: int, T_k: int) -> Tensor:
+        """The mask with a head axis, (B|1, H|1, T_q|1, T_k); a clear error if it does not fit."""
+        boolean("mask", mask)
+        target = (B, self.n_heads, T_q, T_k)
+        heads = _heads_mask(mask)
+        try:
+            ok = mask.dim() in (2, 3, 4) and torch.broadcast_shapes(heads.shape, target) == target
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {target}: "
+                "give it as (T_q, T_k), (B, T_q or 1, T_k) or (B, H or 1, T_q or 1, T_k)"
+            )
+        return heads
 
     def forward(
         self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
@@ -121,13 +157,17 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must have the same B and T")
         if key.shape[0] != query.shape[0]:
             raise ValueError(f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes")
+        if kv_cache is not None and not isinstance(kv_cache, KVCache):
+            raise TypeError(f"kv_cache must be a KVCache, got {type(kv_cache).__name__}")
+        T_seen = 0 if kv_cache is None else len(kv_cache)
+        if mask is not None:
+            mask = self._check_mask(mask, query.shape[0], query.shape[1], T_seen + key.shape[1])
 
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
         k = split_heads(self.W_k(key), self.n_heads)  # (B, H, T_k, d_k)
         v = split_heads(self.W_v(value), self.n_heads)  # (B, H, T_k, d_k)
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)  # (B, H, T_seen + T_k, d_k)
-        mask = _heads_mask(mask)
         T_q, T_k = q.shape[-2], k.shape[-2]
         if not need_weights and mask is None and (not is_causal or T_q == T_k):
             # Fast path: PyTorch's fused kernel computes the same function without ever
@@ -138,8 +178,6 @@ class MultiHeadAttention(nn.Module):
             if is_causal:
                 # the queries are the last T_q of T_k positions: query i sees keys 0 .. T_k-T_q+i
                 causal = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).tril(T_k - T_q)
-                if mask is not None and mask.dtype != torch.bool:
-                    raise TypeError(f"mask must be boolean (True = may attend), got {mask.dtype}")
                 mask = causal if mask is None else mask & causal
             heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k)
             weights = weights if need_weights else None
@@ -155,18 +193,22 @@ class MultiHeadAttention(nn.Module):
     # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
     def to_torch(self) -> nn.MultiheadAttention:
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
-        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True)
+        w = self.W_q.weight
+        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
+                                    device=w.device, dtype=w.dtype)  # float64 stays float64
         with torch.no_grad():
             mha.in_proj_weight.copy_(torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight]))
             mha.out_proj.weight.copy_(self.W_o.weight)
             if self.bias:
                 mha.in_proj_bias.copy_(torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
                 mha.out_proj.bias.copy_(self.W_o.bias)
-        return mha.to(self.W_q.weight.device)
+        return mha
 
     @classmethod
-    def from_torch(cls, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
+        if not isinstance(mha, nn.MultiheadAttention):
+            raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")
         if not mha._qkv_same_embed_dim:
             raise ValueError("only nn.MultiheadAttention with kdim == vdim == embed_dim can be copied")
         bias = mha.in_proj_bias is not None

@@ -140,6 +140,8 @@ def attention_heatmaps(
         raise ValueError("weights_list is empty")
     if titles is not None and len(titles) != len(mats):
         raise ValueError(f"{len(titles)} titles for {len(mats)} matrices")
+    if ncols is not None and (isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0):
+        raise ValueError(f"ncols must be a positive int, got {ncols!r}")
     ncols = ncols or len(mats)
     nrows = -(-len(mats) // ncols)
     vmax = max(float(m.max()) for m in mats) if vmax is None else vmax

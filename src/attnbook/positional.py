@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from ._checks import floating, positive_float, positive_int, tensor
+
 __all__ = ["sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
            "apply_rope"]
 
@@ -18,8 +20,9 @@ __all__ = ["sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositi
 def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Tensor:
     """(seq_len, d_model) float32 table; even columns sin, odd columns cos (odd d_model: the
     last column is a sin with no cos partner)."""
-    if not isinstance(seq_len, int) or not isinstance(d_model, int) or seq_len <= 0 or d_model <= 0:
-        raise ValueError(f"seq_len and d_model must be positive ints, got {seq_len!r}, {d_model!r}")
+    positive_int("seq_len", seq_len)
+    positive_int("d_model", d_model)
+    positive_float("base", base)
     pos = torch.arange(seq_len, dtype=torch.float64)[:, None]  # (seq_len, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),) = 0, 2, 4, ...
     angles = pos / base ** (two_i / d_model)  # (seq_len, ceil(d/2))
@@ -32,12 +35,15 @@ def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Te
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal table to (B, T, d_model) inputs; T may not exceed max_len."""
 
+    pe: Tensor  # (max_len, d_model), a buffer
+
     def __init__(self, max_len: int, d_model: int, base: float = 10000.0) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.max_len, self.d_model = positive_int("max_len", max_len), positive_int("d_model", d_model)
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model, base), persistent=False)
 
     def forward(self, x: Tensor) -> Tensor:
+        _check_x(x, self.d_model)
         T = x.shape[-2]
         if T > self.max_len:
             raise ValueError(f"sequence length {T} is longer than max_len={self.max_len}")
@@ -50,11 +56,13 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.max_len, self.d_model = positive_int("max_len", max_len), positive_int("d_model", d_model)
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """x: (B, T, d_model); positions offset .. offset+T-1 (offset > 0 when decoding with a cache)."""
+        _check_x(x, self.d_model)
+        positive_int("offset", offset, allow_zero=True)
         T = x.shape[-2]
         if offset + T > self.max_len:
             raise ValueError(f"positions up to {offset + T - 1} requested but the model was built "
@@ -63,16 +71,34 @@ class LearnedPositionalEmbedding(nn.Module):
         return x + self.embedding(positions)  # (B, T, d_model)
 
 
+def _check_x(x: Tensor, d_model: int) -> None:
+    tensor("x", x, f"(..., T, d_model={d_model})", min_dims=2)
+    if x.shape[-1] != d_model:
+        raise ValueError(f"x must have shape (..., T, d_model={d_model}), got {tuple(x.shape)}")
+
+
 def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
     """Rotary position embedding: rotate each feature pair (2i, 2i+1) of the token at position
     p by the angle p * base^(-2i/d). x: (..., T, d) with even d; positions: (T,) (default 0..T-1).
     Applied to queries and keys, it makes q_m . k_n depend on m - n only."""
+    tensor("x", x, "(..., T, d) with even d", min_dims=2)
+    floating("x", x)
     d = x.shape[-1]
-    if d % 2:
-        raise ValueError(f"RoPE rotates feature pairs: the last dimension must be even, got {d}")
+    if d % 2 or d == 0:
+        raise ValueError(f"RoPE rotates feature pairs: the last dimension of x must be even and > 0, "
+                         f"got shape {tuple(x.shape)}")
+    positive_float("base", base)
     T = x.shape[-2]
     if positions is None:
         positions = torch.arange(T, device=x.device)
+    tensor("positions", positions, f"(T,) = ({T},), one position per token of x", dims=(1,))
+    if positions.shape[0] != T:
+        raise ValueError(f"positions must have shape (T,) = ({T},), one position per token of x "
+                         f"{tuple(x.shape)}; got {tuple(positions.shape)}")
+    if positions.dtype == torch.bool or positions.dtype.is_complex:
+        raise TypeError(f"positions must be integers or real numbers, got dtype {positions.dtype}")
+    if positions.dtype.is_floating_point and not torch.isfinite(positions).all():
+        raise ValueError("positions must be finite, got NaN or inf")
     theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)  # (d/2,)
     angles = positions.to(torch.float64)[:, None] * theta  # (T, d/2)
     cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)

@@ -2,20 +2,21 @@
 
 The default corpus needs no download: the source code of a fixed list of pure-Python modules
 of the running interpreter's standard library (always on disk, offline, on Colab and Binder).
-Tiny Shakespeare is downloaded on request, its sha256 checked, and cached.
+Tiny Shakespeare is downloaded on request with pooch, its sha256 checked, and cached.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
+import logging
 import os
-import tempfile
-import urllib.request
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import pooch
 import torch
 from torch import Tensor
+
+from ._checks import positive_float, positive_int, tensor
 
 __all__ = [
     "STDLIB_MODULES", "load_python_corpus", "TINY_SHAKESPEARE_URL", "TINY_SHAKESPEARE_SHA256",
@@ -40,18 +41,23 @@ class ChecksumError(ValueError):
 
 def load_python_corpus(modules: Iterable[str] = STDLIB_MODULES) -> str:
     """Concatenated source of the given standard-library modules (pure Python only)."""
+    if isinstance(modules, str):
+        raise TypeError(f"modules must be a list of module names, not the single string {modules!r}")
     parts = []
     for name in modules:
-        spec = importlib.util.find_spec(name)
+        if not isinstance(name, str):
+            raise TypeError(f"modules must hold module names (str), got {type(name).__name__} {name!r}")
+        try:
+            spec = importlib.util.find_spec(name)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None:
+            raise ValueError(f"modules: no module named {name!r} in this interpreter")
         origin = getattr(spec, "origin", None)
         if origin is None or not origin.endswith(".py"):
             raise ValueError(f"module {name!r} has no pure-Python source file (origin: {origin})")
         parts.append(f"# ---- {name} ----\n" + Path(origin).read_text(encoding="utf-8"))
     return "\n".join(parts)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _default_cache_dir() -> Path:
@@ -67,32 +73,32 @@ def load_tiny_shakespeare(path: str | Path | None = None, cache_dir: str | Path 
     With `path`, read that local copy. Otherwise use `cache_dir/tinyshakespeare.txt`
     (default ~/.cache/attnbook), downloading it from `url` first if it is not cached.
     Every copy is checked against `sha256`; a mismatch raises ChecksumError and a bad
-    download is never cached.
+    download is never cached (pooch downloads to a temporary file, checks it, then moves it).
     """
+    if not isinstance(sha256, str) or len(sha256) != 64 or set(sha256.lower()) - set("0123456789abcdef"):
+        raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
+    positive_float("timeout", timeout)
     if path is not None:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no Tiny Shakespeare file at {path}")
-        if (got := _sha256(path)) != sha256:
+        if (got := pooch.file_hash(str(path))) != sha256:
             raise ChecksumError(f"{path} has sha256 {got}, expected {sha256}")
         return path.read_text(encoding="utf-8")
     cache = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
     target = cache / "tinyshakespeare.txt"
-    if target.is_file() and _sha256(target) == sha256:
-        return target.read_text(encoding="utf-8")
-    cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=cache, delete=False, suffix=".part") as tmp:
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:
-                tmp.write(response.read())
-        except Exception:
-            os.unlink(tmp.name)
-            raise
-    got = _sha256(Path(tmp.name))
-    if got != sha256:
-        os.unlink(tmp.name)
-        raise ChecksumError(f"download from {url} has sha256 {got}, expected {sha256}")
-    os.replace(tmp.name, target)
+    downloader = pooch.HTTPDownloader(timeout=timeout, progressbar=False)
+    quiet = pooch.get_logger()
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)  # no "Downloading ... to <local path>" line in the notebooks
+    try:
+        pooch.retrieve(url, known_hash=f"sha256:{sha256}", fname=target.name, path=cache,
+                       downloader=downloader)
+    except ValueError as err:  # pooch's hash mismatch; the bad file has been deleted
+        raise ChecksumError(f"download from {url} does not match the expected sha256: "
+                            f"expected {sha256} ({err})") from None
+    finally:
+        quiet.setLevel(level)
     return target.read_text(encoding="utf-8")
 
 
@@ -100,13 +106,17 @@ class CharTokenizer:
     """One token per character; the vocabulary is fixed when the tokenizer is made."""
 
     def __init__(self, chars: Sequence[str]) -> None:
-        if len(set(chars)) != len(chars) or any(len(c) != 1 for c in chars):
-            raise ValueError("chars must be distinct single characters")
+        if len(chars) == 0:
+            raise ValueError("chars must not be empty: a vocabulary needs at least one character")
+        if any(not isinstance(c, str) or len(c) != 1 for c in chars):
+            raise ValueError(f"chars must be single characters (str of length 1), got {list(chars)[:5]!r}")
+        if len(set(chars)) != len(chars):
+            raise ValueError("chars must be distinct: the same character appears twice")
         self.chars = list(chars)
         self.index = {c: i for i, c in enumerate(self.chars)}
 
     @classmethod
-    def from_text(cls, text: str) -> "CharTokenizer":
+    def from_text(cls, text: str) -> CharTokenizer:
         return cls(sorted(set(text)))
 
     @property
@@ -115,6 +125,8 @@ class CharTokenizer:
 
     def encode(self, text: str) -> Tensor:
         """str -> (len(text),) long tensor; characters outside the vocabulary are an error."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
             raise ValueError(f"{len(unknown)} characters are not in the vocabulary: "
@@ -122,7 +134,14 @@ class CharTokenizer:
         return torch.tensor([self.index[c] for c in text], dtype=torch.long)
 
     def decode(self, ids: Iterable[int] | Tensor) -> str:
-        ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
+        if isinstance(ids, Tensor):
+            if ids.dim() > 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+                raise TypeError(f"ids must be a 1-D tensor of integer token ids, got shape "
+                                f"{tuple(ids.shape)} and dtype {ids.dtype}")
+            ids = ids.tolist()
+        ids = list(ids)
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+            raise TypeError(f"ids must be integer token ids, got {ids[:5]!r}")
         bad = [i for i in ids if not 0 <= i < len(self.chars)]
         if bad:
             raise ValueError(f"token ids outside [0, {len(self.chars)}): {bad[:5]}")
@@ -131,15 +150,22 @@ class CharTokenizer:
 
 def split_train_val(data: Tensor, val_fraction: float = 0.1) -> tuple[Tensor, Tensor]:
     """First (1 - val_fraction) of the tokens for training, the rest for validation."""
+    tensor("data", data, "(N,) tensor of token ids", dims=(1,))
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
     n = int(len(data) * (1 - val_fraction))
+    if n == 0 or n == len(data):
+        raise ValueError(f"data of {len(data)} tokens is too short to split with "
+                         f"val_fraction={val_fraction}: one part would be empty")
     return data[:n], data[n:]
 
 
 def get_batch(data: Tensor, block_size: int, batch_size: int,
               generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     """Random windows: x (B, T) and y (B, T) = x shifted by one token."""
+    tensor("data", data, "(N,) tensor of token ids", dims=(1,))
+    positive_int("block_size", block_size)
+    positive_int("batch_size", batch_size)
     if len(data) <= block_size:
         raise ValueError(f"need more than block_size={block_size} tokens, got {len(data)}")
     starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)  # (B,)

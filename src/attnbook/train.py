@@ -87,7 +87,7 @@ def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 def train(model: nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig) -> TrainResult:
     """Train `model` (a `GPT`) on random windows of train_data; evaluate every eval_interval."""
-    block_size = model.config.block_size
+    block_size: int = model.config.block_size  # type: ignore[union-attr,assignment]  # a GPT
     batch_gen = torch.Generator().manual_seed(cfg.seed)
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
     opt = _optimizer(model, cfg)

@@ -1,0 +1,290 @@
+"""Bad input to every public function: one table per module. Each row is an invalid call a user
+can make, the exception it must raise (TypeError for a wrong type or dtype, ValueError for a
+wrong shape, size or value) and a pattern its message must match: the message names the
+argument and what was expected, instead of a NaN or a traceback from deep inside torch."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from attnbook import attention, blockwise, masks, multihead, plot, positional, text
+
+
+def row(call: Callable[[], object], error: type[Exception], match: str, id: str):  # noqa: A002
+    return pytest.param(call, error, match, id=id)
+
+
+def check(call: Callable[[], object], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()
+    plt.close("all")
+
+
+def t(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.zeros(*shape, dtype=dtype)
+
+
+sdpa = attention.scaled_dot_product_attention
+ATTENTION = [
+    row(lambda: sdpa([[1.0]], t(2, 4), t(2, 4)), TypeError, "q must be a torch.Tensor", "q-not-tensor"),
+    row(lambda: sdpa(t(4), t(2, 4), t(2, 4)), ValueError, r"q must have at least 2 dimensions.*\(4,\)", "q-rank-1"),
+    row(lambda: sdpa(t(3, 4), t(5, 3), t(5, 3)), ValueError, "same width d_k: q has 4", "d_k-mismatch"),
+    row(lambda: sdpa(t(3, 4), t(5, 4), t(6, 4)), ValueError, "same number of tokens: k has 5", "T_k-mismatch"),
+    row(lambda: sdpa(t(2, 3, 4), t(3, 5, 4), t(3, 5, 4)), ValueError, "do not broadcast", "batch-mismatch"),
+    row(lambda: sdpa(t(3, 4, dtype=torch.long), t(5, 4), t(5, 4)), TypeError, "q must be a floating-point",
+        "q-integer"),
+    row(lambda: sdpa(t(3, 4), t(5, 4, dtype=torch.float64), t(5, 4)), TypeError, "same dtype", "mixed-dtypes"),
+    row(lambda: sdpa(t(3, 0), t(5, 0), t(5, 4)), ValueError, r"at least one feature \(d_k >= 1\)", "d_k-zero"),
+    row(lambda: sdpa(t(3, 4), t(0, 4), t(0, 4)), ValueError, r"at least one token \(T_k >= 1\)", "no-keys"),
+    row(lambda: sdpa(t(3, 4), t(5, 4), t(5, 4), t(3, 5)), TypeError, "mask must be boolean.*float32",
+        "mask-float"),
+    row(lambda: sdpa(t(3, 4), t(5, 4), t(5, 4), [[True]]), TypeError, "mask must be a boolean torch.Tensor",
+        "mask-list"),
+    row(lambda: sdpa(t(3, 4), t(5, 4), t(5, 4), t(4, 5, dtype=torch.bool)), ValueError,
+        r"mask of shape \(4, 5\) does not broadcast.*T_q=3, T_k=5", "mask-shape"),
+    row(lambda: attention.SelfAttention(0, 4), ValueError, "d_in and d_out must be positive", "d_in-zero"),
+    row(lambda: attention.SelfAttention(4, -1), ValueError, "d_in and d_out must be positive", "d_out-negative"),
+    row(lambda: attention.SelfAttention(2.5, 4), TypeError, "d_in must be an int", "d_in-float"),
+    row(lambda: attention.SelfAttention(3, 4)(t(3)), ValueError, r"x must be a tensor of shape \(\.\.\., T, d_in=3\)",
+        "x-rank-1"),
+    row(lambda: attention.SelfAttention(3, 4)(t(2, 5)), ValueError, "expects d_in=3", "x-width"),
+    row(lambda: attention.SelfAttention(3, 4)([[0.0] * 3]), TypeError, "x must be a torch.Tensor", "x-list"),
+]
+
+MASKS = [
+    row(lambda: masks.causal_mask(0), ValueError, "T must be a positive int, got 0", "causal-zero"),
+    row(lambda: masks.causal_mask(-3), ValueError, "T must be a positive int, got -3", "causal-negative"),
+    row(lambda: masks.causal_mask(4.0), TypeError, "T must be an int, got float", "causal-float"),
+    row(lambda: masks.causal_mask(True), TypeError, "T must be an int, got bool", "causal-bool"),
+    row(lambda: masks.padding_mask(t(3, dtype=torch.long), 0), ValueError, r"tokens must have shape \(B, T\)",
+        "padding-rank-1"),
+    row(lambda: masks.padding_mask([[1, 0]], 0), TypeError, "tokens must be a torch.Tensor", "padding-list"),
+    row(lambda: masks.padding_mask(t(2, 3), 0), TypeError, "tokens must hold integer ids", "padding-float-ids"),
+    row(lambda: masks.padding_mask(t(2, 3, dtype=torch.long), 0.5), TypeError, "pad_id must be an int",
+        "padding-pad_id"),
+    row(lambda: masks.padding_mask_from_lengths([[1, 2]]), ValueError, "lengths must be a 1-D sequence of ints",
+        "lengths-2d"),
+    row(lambda: masks.padding_mask_from_lengths([1.5]), ValueError, "lengths must be a 1-D sequence of ints",
+        "lengths-float"),
+    row(lambda: masks.padding_mask_from_lengths("ab"), TypeError, "lengths must be a 1-D sequence of ints",
+        "lengths-string"),
+    row(lambda: masks.padding_mask_from_lengths([2, -1]), ValueError, "lengths must be non-negative",
+        "lengths-negative"),
+    row(lambda: masks.padding_mask_from_lengths([5], max_len=3), ValueError, "length of 5 does not fit in max_len=3",
+        "lengths-too-long"),
+    row(lambda: masks.padding_mask_from_lengths([0], max_len=-1), ValueError, "max_len must be >= 0",
+        "max_len-negative"),
+    row(lambda: masks.combine_masks(t(3, 3, dtype=torch.bool), t(3, 3)), TypeError, r"masks\[1\] must be boolean",
+        "combine-float"),
+    row(lambda: masks.combine_masks([[True]]), TypeError, r"masks\[0\] must be a boolean torch.Tensor",
+        "combine-list"),
+    row(lambda: masks.combine_masks(t(3, 3, dtype=torch.bool), t(2, 4, dtype=torch.bool)), ValueError,
+        r"shapes \[\(3, 3\), \(2, 4\)\] do not broadcast", "combine-shapes"),
+    row(lambda: masks.to_additive(t(3, 3)), TypeError, "mask must be boolean", "to_additive-float"),
+    row(lambda: masks.to_additive(t(3, 3, dtype=torch.bool), torch.long), TypeError,
+        "dtype must be a floating-point", "to_additive-int-dtype"),
+    row(lambda: masks.from_additive(torch.tensor([0.0, -1.0])), ValueError, "found -1.0, a soft bias",
+        "from_additive-soft-bias"),
+    row(lambda: masks.from_additive(torch.tensor([0.0, 2.0])), ValueError, "found 2.0, a soft bias",
+        "from_additive-positive"),
+    row(lambda: masks.from_additive(torch.tensor([0.0, float("inf")])), ValueError, "found inf",
+        "from_additive-plus-inf"),
+    row(lambda: masks.from_additive(torch.tensor([0.0, float("nan")])), ValueError, "must not hold NaN",
+        "from_additive-nan"),
+    row(lambda: masks.from_additive(torch.tensor([0, -1])), TypeError, "additive must be a floating-point",
+        "from_additive-int"),
+    row(lambda: masks.from_additive(t(2), threshold=0.0), ValueError, "threshold must be a negative number",
+        "from_additive-threshold"),
+    row(lambda: masks.to_torch_mha_mask(t(3, 3)), TypeError, "mask must be boolean", "to_torch-float"),
+]
+
+MHA = multihead.MultiHeadAttention
+MULTIHEAD = [
+    row(lambda: multihead.split_heads(torch.randn(5, 8), 2), ValueError,
+        r"x must have shape \(B, T, d_model\), got \(5, 8\)", "split-rank-2"),
+    row(lambda: multihead.split_heads([[0.0]], 1), TypeError, "x must be a torch.Tensor", "split-list"),
+    row(lambda: multihead.split_heads(t(2, 3, 8), 0), ValueError, "n_heads must be a positive int", "split-zero"),
+    row(lambda: multihead.split_heads(t(2, 3, 8), 2.0), TypeError, "n_heads must be an int", "split-float"),
+    row(lambda: multihead.split_heads(t(2, 3, 10), 4), ValueError, "d_model=10 is not divisible by n_heads=4",
+        "split-indivisible"),
+    row(lambda: multihead.merge_heads(t(2, 3, 4)), ValueError, r"x must have shape \(B, H, T, d_k\)",
+        "merge-rank-3"),
+    row(lambda: MHA(10, 4), ValueError, "d_model=10 is not divisible by n_heads=4", "init-indivisible"),
+    row(lambda: MHA(0, 1), ValueError, "must be positive", "init-zero"),
+    row(lambda: MHA(8, -2), ValueError, "must be positive", "init-negative"),
+    row(lambda: MHA(8, 2.0), TypeError, "n_heads must be an int", "init-float"),
+    row(lambda: MHA(8, 2)(t(8)), ValueError, r"query must be \(B, T, d_model=8\) or \(T, d_model\), got \(8,\)",
+        "query-rank-1"),
+    row(lambda: MHA(8, 2)([[0.0] * 8]), TypeError, "query must be a torch.Tensor", "query-list"),
+    row(lambda: MHA(8, 2)(t(2, 3, 8), t(2, 3, 6)), ValueError, r"key must be \(B, T, d_model=8\)", "key-width"),
+    row(lambda: MHA(8, 2)(t(2, 0, 8)), ValueError, "query must hold at least one token", "no-tokens"),
+    row(lambda: MHA(8, 2)(t(2, 3, 8), t(2, 4, 8), t(2, 5, 8)), ValueError, "must have the same B and T",
+        "key-value-T"),
+    row(lambda: MHA(8, 2)(t(2, 3, 8), t(3, 4, 8)), ValueError, "different batch sizes", "batch-mismatch"),
+    row(lambda: MHA(8, 2)(t(2, 3, 8), t(4, 8)), ValueError, "must all be batched", "batched-and-unbatched"),
+    row(lambda: MHA(8, 2)(t(2, 4, 8), mask=t(4, 4)), TypeError, "mask must be boolean", "mask-float"),
+    row(lambda: MHA(8, 2)(t(2, 4, 8), mask=t(3, 3, dtype=torch.bool)), ValueError,
+        r"mask of shape \(3, 3\) does not broadcast to \(B, H, T_q, T_k\) = \(2, 2, 4, 4\)", "mask-shape"),
+    row(lambda: MHA(8, 2)(t(2, 4, 8), mask=t(4, dtype=torch.bool)), ValueError, r"mask of shape \(4,\)",
+        "mask-rank-1"),
+    row(lambda: MHA(8, 2)(t(2, 4, 8), mask=t(3, 4, 4, dtype=torch.bool)), ValueError, r"mask of shape \(3, 4, 4\)",
+        "mask-batch"),
+    row(lambda: MHA(8, 2)(t(2, 4, 8), kv_cache=[]), TypeError, "kv_cache must be a KVCache", "kv_cache-type"),
+    row(lambda: multihead.KVCache().append(t(2, 3, 4), t(2, 3, 4)), ValueError,
+        r"k must have shape \(B, H, T_new, d_k\)", "cache-rank"),
+    row(lambda: multihead.KVCache().append(t(1, 2, 3, 4), t(1, 2, 5, 4)), ValueError,
+        "k and v must have the same shape", "cache-k-v"),
+    row(lambda: multihead.KVCache(t(1, 2, 3, 4), t(1, 2, 3, 4)).append(t(1, 3, 1, 4), t(1, 3, 1, 4)), ValueError,
+        "does not fit the cached keys", "cache-heads"),
+    row(lambda: MHA.from_torch(nn.Linear(4, 4)), TypeError, "mha must be a torch.nn.MultiheadAttention",
+        "from_torch-type"),
+    row(lambda: MHA.from_torch(nn.MultiheadAttention(8, 2, kdim=4)), ValueError, "kdim == vdim == embed_dim",
+        "from_torch-kdim"),
+]
+
+rope = positional.apply_rope
+POSITIONAL = [
+    row(lambda: positional.sinusoidal_encoding(0, 8), ValueError, "seq_len must be a positive int", "table-seq_len"),
+    row(lambda: positional.sinusoidal_encoding(8, 0), ValueError, "d_model must be a positive int", "table-d_model"),
+    row(lambda: positional.sinusoidal_encoding(8.0, 8), TypeError, "seq_len must be an int", "table-float"),
+    row(lambda: positional.sinusoidal_encoding(8, 8, base=0), ValueError, "base must be a finite number > 0",
+        "table-base-zero"),
+    row(lambda: positional.sinusoidal_encoding(8, 8, base=float("nan")), ValueError,
+        "base must be a finite number > 0", "table-base-nan"),
+    row(lambda: positional.SinusoidalPositionalEncoding(0, 8), ValueError, "max_len must be a positive int",
+        "sin-max_len"),
+    row(lambda: positional.SinusoidalPositionalEncoding(4, 8)(t(1, 3, 6)), ValueError,
+        r"x must have shape \(\.\.\., T, d_model=8\), got \(1, 3, 6\)", "sin-width"),
+    row(lambda: positional.SinusoidalPositionalEncoding(4, 8)(t(8)), ValueError, r"x must have shape", "sin-rank-1"),
+    row(lambda: positional.SinusoidalPositionalEncoding(4, 8)(t(1, 5, 8)), ValueError, "longer than max_len=4",
+        "sin-too-long"),
+    row(lambda: positional.LearnedPositionalEmbedding(4, 0), ValueError, "d_model must be a positive int",
+        "learned-d_model"),
+    row(lambda: positional.LearnedPositionalEmbedding(4, 8)(t(1, 2, 8), offset=-1), ValueError,
+        "offset must be >= 0", "learned-offset-negative"),
+    row(lambda: positional.LearnedPositionalEmbedding(4, 8)(t(1, 3, 8), offset=2), ValueError,
+        "positions up to 4 requested.*max_len=4", "learned-too-long"),
+    row(lambda: positional.LearnedPositionalEmbedding(4, 8)(t(1, 3, 6)), ValueError, r"d_model=8\), got \(1, 3, 6\)",
+        "learned-width"),
+    row(lambda: rope(t(10, 8), torch.tensor([3])), ValueError,
+        r"positions must have shape \(T,\) = \(10,\).*got \(1,\)", "rope-one-position-for-ten-tokens"),
+    row(lambda: rope(t(10, 8), torch.arange(10)[None]), ValueError, r"positions must have shape \(T,\)",
+        "rope-positions-2d"),
+    row(lambda: rope(t(10, 8), list(range(10))), TypeError, "positions must be a torch.Tensor", "rope-positions-list"),
+    row(lambda: rope(t(2, 8), torch.tensor([0.0, float("nan")])), ValueError, "positions must be finite",
+        "rope-positions-nan"),
+    row(lambda: rope(t(2, 8), torch.tensor([True, False])), TypeError, "positions must be integers or real",
+        "rope-positions-bool"),
+    row(lambda: rope(t(3, 5)), ValueError, "last dimension of x must be even", "rope-odd-width"),
+    row(lambda: rope(t(8)), ValueError, r"x must have shape \(\.\.\., T, d\)", "rope-rank-1"),
+    row(lambda: rope(t(3, 8, dtype=torch.long)), TypeError, "x must be a floating-point", "rope-integer-x"),
+    row(lambda: rope(t(3, 8), base=-2.0), ValueError, "base must be a finite number > 0", "rope-base"),
+]
+
+Z = np.zeros
+BLOCKWISE = [
+    row(lambda: blockwise.blockwise_attention(Z(4), Z((3, 4)), Z((3, 2))), ValueError, "must be 2-D", "rank-1"),
+    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 5)), Z((3, 2))), ValueError, "shapes do not fit",
+        "d_k-mismatch"),
+    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 4)), Z((2, 2))), ValueError, "shapes do not fit",
+        "T_k-mismatch"),
+    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((0, 4)), Z((0, 2))), ValueError,
+        "K needs at least one key", "no-keys"),
+    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 4)), Z((3, 2)), block_size=0), ValueError,
+        "block_size must be a positive int", "block_size-zero"),
+    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 4)), Z((3, 2)), block_size=True), ValueError,
+        "block_size must be a positive int", "block_size-bool"),
+]
+
+tok = text.CharTokenizer("abc")
+TEXT = [
+    row(lambda: text.load_python_corpus("argparse"), TypeError, "modules must be a list of module names",
+        "corpus-string"),
+    row(lambda: text.load_python_corpus([3]), TypeError, "modules must hold module names", "corpus-int"),
+    row(lambda: text.load_python_corpus(["no_such_module_attnbook"]), ValueError, "no module named",
+        "corpus-unknown"),
+    row(lambda: text.load_python_corpus(["math"]), ValueError, "no pure-Python source", "corpus-compiled"),
+    row(lambda: text.load_tiny_shakespeare(sha256="abc"), ValueError, "sha256 must be 64 hexadecimal digits",
+        "shakespeare-sha256"),
+    row(lambda: text.load_tiny_shakespeare(timeout=0), ValueError, "timeout must be a finite number > 0",
+        "shakespeare-timeout"),
+    row(lambda: text.load_tiny_shakespeare(path="/nonexistent/attnbook.txt"), FileNotFoundError,
+        "no Tiny Shakespeare file", "shakespeare-path"),
+    row(lambda: text.CharTokenizer([]), ValueError, "chars must not be empty", "tokenizer-empty"),
+    row(lambda: text.CharTokenizer.from_text(""), ValueError, "chars must not be empty", "tokenizer-from-empty-text"),
+    row(lambda: text.CharTokenizer(["ab", "c"]), ValueError, "chars must be single characters", "tokenizer-long"),
+    row(lambda: text.CharTokenizer("aba"), ValueError, "chars must be distinct", "tokenizer-duplicate"),
+    row(lambda: tok.encode(5), TypeError, "text must be a str", "encode-int"),
+    row(lambda: tok.encode("abz"), ValueError, "not in the vocabulary: 'z'", "encode-unknown"),
+    row(lambda: tok.decode([0, 3]), ValueError, r"token ids outside \[0, 3\): \[3\]", "decode-too-large"),
+    row(lambda: tok.decode([-1]), ValueError, r"token ids outside \[0, 3\): \[-1\]", "decode-negative"),
+    row(lambda: tok.decode([1.0]), TypeError, "ids must be integer token ids", "decode-float"),
+    row(lambda: tok.decode(torch.tensor([0.5])), TypeError, "ids must be a 1-D tensor of integer", "decode-tensor"),
+    row(lambda: tok.decode(t(2, 2, dtype=torch.long)), TypeError, r"shape \(2, 2\)", "decode-2d"),
+    row(lambda: text.split_train_val(torch.arange(10), 0), ValueError, r"val_fraction must be in \(0, 1\)",
+        "split-zero"),
+    row(lambda: text.split_train_val(torch.arange(10), float("nan")), ValueError, r"val_fraction must be in",
+        "split-nan"),
+    row(lambda: text.split_train_val(torch.arange(10), 1.5), ValueError, r"val_fraction must be in", "split-big"),
+    row(lambda: text.split_train_val(t(2, 5), 0.1), ValueError, r"data must have shape \(N,\)", "split-2d"),
+    row(lambda: text.split_train_val(torch.arange(1), 0.1), ValueError, "too short to split", "split-short"),
+    row(lambda: text.get_batch(torch.arange(20), 0, 2), ValueError, "block_size must be a positive int",
+        "batch-block_size"),
+    row(lambda: text.get_batch(torch.arange(20), 4, -1), ValueError, "batch_size must be a positive int",
+        "batch-batch_size"),
+    row(lambda: text.get_batch(torch.arange(20), 4.0, 2), TypeError, "block_size must be an int", "batch-float"),
+    row(lambda: text.get_batch(torch.arange(4), 4, 2), ValueError, "need more than block_size=4", "batch-short"),
+    row(lambda: text.get_batch(t(4, 5), 2, 2), ValueError, r"data must have shape \(N,\)", "batch-2d"),
+]
+
+PLOT = [
+    row(lambda: plot.attention_heatmap(t(2, 3, 3), ["a", "b", "c"]), ValueError, r"\(T_q, T_k\) matrix",
+        "heatmap-rank-3"),
+    row(lambda: plot.attention_heatmap(t(3, 3), ["a", "b"]), ValueError, "2 query tokens and 2 key tokens",
+        "heatmap-labels"),
+    row(lambda: plot.attention_heatmaps([], ["a"]), ValueError, "weights_list is empty", "heatmaps-empty"),
+    row(lambda: plot.attention_heatmaps([t(2, 2)], ["a", "b"], titles=["x", "y"]), ValueError,
+        "2 titles for 1 matrices", "heatmaps-titles"),
+    row(lambda: plot.attention_heatmaps([t(2, 2)], ["a", "b"], ncols=0), ValueError,
+        "ncols must be a positive int", "heatmaps-ncols"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), ATTENTION)
+def test_attention(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), MASKS)
+def test_masks(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), MULTIHEAD)
+def test_multihead(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), POSITIONAL)
+def test_positional(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), BLOCKWISE)
+def test_blockwise(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), TEXT)
+def test_text(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), PLOT)
+def test_plot(call, error, match) -> None:
+    check(call, error, match)
