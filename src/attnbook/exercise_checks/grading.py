@@ -22,10 +22,11 @@ import copy
 import inspect
 import random
 import sys
+from collections.abc import Callable, Iterable
 from functools import wraps
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 import torch
@@ -149,7 +150,7 @@ def _rng_states() -> dict[str, Any]:
     return {
         "Python's random module (random.seed or a draw from random.*)": random.getstate(),
         "NumPy's global generator (np.random.seed or a draw from np.random.*)":
-            (kind, keys.tobytes(), pos, has_gauss, cached),
+            (kind, np.asarray(keys).tobytes(), pos, has_gauss, cached),
         "PyTorch's global generator (torch.manual_seed or a draw without generator=)":
             torch.get_rng_state().numpy().tobytes(),
     }
