@@ -1,23 +1,31 @@
 #!/usr/bin/env python3
-"""Chapter 7's experiment over many seeds: test accuracy (mean ± std) and training time of
-the three car classifiers (bag of words, attention, attention without positions).
+"""Chapter 7's experiment, larger: more seeds, every family held out in turn, longer training.
 
-    python benchmarks/cars_seeds.py [--seeds 0-9] [--threads 1] [--kinds attention,...]
+    python benchmarks/cars_seeds.py [--seeds 0-9] [--workers 2] [--iters 400] [--families]
+                                    [--kinds "bag of words;attention + RoPE"] [--pairs 264]
 
-Same data (`generate_pairs()`, seed 0), same recipe (`TrainConfig()`) as the chapter; seed s
-changes the pair-aware split, the initial weights and the batch order. Wall-clock and CPU
-time are both reported: on a shared machine the wall clock is inflated by other processes,
-the CPU time much less. Not a test: run it and put the numbers in the issue note.
+Prints test accuracy (mean ± std over the seeds) for every model x split, the share of test
+descriptions also seen in training, and wall time. `--families` adds one "held-out family"
+split per phrasing family (all its phrasings and mirrors only in the test set).
+Same data generator and recipe as the chapter (`CHAPTER_CONFIG`), except `--iters` and
+`--pairs`. Not a test: run it and put the table in the issue note. Timings on a shared
+machine are upper bounds.
 """
 from __future__ import annotations
 
 import argparse
-import statistics
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 
 import torch
 
-from attnbook.cars import MODEL_KINDS, generate_pairs, run_seed
+from attnbook.cars import (
+    CHAPTER_CONFIG, FAMILIES, MODEL_KINDS, SPLITS, generate_pairs, make_split, overlap_share,
+    run_grid, run_seed, summarise,
+)
+from attnbook.train import TrainConfig
 
 
 def seed_range(text: str) -> list[int]:
@@ -27,31 +35,60 @@ def seed_range(text: str) -> list[int]:
     return [int(s) for s in text.split(",")]
 
 
+def family_run(args: tuple) -> tuple[str, str, int, float, float]:
+    """Hold out one family: (kind, family, seed, test accuracy, overlap)."""
+    kind, family, seed, sentences, config = args
+    torch.set_num_threads(1)
+    run = run_seed(kind, sentences, "held-out phrasings", seed, config, held_out=[family])
+    return kind, family, seed, run.test_accuracy, run.overlap
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=seed_range, default=seed_range("0-4"))
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--kinds", default=",".join(MODEL_KINDS))
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("0-9"))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--iters", type=int, default=CHAPTER_CONFIG.max_iters)
+    parser.add_argument("--pairs", type=int, default=264)
+    parser.add_argument("--kinds", default=";".join(MODEL_KINDS))
+    parser.add_argument("--families", action="store_true")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
-    sentences = generate_pairs()
-    print(f"{len(sentences)} sentences, seeds {args.seeds}, {args.threads} thread(s)")
-    for kind in args.kinds.split(","):
-        accs, walls, cpus = [], [], []
-        for seed in args.seeds:
-            start = time.perf_counter()
-            r = run_seed(kind, sentences, seed).result
-            accs.append(r.test_accuracy)
-            walls.append(r.seconds)
-            cpus.append(r.cpu_seconds)
-            print(f"  {kind:24s} seed {seed:2d}: test {r.test_accuracy:.4f}  train {r.train_accuracy:.4f}  "
-                  f"wall {r.seconds:5.1f} s  cpu {r.cpu_seconds:5.1f} s  "
-                  f"(with data prep {time.perf_counter() - start:5.1f} s)", flush=True)
-        std = statistics.stdev(accs) if len(accs) > 1 else 0.0
-        print(f"{kind:24s} test accuracy {statistics.mean(accs):.4f} ± {std:.4f} (min {min(accs):.4f}); "
-              f"per seed: wall {statistics.mean(walls):.1f} s (max {max(walls):.1f}), "
-              f"cpu {statistics.mean(cpus):.1f} s (max {max(cpus):.1f})", flush=True)
+    kinds = args.kinds.split(";")
+    config = replace(CHAPTER_CONFIG, max_iters=args.iters, eval_interval=args.iters,
+                     warmup_iters=max(1, args.iters // 10))
+    assert isinstance(config, TrainConfig)
+    sentences = generate_pairs(args.pairs)
+    print(f"{len(sentences)} sentences, seeds {args.seeds}, {args.iters} steps, {args.workers} workers", flush=True)
+    start = time.perf_counter()
+    grid = run_grid(kinds, SPLITS, args.seeds, sentences, config, workers=args.workers)
+    runs = {(r.kind, r.split, r.seed): r for r in grid}
+    print(f"\n| model | " + " | ".join(SPLITS) + " |")
+    print("|---|" + "---|" * len(SPLITS))
+    for kind in kinds:
+        cells = []
+        for split in SPLITS:
+            mean, std = summarise(runs[kind, split, s].test_accuracy for s in args.seeds)
+            cells.append(f"{mean:.3f} ± {std:.3f}")
+        print(f"| {kind} | " + " | ".join(cells) + " |")
+    for split in SPLITS:
+        shares = [make_split(split, sentences, s) for s in args.seeds]
+        mean, std = summarise(overlap_share(sentences, tr, te) for tr, te in shares)
+        print(f"overlap of test descriptions with training, {split}: {mean:.1%} ± {std:.1%}")
+    print(f"grid: {time.perf_counter() - start:.0f} s wall", flush=True)
+    if args.families:
+        jobs = [(k, f, s, sentences, config) for f in FAMILIES for s in args.seeds for k in kinds]
+        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(family_run, jobs))
+        print("\nheld-out family (test = every phrasing of the family):")
+        print("| model | " + " | ".join(FAMILIES) + " |")
+        print("|---|" + "---|" * len(FAMILIES))
+        for kind in kinds:
+            cells = []
+            for family in FAMILIES:
+                accs = [acc for k, f, _, acc, _ in results if k == kind and f == family]
+                mean, std = summarise(accs)
+                cells.append(f"{mean:.2f} ± {std:.2f}")
+            print(f"| {kind} | " + " | ".join(cells) + " |")
+        print(f"total: {time.perf_counter() - start:.0f} s wall")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Tests of attnbook.cars (chapter 7): data, tokens, split, models, a tiny training run."""
+"""Tests of attnbook.cars (chapter 7): phrasings, pairs, splits, models, a tiny training run."""
 import json
 from collections import Counter, defaultdict
 
@@ -6,11 +6,12 @@ import pytest
 import torch
 
 from attnbook.cars import (
-    PHRASINGS, AttentionClassifier, BagOfWordsMLP, TrainConfig, Vocabulary,
-    bag_of_words, bag_of_words_counts, build_model, encode_batch, generate_pairs, load_sentences,
-    make_loaders, masked_mean, mirror_phrasing, render, run_seed, save_sentences, split_pairs,
-    tokenize,
+    FAMILIES, MODEL_KINDS, PHRASINGS, SPLITS, AttentionClassifier, Sentence, Vocabulary,
+    attention_maps, bag_of_words, build_model, encode_batch, generate_pairs, load_sentences,
+    make_split, masked_mean, mirror_phrasing, overlap_share, predict, predict_logits, render,
+    run_seed, save_sentences, split_pairs, tokenize,
 )
+from attnbook.train import TrainConfig
 
 
 @pytest.fixture(scope="module")
@@ -25,284 +26,264 @@ def by_pair(sentences):
     return pairs
 
 
-# ----------------------------------------------------------------------------- data
-def test_default_size_is_the_sources_264_pairs(sentences):
-    assert len(sentences) == 528
-    assert len(by_pair(sentences)) == 264
+# A human read each of these: the car on the left is white in every one (label 1). They pin
+# down what every phrasing, and its mirror image, means.
+GOLDEN = {
+    'sides_and': 'The white car is on the left and the black car is on the right.',
+    'sides_fronted': 'On the left is a white car and on the right is a black car.',
+    'sides_there_is': 'There is a white car on the left side and a black car on the right side.',
+    'sides_end': 'The white car is at the left end while the black car is at the right end.',
+    'to_the_left_of': 'The white car is to the left of the black car.',
+    'left_of': 'The white car is left of the black car.',
+    'further_left': 'The white car is further left than the black car.',
+    'on_the_left_of': 'A white car is on the left of a black car.',
+    'inv_to_the_left_of': 'To the left of the black car is the white car.',
+    'inv_left_of': 'Left of the black car is a white car.',
+    'inv_you_see': 'On the left of the black car you can see the white car.',
+    'listed': 'Listed left to right is a white car then a black car.',
+    'we_see': 'From left to right we see a white car and a black car.',
+    'going': 'Going from left to right there is a white car and then a black car.',
+    'plural': 'Left to right the cars are white and black.',
+    'followed_by': 'From left to right a white car is followed by a black car.',
+    'reading': 'Reading from left to right the white car is followed by the black car.',
+    'comes_first': 'Left to right the white car comes first and the black car comes second.',
+    'the_one_on': 'The car on the left is white and the car on the right is black.',
+    'leftmost': 'The leftmost car is white and the rightmost car is black.',
+    'of_the_two': 'The leftmost of the two cars is white and the other one is black.',
+    'painted': 'The left car is painted white while the right car is painted black.',
+}
+GOLDEN_MIRRORS = {
+    'sides_and': 'The black car is on the right and the white car is on the left.',
+    'sides_fronted': 'On the right is a black car and on the left is a white car.',
+    'sides_there_is': 'There is a black car on the right side and a white car on the left side.',
+    'sides_end': 'The black car is at the right end while the white car is at the left end.',
+    'to_the_left_of': 'The black car is to the right of the white car.',
+    'left_of': 'The black car is right of the white car.',
+    'further_left': 'The black car is further right than the white car.',
+    'on_the_left_of': 'A black car is on the right of a white car.',
+    'inv_to_the_left_of': 'To the right of the white car is the black car.',
+    'inv_left_of': 'Right of the white car is a black car.',
+    'inv_you_see': 'On the right of the white car you can see the black car.',
+    'listed': 'Listed right to left is a black car then a white car.',
+    'we_see': 'From right to left we see a black car and a white car.',
+    'going': 'Going from right to left there is a black car and then a white car.',
+    'plural': 'Right to left the cars are black and white.',
+    'followed_by': 'From right to left a black car is followed by a white car.',
+    'reading': 'Reading from right to left the black car is followed by the white car.',
+    'comes_first': 'Right to left the black car comes first and the white car comes second.',
+    'the_one_on': 'The car on the right is black and the car on the left is white.',
+    'leftmost': 'The rightmost car is black and the leftmost car is white.',
+    'of_the_two': 'The rightmost of the two cars is black and the other one is white.',
+    'painted': 'The right car is painted black while the left car is painted white.',
+}
+
+
+def test_every_phrasing_and_its_mirror_say_what_a_human_checked():
+    assert set(GOLDEN) == set(PHRASINGS) == set(GOLDEN_MIRRORS)
+    for name, text in GOLDEN.items():
+        assert render(PHRASINGS[name], "white", "black")[0] == text, name
+        assert render(mirror_phrasing(PHRASINGS[name]), "white", "black")[0] == GOLDEN_MIRRORS[name], name
+    assert len(FAMILIES) == 6 and all(len(f) >= 3 for f in FAMILIES.values())
+
+
+def test_distractors_go_before_inside_or_after_and_the_description_is_kept():
+    p = PHRASINGS["to_the_left_of"]
+    kw = dict(noun="old sedan", verb="sits", distractor="under a {D1} sky", distractor_colours=("black", "red"))
+    assert render(p, "white", "black", where="before", **kw) == (
+        "Under a black sky, the white old sedan sits to the left of the black old sedan.",
+        "the white old sedan sits to the left of the black old sedan", 4)
+    assert render(p, "white", "black", where="inside", **kw)[0] == (
+        "The white old sedan under a black sky sits to the left of the black old sedan.")
+    assert render(p, "white", "black", where="after", **kw)[0] == (
+        "The white old sedan sits to the left of the black old sedan, under a black sky.")
+    with pytest.raises(ValueError, match="one white and one black car"):
+        render(p, "white", "white")
+    with pytest.raises(ValueError, match="where must be one of"):
+        render(p, "white", "black", where="above", **kw)
+
+
+def test_every_pair_is_bag_of_words_identical_with_labels_from_the_scene(sentences):
+    assert len(sentences) == 528 and len(by_pair(sentences)) == 264
     assert len({s.text for s in sentences}) == 528, "a sentence occurs twice"
-
-
-def test_every_pair_is_bag_of_words_identical_with_labels_1_0(sentences):
     for pair, (pos, neg) in by_pair(sentences).items():
         assert (pos.label, neg.label) == (1, 0), f"pair {pair}"
-        assert bag_of_words(pos.text) == bag_of_words(neg.text), f"pair {pair}: {pos.text} / {neg.text}"
-        assert pos.text != neg.text
-
-
-def test_labels_come_from_the_scene(sentences):
+        assert bag_of_words(pos.text) == bag_of_words(neg.text), f"pair {pair}"
+        assert pos.text != neg.text and pos.where == neg.where and pos.family == neg.family
     for s in sentences:
-        assert s.left in ("white", "black")
-        assert s.label == int(s.left == "white")
-        # every sentence names both cars' colours
-        assert {"white", "black"} <= set(tokenize(s.text))
+        assert s.label == int(s.left == "white") and {"white", "black"} <= set(tokenize(s.text))
 
 
-# A human read each of these and checked the label: the car on the left is white in all of
-# them (label 1). They pin down what every phrasing and its mirror image mean.
-GOLDEN_WHITE_ON_THE_LEFT = {
-    "on_the_sides": "The white car is on the left and the black car is on the right.",
-    "to_the_side_of": "The white car is to the left of the black car.",
-    "side_first": "To the left of the black car is the white car.",
-    "listed": "Listed left to right is a white car then black car.",
-    "followed_by": "From left to right a white car is followed by a black car.",
-    "frame_and_border": "Within a red frame and blue border the white car remains on the left "
-                        "while the black car remains on the right.",
-    "car_on_the_side": "The car on the left is white and the car on the right is black.",
-    "leftmost": "The leftmost of the two cars is white and the other one is black.",
-}
-GOLDEN_MIRRORS_WHITE_ON_THE_LEFT = {
-    "to_the_side_of": "The black car is to the right of the white car.",
-    "side_first": "To the right of the white car is the black car.",
-    "listed": "Listed right to left is a black car then white car.",
-    "followed_by": "From right to left a black car is followed by a white car.",
-    "leftmost": "The rightmost of the two cars is black and the other one is white.",
-    "on_the_sides": "The black car is on the right and the white car is on the left.",
-    "car_on_the_side": "The car on the right is black and the car on the left is white.",
-    "frame_and_border": "Within a red frame and blue border the black car remains on the right "
-                        "while the white car remains on the left.",
-}
-# and the context phrases go after the description
-GOLDEN_WITH_CONTEXT = ("The white car sits to the left of the black car under a black sky.",
-                       "to_the_side_of", dict(verb="sits", distractors=("black", "red"),
-                                              context="under a {D1} sky"))
-
-
-def test_every_phrasing_says_what_a_human_checked():
-    assert set(GOLDEN_WHITE_ON_THE_LEFT) == set(PHRASINGS)
-    for name, text in GOLDEN_WHITE_ON_THE_LEFT.items():
-        assert render(PHRASINGS[name], "white", "black") == text, name
-    for name, text in GOLDEN_MIRRORS_WHITE_ON_THE_LEFT.items():
-        assert render(mirror_phrasing(PHRASINGS[name]), "white", "black") == text, name
-    text, name, options = GOLDEN_WITH_CONTEXT
-    assert render(PHRASINGS[name], "white", "black", **options) == text
-
-
-def test_the_sources_two_sentences_are_generated_phrasings():
-    text = render(PHRASINGS["frame_and_border"], "white", "black", distractors=("white", "black"))
-    assert text == ("Within a white frame and black border the white car remains on the left "
-                    "while the black car remains on the right.")
-    assert render(PHRASINGS["listed"], "white", "black") == "Listed left to right is a white car then black car."
+def test_descriptions_and_starts_match_the_text(sentences):
+    for s in sentences:
+        tokens, description = tokenize(s.text), tokenize(s.description)
+        assert (s.start > 0) == (s.where == "before")
+        if s.where != "inside":
+            assert tokens[s.start: s.start + len(description)] == description, s.text
+        else:
+            assert len(tokens) > len(description) and s.start == 0
 
 
 def test_the_data_has_the_promised_variety(sentences):
-    names = Counter(s.phrasing for s in sentences)
-    assert {n.removesuffix("/mirror") for n in names} == set(PHRASINGS)
-    assert sum(n.endswith("/mirror") for n in names.elements()) > 100
-    # the black car is mentioned first in many sentences; distractor colours occur
+    names = Counter(s.phrasing.split("/")[0] for s in sentences)
+    assert set(names) == set(PHRASINGS) and max(names.values()) - min(names.values()) <= 2
+    assert 150 < sum(s.phrasing.endswith("/mirror") for s in sentences) < 380
+    where = Counter(s.where for s in sentences)
+    assert all(where[w] > 60 for w in ("none", "before", "inside", "after"))
+    lengths = [len(tokenize(s.text)) for s in sentences]
+    assert min(lengths) <= 10 and max(lengths) >= 25
     first_colour = [next(t for t in tokenize(s.text) if t in ("white", "black")) for s in sentences]
     assert 150 < first_colour.count("black") < 380
-    pair_kinds = Counter(pos.phrasing == neg.phrasing for pos, neg in by_pair(sentences).values())
-    assert pair_kinds[True] > 50 and pair_kinds[False] > 50  # colours swapped / sides swapped
-    assert any(Counter(tokenize(s.text))["white"] >= 2 for s in sentences)
+    assert len({s.description for s in sentences}) > 450  # few repeated descriptions
 
 
-def test_generation_is_reproducible_per_seed_and_differs_across_seeds():
+def test_generation_is_reproducible_and_validated():
     a, b, c = generate_pairs(40, seed=1), generate_pairs(40, seed=1), generate_pairs(40, seed=2)
-    assert a == b
-    assert [s.text for s in a] != [s.text for s in c]
-    assert len(a) == 80
+    assert a == b and [s.text for s in a] != [s.text for s in c] and len(a) == 80
+    with pytest.raises(ValueError, match="n_pairs"):
+        generate_pairs(0)
+    with pytest.raises(ValueError, match="where_weights"):
+        generate_pairs(10, where_weights=(1, 1))
 
 
-def test_json_round_trip(tmp_path, sentences):
+def test_json_round_trip_and_a_clear_error(tmp_path, sentences):
     path = tmp_path / "cars.json"
     save_sentences(sentences, path)
     assert load_sentences(path) == sentences
     assert json.loads(path.read_text())[0]["text"] == sentences[0].text
-
-
-def test_bad_inputs_give_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="one white and one black car"):
-        render(PHRASINGS["listed"], "white", "white")
-    with pytest.raises(ValueError, match="positive int"):
-        generate_pairs(0)
-    with pytest.raises(FileNotFoundError):
-        load_sentences(tmp_path / "missing.json")
-    (tmp_path / "bad.json").write_text('[{"words": 1}]')
-    with pytest.raises(ValueError, match="not a sentence file"):
+    (tmp_path / "bad.json").write_text("[{\"words\": 1}]")
+    with pytest.raises(ValueError, match="not a sentence file") as err:
         load_sentences(tmp_path / "bad.json")
+    assert str(tmp_path) not in str(err.value)
 
 
 # ----------------------------------------------------------------------------- tokens
-def test_tokenize_lowercases_and_strips_punctuation():
-    assert tokenize("Within a white frame, the Black car!") == ["within", "a", "white", "frame", "the", "black", "car"]
+def test_tokens_vocabulary_and_padding():
+    assert tokenize("The white car, left.") == ["the", "white", "car", "left"]
+    vocab = Vocabulary.build(["a white car", "a black car"])
+    assert vocab.itos[:2] == ["<pad>", "<unk>"] and len(vocab) == 6
+    ids, mask = encode_batch(["a white car", "a red car to"], vocab)
+    assert ids.shape == (2, 4) and ids.dtype == torch.long
+    assert ids[1, 1] == vocab.unk_id and ids[0, 3] == vocab.pad_id
+    assert torch.equal(mask, ids != 0)
+    with pytest.raises(ValueError, match="max_len=3"):
+        encode_batch(["a red car to"], vocab, max_len=3)
+    with pytest.raises(TypeError, match="list of sentences"):
+        encode_batch("a white car", vocab)
 
 
-def test_vocabulary_has_pad_0_and_unk_1():
-    vocab = Vocabulary.build(["The white car.", "A black car"])
-    assert vocab.itos[:2] == ["<pad>", "<unk>"] and vocab.pad_id == 0 and vocab.unk_id == 1
-    assert vocab.encode("the white truck") == [vocab.stoi["the"], vocab.stoi["white"], 1]
-    assert vocab.decode(vocab.encode("a black car")) == ["a", "black", "car"]
-    assert len(vocab) == 2 + 5
+# ----------------------------------------------------------------------------- splits
+def test_random_pairs_split_keeps_pairs_together(sentences):
+    pairs = [s.pair for s in sentences]
+    train, test = split_pairs(pairs, 0.2, seed=3)
+    assert not {pairs[i] for i in train} & {pairs[i] for i in test}
+    assert sorted(train + test) == list(range(len(sentences))) and len(test) == 2 * round(0.2 * 264)
+    assert split_pairs(pairs, 0.2, seed=3) == (train, test) != split_pairs(pairs, 0.2, seed=4)
 
 
-def test_encode_batch_pads_and_masks():
-    vocab = Vocabulary.build(["the white car is on the left"])
-    ids, mask = encode_batch(["The white car.", "the white car is on the left"], vocab)
-    assert ids.shape == mask.shape == (2, 7) and ids.dtype == torch.long and mask.dtype == torch.bool
-    assert mask.sum(1).tolist() == [3, 7]
-    assert torch.all(ids[0, 3:] == 0) and torch.all(ids[mask] != 0)
-    ids, mask = encode_batch(["the car"], vocab, max_len=5)
-    assert ids.shape == (1, 5)
-    with pytest.raises(ValueError, match="max_len"):
-        encode_batch(["the white car is on the left"], vocab, max_len=3)
+def test_held_out_phrasings_never_appear_in_training(sentences):
+    for seed in range(3):
+        train, test = make_split("held-out phrasings", sentences, seed)
+        train_names = {sentences[i].phrasing.split("/")[0] for i in train}
+        test_names = {sentences[i].phrasing.split("/")[0] for i in test}
+        assert not train_names & test_names and len(test_names) == round(0.2 * len(PHRASINGS))
+        assert overlap_share(sentences, train, test) == 0.0
+    train, test = make_split("held-out phrasings", sentences, held_out=["inverted"])
+    assert {sentences[i].family for i in test} == {"inverted"}
+    assert "inverted" not in {sentences[i].family for i in train}
+    with pytest.raises(ValueError, match="unknown phrasings or families"):
+        make_split("held-out phrasings", sentences, held_out=["diagonal"])
 
 
-# ----------------------------------------------------------------------------- split
-def test_split_never_separates_a_pair(sentences):
-    pair_ids = [s.pair for s in sentences]
-    for seed in range(5):
-        train, test = split_pairs(pair_ids, 0.2, seed)
-        assert sorted(train + test) == list(range(len(sentences)))
-        train_pairs, test_pairs = {pair_ids[i] for i in train}, {pair_ids[i] for i in test}
-        assert not train_pairs & test_pairs
-        assert len(test_pairs) == round(0.2 * 264) == 53
-        assert len(test) == 2 * 53
+def test_shifted_positions_start_later_than_anything_in_training(sentences):
+    train, test = make_split("shifted positions", sentences, seed=0)
+    assert max(sentences[i].start for i in train) == 0
+    assert min(sentences[i].start for i in test) >= 2
+    assert not {sentences[i].pair for i in train} & {sentences[i].pair for i in test}
+    with pytest.raises(ValueError, match="unknown split"):
+        make_split("by colour", sentences)
 
 
-def test_split_is_reproducible_per_seed_and_differs_across_seeds(sentences):
-    pair_ids = [s.pair for s in sentences]
-    assert split_pairs(pair_ids, 0.2, 3) == split_pairs(pair_ids, 0.2, 3)
-    assert split_pairs(pair_ids, 0.2, 3)[1] != split_pairs(pair_ids, 0.2, 4)[1]
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        split_pairs(pair_ids, 1.5)
-
-
-def test_loaders_batch_ids_and_labels(sentences):
-    train, test = split_pairs([s.pair for s in sentences], 0.2, 0)
-    vocab = Vocabulary.build(sentences[i].text for i in train)
-    train_loader, test_loader = make_loaders(sentences, vocab, train, test, batch_size=16, seed=0)
-    ids, labels = next(iter(train_loader))
-    assert ids.shape[0] == 16 and labels.shape == (16,) and labels.dtype == torch.float32
-    assert (ids != 0).sum(1).max() == ids.shape[1], "batches are trimmed to their longest sentence"
-    assert sum(len(b[1]) for b in test_loader) == len(test)
+def test_overlap_share_counts_test_descriptions_seen_in_training():
+    def s(description, pair):
+        return Sentence(description + ".", 1, pair, "white", "x", description=description)
+    data = [s("a", 0), s("b", 1), s("a", 2), s("c", 3)]
+    assert overlap_share(data, [0, 1], [2, 3]) == 0.5
 
 
 # ----------------------------------------------------------------------------- models
-def batch_with_padding():
-    vocab = Vocabulary.build(["the white car is on the left of a black car"])
-    ids, mask = encode_batch(["the white car is on the left of a black car", "a black car", "the car"], vocab)
-    return vocab, ids, mask
+@pytest.fixture(scope="module")
+def vocab(sentences):
+    return Vocabulary.build(s.text for s in sentences)
 
 
-def test_masked_mean_ignores_padding():
-    x = torch.randn(3, 5, 4)
-    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 0, 0, 0, 0]]).bool()
-    out = masked_mean(x, mask)
-    assert out.shape == (3, 4)
-    torch.testing.assert_close(out[1], x[1, :2].mean(0))
-    torch.testing.assert_close(out[2], x[2, 0])
-    x2 = x.clone()
-    x2[~mask] = 1e6  # change only the padded positions
-    torch.testing.assert_close(masked_mean(x2, mask), out)
-    with pytest.raises(ValueError, match="mask"):
-        masked_mean(x, mask[:, :4])
-
-
-def test_model_output_shapes():
-    vocab, ids, _ = batch_with_padding()
-    torch.manual_seed(0)
-    for kind in ("bag of words", "attention", "attention without positions"):
-        assert build_model(kind, len(vocab))(ids).shape == (3,)
-    logits, weights = AttentionClassifier(len(vocab))(ids, return_attention=True)
-    assert logits.shape == (3,) and len(weights) == 4
-    assert all(w.shape == (3, ids.shape[1], ids.shape[1]) for w in weights)
+def test_every_model_maps_ids_to_one_logit_and_ignores_padding(sentences, vocab):
+    texts = [sentences[0].text, sentences[5].text]
+    ids, _ = encode_batch(texts, vocab)
+    padded = torch.cat([ids, torch.zeros(2, 5, dtype=torch.long)], dim=1)
+    for kind in MODEL_KINDS:
+        torch.manual_seed(0)
+        model = build_model(kind, len(vocab)).eval()
+        with torch.no_grad():
+            out = model(ids)
+            assert out.shape == (2,), kind
+            torch.testing.assert_close(model(padded), out, atol=1e-5, rtol=0, msg=kind)
     with pytest.raises(ValueError, match="unknown model kind"):
         build_model("lstm", 10)
+    with pytest.raises(ValueError, match="positions must be one of"):
+        AttentionClassifier(10, positions="absolute")
 
 
-def test_padding_changes_nothing():
-    vocab, ids, _ = batch_with_padding()
-    torch.manual_seed(0)
-    model = AttentionClassifier(len(vocab)).eval()
-    with torch.no_grad():
-        before = model(ids)
-        model.token.weight[0] = torch.randn(model.token.weight.shape[1]) * 10  # the <pad> vector
-        after = model(ids)
-        longer = model(torch.cat([ids, torch.zeros(3, 4, dtype=torch.long)], dim=1))  # more padding
-    torch.testing.assert_close(after, before, atol=1e-5, rtol=0)
-    torch.testing.assert_close(longer, before, atol=1e-5, rtol=0)
-
-
-def test_attention_weights_are_zero_on_padded_keys_and_come_from_each_layers_input():
-    vocab, ids, mask = batch_with_padding()
-    torch.manual_seed(0)
-    model = AttentionClassifier(len(vocab)).eval()
-    inputs = []
-    hooks = [b.register_forward_pre_hook(lambda m, args: inputs.append(args[0])) for b in model.blocks]
-    with torch.no_grad():
-        _, weights = model(ids, return_attention=True)
-    for h in hooks:
-        h.remove()
-    key_mask = mask[:, None, :]  # (B, 1, T)
-    for layer, (w, x) in enumerate(zip(weights, inputs)):
-        assert torch.all(w.masked_select(~key_mask.expand_as(w)) == 0), f"layer {layer}"
-        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:2]))
-        block = model.blocks[layer]
-        with torch.no_grad():
-            _, expected = block.attn(block.norm1(x), mask=key_mask)
-        torch.testing.assert_close(w, expected.squeeze(1))
-    assert not torch.allclose(weights[0], weights[1]), "layers see different inputs"
-
-
-def test_without_positions_a_pair_gets_the_same_logit():
-    pos, neg = generate_pairs(1, seed=5)
-    vocab = Vocabulary.build([pos.text])
+def test_order_blind_models_give_twins_the_same_logit_and_others_do_not(sentences, vocab):
+    pos, neg = by_pair(sentences)[0]
     ids, _ = encode_batch([pos.text, neg.text], vocab)
+    for kind in MODEL_KINDS:
+        torch.manual_seed(1)
+        model = build_model(kind, len(vocab)).eval()
+        with torch.no_grad():
+            a, b = model(ids)
+        if kind in ("bag of words", "attention without positions"):
+            assert abs(a - b) < 1e-5, kind
+        else:
+            assert abs(a - b) > 1e-6, kind
+
+
+def test_attention_without_positions_is_permutation_invariant(vocab):
     torch.manual_seed(0)
-    bow, no_pos = BagOfWordsMLP(len(vocab)), AttentionClassifier(len(vocab), positions=False).eval()
-    with_pos = AttentionClassifier(len(vocab)).eval()
-    counts = bag_of_words_counts(ids, len(vocab))
-    assert torch.equal(counts[0], counts[1])
+    model = build_model("attention without positions", len(vocab)).eval()
+    ids, _ = encode_batch(["the white car is to the left of the black car"], vocab)
+    shuffled = ids[:, torch.randperm(ids.shape[1], generator=torch.Generator().manual_seed(0))]
     with torch.no_grad():
-        assert torch.equal(bow(ids)[0], bow(ids)[1])
-        a, b = no_pos(ids)
-        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
-        a, b = with_pos(ids)
-        assert abs(float(a - b)) > 1e-4
+        torch.testing.assert_close(model(shuffled), model(ids), atol=1e-5, rtol=0)
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train fastest on one thread (and a busy machine makes two threads crawl)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def test_masked_mean_divides_by_the_real_tokens():
+    x = torch.arange(12.0).view(1, 4, 3)
+    mask = torch.tensor([[True, True, False, False]])
+    torch.testing.assert_close(masked_mean(x, mask), x[:, :2].mean(1))
+    with pytest.raises(TypeError, match="boolean"):
+        masked_mean(x, mask.int())
 
 
-def test_tiny_training_run_is_reproducible(one_thread):
-    data = generate_pairs(24, seed=3)
-    config = TrainConfig(epochs=3, batch_size=8)
-    r1 = run_seed("attention", data, seed=0, config=config).result
-    r2 = run_seed("attention", data, seed=0, config=config).result
-    assert len(r1.losses) == len(r1.test_accuracies) == 3
-    assert r1.losses == r2.losses and r1.test_accuracy == r2.test_accuracy
-    assert 0.0 <= r1.test_accuracy <= 1.0 and r1.seconds > 0
-    run = run_seed("bag of words", data, seed=0, config=config)
-    assert run.result.test_accuracy == 0.5, "a bag of words cannot tell the two sentences of a pair apart"
-    assert isinstance(run.vocab, Vocabulary) and len(run.test_idx) == 2 * round(0.2 * 24)
-
-
-
-def test_predict_logits_and_probabilities_agree_and_leave_the_mode_alone():
-    from attnbook.cars import Vocabulary, build_model, predict, predict_logits
-
-    texts = ["the white car is on the left", "the black car is to the left of a white car"]
-    vocab = Vocabulary.build(texts)
+def test_attention_maps_and_predictions_restore_the_training_mode(vocab):
     torch.manual_seed(0)
-    model = build_model("attention", len(vocab))
-    model.train()
-    logits = predict_logits(model, vocab, texts)
-    assert logits.shape == (2,) and not logits.requires_grad
-    torch.testing.assert_close(predict(model, vocab, texts), torch.sigmoid(logits))
+    model = build_model("attention + RoPE", len(vocab)).train()
+    tokens, maps = attention_maps(model, vocab, "the white car is left of the black car")
+    assert len(maps) == 2 and maps[0].shape == (len(tokens), len(tokens))
+    torch.testing.assert_close(maps[1].sum(-1), torch.ones(len(tokens)))
+    p = predict(model, vocab, ["a white car", "a black car"])
+    assert p.shape == (2,) and ((0 < p) & (p < 1)).all() and model.training
+    with pytest.raises(ValueError):
+        predict_logits(model, vocab, [""])
     assert model.training
+
+
+# ----------------------------------------------------------------------------- training
+def test_a_short_run_learns_and_bag_of_words_is_exactly_at_chance(sentences):
+    cfg = TrainConfig(max_iters=80, batch_size=64, learning_rate=1e-2, warmup_iters=5, eval_interval=80)
+    bow = run_seed("bag of words", sentences, "random pairs", seed=0, config=cfg)
+    assert bow.test_accuracy == 0.5 and bow.train_accuracy == 0.5
+    ngrams = run_seed("n-grams", sentences, "random pairs", seed=0, config=cfg)
+    assert ngrams.train_accuracy > 0.65  # it starts to fit the pairs (order-blind: exactly 0.5)
+    assert [r["iter"] for r in ngrams.result.history] == [0, 80]
+    again = run_seed("n-grams", sentences, "random pairs", seed=0, config=cfg)
+    assert again.test_accuracy == ngrams.test_accuracy and 0 <= ngrams.overlap < 0.3

@@ -2,8 +2,9 @@
 import pytest
 import torch
 
-from attnbook.gpt import GPT, GPTConfig, sample_next_token
+from attnbook.gpt import GPT, Block, GPTConfig, sample_next_token
 from attnbook.masks import causal_mask
+from attnbook.multihead import KVCache
 
 
 def tiny(vocab=11, block=16, seed=0, **kw):
@@ -88,3 +89,37 @@ def test_sampling_temperature_and_top_k():
         sample_next_token(logits, temperature=0)
     with pytest.raises(ValueError, match="top_k must be >= 1"):
         sample_next_token(logits, top_k=0)
+
+
+def test_block_with_a_key_mask_and_without_the_causal_mask():
+    """The one block serves chapter 7 too: not causal, padded keys get weight exactly 0, and
+    the real positions do not notice the padding."""
+    torch.manual_seed(0)
+    block = Block(GPTConfig(vocab_size=5, n_embd=8, n_head=2, causal=False)).eval()
+    x = torch.randn(1, 6, 8)
+    padded = torch.cat([x, torch.randn(1, 3, 8)], dim=1)  # (1, 9, 8): three padding positions
+    key_mask = torch.tensor([[True] * 6 + [False] * 3]).unsqueeze(1)  # (1, 1, 9)
+    out, w = block(padded, key_mask=key_mask, need_weights=True)
+    alone, w_alone = block(x, need_weights=True)
+    assert w.shape == (1, 2, 9, 9) and torch.all(w[..., 6:] == 0)
+    torch.testing.assert_close(out[:, :6], alone, atol=1e-6, rtol=0)
+    torch.testing.assert_close(w[..., :6, :6], w_alone, atol=1e-6, rtol=0)
+    upper = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    assert torch.all(w_alone[..., upper] > 0)  # not causal: later keys are read too
+
+
+def test_rope_block_scores_depend_on_offsets_only_and_cache_matches():
+    torch.manual_seed(0)
+    m = tiny(rope=True)
+    idx = torch.randint(0, 11, (1, 10))
+    full, _ = m(idx)
+    caches = [KVCache() for _ in m.blocks]
+    m(idx[:, :7], kv_caches=caches)
+    step, _ = m(idx[:, 7:8], kv_caches=caches)
+    torch.testing.assert_close(step[0, -1], full[0, 7], atol=1e-5, rtol=0)
+    attn = m.blocks[0].attn
+    x = torch.randn(1, 5, 16)
+    shifted = torch.cat([torch.randn(1, 3, 16), x], dim=1)  # the same tokens, three places later
+    _, w = attn(x)
+    _, w_shifted = attn(shifted, mask=torch.tensor([[[False] * 3 + [True] * 5]]))  # (1, 1, 8)
+    torch.testing.assert_close(w[0], w_shifted[0, :, 3:, 3:], atol=1e-5, rtol=0)

@@ -1,11 +1,12 @@
 """Tests of attnbook.train (chapter 6): a tiny model on a tiny repetitive text learns."""
 import math
 
+import pytest
 import torch
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.text import CharTokenizer, split_train_val
-from attnbook.train import TrainConfig, lr_at, train, unigram_loss
+from attnbook.train import TrainConfig, evaluating, lr_at, train, train_loop, unigram_loss
 
 
 def test_learning_rate_schedule():
@@ -41,3 +42,51 @@ def test_time_budget_stops_early():
     result = train(model, data, data, TrainConfig(max_iters=10**6, max_seconds=0.5, eval_iters=1,
                                                   eval_interval=10**9, progress=False))
     assert result.iters < 10**6 and result.history[-1]["iter"] == result.iters
+
+
+@pytest.mark.parametrize("field, value", [("eval_interval", 0), ("eval_iters", 0), ("max_iters", -1),
+                                          ("batch_size", 0), ("warmup_iters", -5), ("learning_rate", -1e-3),
+                                          ("grad_clip", -1.0), ("max_seconds", 0)])
+def test_config_rejects_bad_values_naming_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        TrainConfig(**{field: value})
+
+
+def test_evaluating_restores_the_mode_even_after_an_exception():
+    model = torch.nn.Linear(2, 2)
+    model.train()
+    with pytest.raises(RuntimeError, match="boom"):
+        with evaluating(model):
+            assert not model.training and not torch.is_grad_enabled()
+            raise RuntimeError("boom")
+    assert model.training and torch.is_grad_enabled()
+    model.eval()
+    with evaluating(model):
+        pass
+    assert not model.training
+
+
+def test_train_loop_is_general_and_reproducible():
+    """The same loop fits a regression with a custom loss; the same seed gives the same weights."""
+    x = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
+    y = x @ torch.tensor([1.0, -2.0, 0.5])
+
+    def fit(seed):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        cfg = TrainConfig(max_iters=150, batch_size=16, learning_rate=0.1, min_lr=0.01, warmup_iters=5,
+                          eval_interval=50, seed=seed)
+        result = train_loop(model, lambda g: (x[idx := torch.randint(64, (16,), generator=g)], y[idx]), cfg,
+                            loss_fn=lambda m, b: ((m(b[0]).squeeze(-1) - b[1]) ** 2).mean(),
+                            evaluate=lambda m: {"mse": float(((m(x).squeeze(-1) - y) ** 2).mean())})
+        return model, result
+
+    model, result = fit(0)
+    assert [r["iter"] for r in result.history] == [0, 50, 100, 150]
+    assert result.final("mse") < 0.01 * result.history[0]["mse"]
+    assert not model.training
+    again, _ = fit(0)
+    other, _ = fit(1)
+    assert torch.equal(model.weight, again.weight) and not torch.equal(model.weight, other.weight)
+    with pytest.raises(KeyError, match="no metric 'val_loss'"):
+        result.final_val_loss

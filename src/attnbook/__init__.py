@@ -12,10 +12,10 @@ later chapter and by the exercises' tests:
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
 - ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
 - ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
-- ``attnbook.gpt``         chapter 6: a tiny decoder-only transformer, sampling, KV cache
+- ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
 - ``attnbook.text``        chapter 6: corpora (offline Python source, Tiny Shakespeare), tokenizer
-- ``attnbook.train``       chapter 6: the training loop, loss estimates, loss-curve plot
-- ``attnbook.cars``        chapter 7: the car-sentence pairs, tokenizer, models and training
+- ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
+- ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """
 

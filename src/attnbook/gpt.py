@@ -33,6 +33,8 @@ class GPTConfig:
     n_embd: int = 128
     dropout: float = 0.0
     bias: bool = False  # biases in Linear layers and LayerNorms
+    causal: bool = True  # False: every token may attend to every (real) token (chapter 7)
+    rope: bool = False  # rotate queries and keys by their positions (RoPE, chapter 5)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -58,20 +60,27 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-LayerNorm transformer block: causal multi-head attention, then the MLP, each
-    wrapped in a residual connection."""
+    """Pre-LayerNorm transformer block: multi-head attention (causal unless
+    `config.causal` is False), then the MLP, each wrapped in a residual connection. The one
+    block of the package: the tiny GPT (chapter 6) and the car classifier (chapter 7) use it."""
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
-        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias)
+        self.causal = config.causal
+        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias, rope=config.rope)
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: Tensor, kv_cache: KVCache | None = None, need_weights: bool = False
-                ) -> tuple[Tensor, Tensor | None]:
-        a, weights = self.attn(self.ln_1(x), is_causal=True, need_weights=need_weights, kv_cache=kv_cache)
+    def forward(self, x: Tensor, kv_cache: KVCache | None = None, need_weights: bool = False,
+                key_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """x (B, T, C) -> (B, T, C), and the weights (B, H, T, T_k) if `need_weights`.
+
+        key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
+        """
+        a, weights = self.attn(self.ln_1(x), mask=key_mask, is_causal=self.causal,
+                               need_weights=need_weights, kv_cache=kv_cache)
         x = x + self.dropout(a)  # (B, T, C)
         x = x + self.mlp(self.ln_2(x))  # (B, T, C)
         return x, weights

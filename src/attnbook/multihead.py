@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from ._checks import boolean, positive_int, tensor
 from .attention import scaled_dot_product_attention
+from .positional import apply_rope
 
 __all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
 
@@ -88,7 +89,7 @@ class MultiHeadAttention(nn.Module):
     (B, H, T_q, T_k).
     """
 
-    def __init__(self, d_model: int, n_heads: int, bias: bool = False) -> None:
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False) -> None:
         super().__init__()
         for name, size in (("d_model", d_model), ("n_heads", n_heads)):
             if isinstance(size, bool) or not isinstance(size, int):
@@ -102,6 +103,9 @@ class MultiHeadAttention(nn.Module):
                 f"{[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}…)"
             )
         self.d_model, self.n_heads, self.d_k, self.bias = d_model, n_heads, d_model // n_heads, bias
+        if rope and self.d_k % 2:
+            raise ValueError(f"rope=True rotates feature pairs: d_k={self.d_k} must be even")
+        self.rope = rope  # rotate queries and keys by their positions (chapter 5's apply_rope)
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
@@ -166,6 +170,10 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
         k = split_heads(self.W_k(key), self.n_heads)  # (B, H, T_k, d_k)
         v = split_heads(self.W_v(value), self.n_heads)  # (B, H, T_k, d_k)
+        if self.rope:  # positions continue after the cached ones
+            seen = 0 if kv_cache is None else len(kv_cache)
+            q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
+            k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)  # (B, H, T_seen + T_k, d_k)
         T_q, T_k = q.shape[-2], k.shape[-2]
@@ -188,11 +196,14 @@ class MultiHeadAttention(nn.Module):
         return out, weights
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}"
+        rope = ", rope=True" if self.rope else ""
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}"
 
     # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
     def to_torch(self) -> nn.MultiheadAttention:
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
+        if self.rope:
+            raise ValueError("nn.MultiheadAttention has no rotary positions: to_torch needs rope=False")
         w = self.W_q.weight
         mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
                                     device=w.device, dtype=w.dtype)  # float64 stays float64
