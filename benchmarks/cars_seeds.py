@@ -61,7 +61,7 @@ def main() -> None:
     start = time.perf_counter()
     grid = run_grid(kinds, SPLITS, args.seeds, sentences, config, workers=args.workers)
     runs = {(r.kind, r.split, r.seed): r for r in grid}
-    print(f"\n| model | " + " | ".join(SPLITS) + " |")
+    print("\n| model | " + " | ".join(SPLITS) + " |")
     print("|---|" + "---|" * len(SPLITS))
     for kind in kinds:
         cells = []

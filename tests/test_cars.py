@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnbook.cars import (
-    FAMILIES, MODEL_KINDS, PHRASINGS, SPLITS, AttentionClassifier, Sentence, Vocabulary,
+    FAMILIES, MODEL_KINDS, PHRASINGS, AttentionClassifier, Sentence, Vocabulary,
     attention_maps, bag_of_words, build_model, encode_batch, generate_pairs, load_sentences,
     make_split, masked_mean, mirror_phrasing, overlap_share, predict, predict_logits, render,
     run_seed, save_sentences, split_pairs, tokenize,

@@ -89,4 +89,4 @@ def test_train_loop_is_general_and_reproducible():
     other, _ = fit(1)
     assert torch.equal(model.weight, again.weight) and not torch.equal(model.weight, other.weight)
     with pytest.raises(KeyError, match="no metric 'val_loss'"):
-        result.final_val_loss
+        _ = result.final_val_loss

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -191,7 +192,7 @@ def _draw_pair(rng: random.Random, name: str, where_weights: Sequence[float], k:
         phrasing = mirror_phrasing(phrasing)
     where = rng.choices(WHERE, weights=where_weights)[0]
     adjective, noun = rng.choice(ADJECTIVES), rng.choice(NOUNS)
-    options = dict(noun=f"{adjective} {noun}".strip(), verb=rng.choice(VERBS), where=where,
+    options: dict[str, Any] = dict(noun=f"{adjective} {noun}".strip(), verb=rng.choice(VERBS), where=where,
                    distractor=rng.choice(DISTRACTORS) if where != "none" else "",
                    distractor_colours=(rng.choice(DISTRACTOR_COLOURS), rng.choice(DISTRACTOR_COLOURS)))
     left = rng.choice(COLOURS)
@@ -256,7 +257,7 @@ class Vocabulary:
         self.stoi = {t: i for i, t in enumerate(self.itos)}
 
     @classmethod
-    def build(cls, texts: Iterable[str]) -> "Vocabulary":
+    def build(cls, texts: Iterable[str]) -> Vocabulary:
         """Every token of `texts`, in sorted order after the two special tokens."""
         return cls([PAD, UNK] + sorted({t for text in texts for t in tokenize(text)}))
 

@@ -139,7 +139,8 @@ class AttentionClassifier(nn.Module):
     def __init__(self, vocab_size: int, positions: str | bool = "learned", d_model: int = 32,
                  n_layers: int = 2, n_heads: int = 1, max_len: int = 64, pad_id: int = 0) -> None:
         super().__init__()
-        positions = {True: "learned", False: "none"}.get(positions, positions)
+        if isinstance(positions, bool):  # the older switch: True = learned, False = none
+            positions = "learned" if positions else "none"
         if positions not in POSITIONS:
             raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
         self.pad_id, self.positions = pad_id, positions
