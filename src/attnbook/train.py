@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import torch
@@ -184,7 +185,7 @@ def estimate_loss(model: nn.Module, data: Tensor, block_size: int, batch_size: i
 def train(model: nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig) -> TrainResult:
     """`train_loop` for a language model (a `GPT`, chapter 6): batches of random windows of
     train_data; the history records train_loss and val_loss estimated on eval_iters batches."""
-    block_size: int = model.config.block_size  # a GPT's context length
+    block_size = int(cast(Any, model).config.block_size)  # a GPT's context length
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
 
     def evaluate(m: nn.Module) -> dict[str, float]:
