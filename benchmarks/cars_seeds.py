@@ -3,6 +3,7 @@
 
     python benchmarks/cars_seeds.py [--seeds 0-9] [--workers 2] [--iters 400] [--families]
                                     [--kinds "bag of words;attention + RoPE"] [--pairs 264]
+                                    [--save src/attnbook/cars/chapter_grid.json]
 
 Prints test accuracy (mean ± std over the seeds) for every model x split, the share of test
 descriptions also seen in training, and wall time. `--families` adds one "held-out family"
@@ -43,6 +44,28 @@ def family_run(args: tuple) -> tuple[str, str, int, float, float]:
     return kind, family, seed, run.test_accuracy, run.overlap
 
 
+def save_grid(path: str, grid: list, config: TrainConfig, args: argparse.Namespace) -> None:
+    """The grid's numbers with what produced them (command, recipe, versions), as JSON."""
+    import json
+    import platform
+    from dataclasses import asdict
+    from pathlib import Path
+
+    record = {
+        "command": "python benchmarks/cars_seeds.py " + " ".join(
+            f"--{k} {v}" for k, v in (("seeds", f"{min(args.seeds)}-{max(args.seeds)}"),
+                                      ("iters", args.iters), ("pairs", args.pairs),
+                                      ("workers", args.workers), ("save", path))),
+        "config": {k: v for k, v in asdict(config).items() if not callable(v)},
+        "torch": torch.__version__, "python": platform.python_version(),
+        "runs": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(r).items()}
+                 for r in grid],
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {path} ({len(grid)} runs)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=seed_range, default=seed_range("0-9"))
@@ -51,6 +74,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=264)
     parser.add_argument("--kinds", default=";".join(MODEL_KINDS))
     parser.add_argument("--families", action="store_true")
+    parser.add_argument("--save", default=None,
+                        help="write every run's numbers as JSON (chapter 7 loads src/attnbook/cars/chapter_grid.json)")
     args = parser.parse_args()
     kinds = args.kinds.split(";")
     config = replace(CHAPTER_CONFIG, max_iters=args.iters, eval_interval=args.iters,
@@ -61,6 +86,8 @@ def main() -> None:
     start = time.perf_counter()
     grid = run_grid(kinds, SPLITS, args.seeds, sentences, config, workers=args.workers)
     runs = {(r.kind, r.split, r.seed): r for r in grid}
+    if args.save:
+        save_grid(args.save, grid, config, args)
     print("\n| model | " + " | ".join(SPLITS) + " |")
     print("|---|" + "---|" * len(SPLITS))
     for kind in kinds:

@@ -22,7 +22,7 @@ from .data import Sentence, Vocabulary, encode_batch, make_split, overlap_share
 from .models import build_model
 
 __all__ = ["CHAPTER_CONFIG", "SeedRun", "RunSummary", "accuracy", "train_classifier", "run_seed",
-           "run_grid", "summarise"]
+           "run_grid", "summarise", "load_chapter_grid", "CHAPTER_GRID"]
 
 # The recipe of chapter 7, the same for every model: 240 AdamW steps on batches of 32
 # sentences. Small, so that 7 models x 3 splits x 5 seeds run in about a minute on 2 cores;
@@ -149,3 +149,17 @@ def run_grid(kinds: Sequence[str], splits: Sequence[str], seeds: Iterable[int],
         return [_summary_of(job) for job in jobs]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         return list(pool.map(_summary_of, jobs))
+
+
+#: The stored grid of chapter 7 (`benchmarks/cars_seeds.py --seeds 0-4 --save ...`), shipped
+#: with the package so that the chapter reads it on Colab and Binder too.
+CHAPTER_GRID = "chapter_grid.json"
+
+
+def load_chapter_grid() -> tuple[dict, list[RunSummary]]:
+    """(the record: command, recipe, versions; its runs as `RunSummary`) of the stored grid."""
+    import json
+    from importlib.resources import files
+
+    record = json.loads(files("attnbook.cars").joinpath(CHAPTER_GRID).read_text())
+    return record, [RunSummary(**run) for run in record["runs"]]
