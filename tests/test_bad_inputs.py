@@ -288,3 +288,74 @@ def test_text(call, error, match) -> None:
 @pytest.mark.parametrize(("call", "error", "match"), PLOT)
 def test_plot(call, error, match) -> None:
     check(call, error, match)
+
+
+# --- gpt, train, cars (chapters 6 and 7) -----------------------------------------------------
+from attnbook import cars, gpt, train  # noqa: E402
+
+
+def tiny_gpt() -> gpt.GPT:
+    return gpt.GPT(gpt.GPTConfig(vocab_size=10, block_size=8, n_layer=1, n_head=2, n_embd=16))
+
+
+def ids(*shape: int, fill: int = 0) -> torch.Tensor:
+    return torch.full(shape, fill, dtype=torch.long)
+
+
+GPT = [
+    row(lambda: gpt.GPTConfig(vocab_size=10, block_size=8, n_layer=1, n_head=3, n_embd=16), ValueError,
+        "n_embd=16 is not divisible by n_head=3", "config-heads"),
+    row(lambda: gpt.GPTConfig(vocab_size=0, block_size=8, n_layer=1, n_head=2, n_embd=16), ValueError,
+        "vocab_size must be positive", "config-vocab"),
+    row(lambda: gpt.GPTConfig(vocab_size=10, block_size=0, n_layer=1, n_head=2, n_embd=16), ValueError,
+        "block_size must be positive", "config-block"),
+    row(lambda: tiny_gpt()(ids(1, 9)), ValueError, "length 9 is longer than the model's block_size=8",
+        "forward-too-long"),
+    row(lambda: tiny_gpt()(ids(1, 4, fill=10)), ValueError, r"token ids must be in \[0, 10\)", "forward-id-range"),
+    row(lambda: tiny_gpt()(ids(1, 4, fill=-1)), ValueError, r"token ids must be in \[0, 10\)", "forward-negative"),
+    row(lambda: tiny_gpt()(torch.zeros(1, 4)), TypeError, "integer token ids", "forward-float-ids"),
+    row(lambda: tiny_gpt()(ids(1, 4, 2)), ValueError, r"idx must be a \(B, T\) tensor", "forward-rank-3"),
+    row(lambda: tiny_gpt().generate(ids(1, 1), -1), ValueError, "max_new_tokens must be a non-negative int",
+        "generate-negative"),
+    row(lambda: tiny_gpt().generate(ids(1, 1), 2, temperature=0), ValueError, "temperature must be > 0",
+        "generate-temperature"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_k=0), ValueError, "top_k must be >= 1",
+        "sample-top-k"),
+]
+
+TRAIN = [
+    row(lambda: train.TrainConfig(eval_interval=0), ValueError, "eval_interval must be a positive int",
+        "eval-interval"),
+    row(lambda: train.TrainConfig(eval_iters=0), ValueError, "eval_iters must be a positive int", "eval-iters"),
+    row(lambda: train.TrainConfig(max_iters=-1), ValueError, "max_iters must be a positive int", "max-iters"),
+    row(lambda: train.TrainConfig(batch_size=0), ValueError, "batch_size must be a positive int", "batch-size"),
+    row(lambda: train.TrainConfig(learning_rate=0), ValueError, "learning_rate must be > 0", "learning-rate"),
+]
+
+CARS = [
+    row(lambda: cars.generate_pairs(0), ValueError, "n_pairs must be a positive int", "pairs-zero"),
+    row(lambda: cars.make_split("nope", cars.generate_pairs(4), 0), ValueError, "unknown split 'nope'",
+        "split-unknown"),
+    row(lambda: cars.build_model("nope", 10), ValueError, "unknown model kind 'nope'", "model-unknown"),
+    row(lambda: cars.AttentionClassifier(10, positions="relative"), ValueError, "positions must be one of",
+        "classifier-positions"),
+    row(lambda: cars.masked_mean(t(2, 3, 4), torch.ones(2, 4, dtype=torch.bool)), ValueError,
+        r"x must be \(B, T, D\) and mask \(B, T\)", "masked-mean-shape"),
+    row(lambda: cars.masked_mean(t(2, 3, 4), torch.ones(2, 3)), TypeError, "mask must be boolean",
+        "masked-mean-float-mask"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), GPT)
+def test_gpt(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), TRAIN)
+def test_train(call, error, match) -> None:
+    check(call, error, match)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), CARS)
+def test_cars(call, error, match) -> None:
+    check(call, error, match)

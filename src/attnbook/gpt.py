@@ -140,9 +140,12 @@ class GPT(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def _check_tokens(self, idx: Tensor, offset: int = 0) -> None:
-        if not isinstance(idx, Tensor) or idx.dim() != 2 or idx.dtype not in (torch.long, torch.int):
-            shape = tuple(idx.shape) if isinstance(idx, Tensor) else type(idx).__name__
-            raise ValueError(f"idx must be a (B, T) tensor of token ids, got {shape}")
+        if not isinstance(idx, Tensor):
+            raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
+        if idx.dtype not in (torch.long, torch.int):
+            raise TypeError(f"idx must hold integer token ids (torch.long), got {idx.dtype}")
+        if idx.dim() != 2:
+            raise ValueError(f"idx must be a (B, T) tensor of token ids, got {tuple(idx.shape)}")
         if offset + idx.shape[1] > self.config.block_size:
             raise ValueError(f"sequence of length {offset + idx.shape[1]} is longer than the "
                              f"model's block_size={self.config.block_size}")
@@ -186,6 +189,10 @@ class GPT(nn.Module):
         feeds only the newest token; when the context would outgrow block_size the cache is
         rebuilt from the last block_size tokens, exactly what the uncached path sees.
         """
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be a non-negative int, got {max_new_tokens!r}")
+        if not isinstance(idx, Tensor):
+            raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
         self._check_tokens(idx[:, -self.config.block_size:])
         caches: list[KVCache] | None = None
         for _ in range(max_new_tokens):
