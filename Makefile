@@ -72,9 +72,8 @@ unit-setup-cell: $(STAMP)
 # against the same stored outputs: as the machine is, and under a second numerical
 # configuration with other kernels and another reduction order (PyTorch's non-vectorised
 # kernels on one thread, NumPy without its AVX2/AVX-512 paths). An output that passes both
-# holds on other CPUs too (CONTRIBUTING.md). OMP_WAIT_POLICY=PASSIVE only stops idle OpenMP
-# threads from spinning when `make test` runs a pass beside other work; it changes no number.
-NBVAL := env OMP_WAIT_POLICY=PASSIVE $(PY) -m pytest --nbval \
+# holds on other CPUs too (CONTRIBUTING.md).
+NBVAL := $(PY) -m pytest --nbval \
     --nbval-sanitize-with tools/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider -q
 PORTABLE_ENV := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1 NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
