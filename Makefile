@@ -37,7 +37,7 @@ FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.
 $(STAMP): pyproject.toml requirements/lock.txt | python-version
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -c requirements/lock.txt uv
-	$(VENV)/bin/uv pip install --python $(PY) --quiet -c requirements/lock.txt \
+	$(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode -c requirements/lock.txt \
 	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) pip -e ".[dev]"
 	touch $(STAMP)
 
@@ -114,8 +114,7 @@ site: $(STAMP)
 browser: site
 
 # `make test` keeps both cores busy: most steps use one. Three phases:
-#   1. lint, lint-workflows, unit-setup-cell, nbval-portable (one thread)
-#        ||  unit-package, nbval-native
+#   1. lint, lint-workflows, nbval-portable (one thread)  ||  unit, nbval-native
 #   2. exercises-prove (two workers)  ||  book-strict, then site (browser test, hidden-test scan)
 # Each step prints its wall time; a failing step stops the run.
 define timed
@@ -127,11 +126,10 @@ endef
 test-lane-portable: $(STAMP)
 	@$(call timed,lint)
 	@$(call timed,lint-workflows)
-	@$(call timed,unit-setup-cell)
 	@$(call timed,nbval-portable)
 
 test-lane-checks: $(STAMP)
-	@$(call timed,unit-package)
+	@$(call timed,unit)
 	@$(call timed,nbval-native)
 
 test-lane-prove: $(STAMP)
@@ -143,7 +141,7 @@ test-lane-site: $(STAMP)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	echo "=== phase 1: lint, lint-workflows, unit-setup-cell, nbval-portable || unit-package, nbval-native"; \
+	echo "=== phase 1: lint, lint-workflows, nbval-portable || unit, nbval-native"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"
