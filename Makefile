@@ -114,7 +114,8 @@ site: $(STAMP)
 browser: site
 
 # `make test` keeps both cores busy: most steps use one. Three phases:
-#   1. lint, lint-workflows, nbval-portable (one thread)  ||  unit, nbval-native
+#   1. lint, lint-workflows, the setup-cell test, nbval-portable (one thread)  ||
+#      the other unit tests, nbval-native
 #   2. exercises-prove (two workers)  ||  book-strict, then site (browser test, hidden-test scan)
 # Each step prints its wall time; a failing step stops the run.
 define timed
@@ -126,10 +127,11 @@ endef
 test-lane-portable: $(STAMP)
 	@$(call timed,lint)
 	@$(call timed,lint-workflows)
+	@$(call timed,unit-setup-cell)
 	@$(call timed,nbval-portable)
 
 test-lane-checks: $(STAMP)
-	@$(call timed,unit)
+	@$(call timed,unit-package)
 	@$(call timed,nbval-native)
 
 test-lane-prove: $(STAMP)
@@ -141,7 +143,7 @@ test-lane-site: $(STAMP)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	echo "=== phase 1: lint, lint-workflows, nbval-portable || unit, nbval-native"; \
+	echo "=== phase 1: lint, lint-workflows, unit-setup-cell, nbval-portable || unit-package, nbval-native"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"
