@@ -351,3 +351,21 @@ def test_page_at_phone_width(browser, server: str, stem: str) -> None:
     leftovers = [tex for tex in RAW_TEX if tex in prose]
     assert not leftovers, f"raw TeX left in the prose: {leftovers}"
     assert not errors, f"console errors: {errors}"
+
+
+def test_search_snippets_show_no_raw_tex(browser, server: str) -> None:
+    """The search page quotes each hit's text; formulas there are plain text (theme/
+    search_snippets.js), not TeX source such as "\\(\\sqrt{d_k}\\)"."""
+    seen, errors = phone_visit(browser, server, "search")
+    page = seen.page
+    try:
+        page.goto(f"{server}/search.html?q=scaled+dot+product", wait_until="load")
+        page.wait_for_function(  # Sphinx says so once every hit and its snippet is shown
+            "() => /Search finished/.test(document.querySelector('#search-results')?.textContent)")
+        snippets = page.eval_on_selector_all("ul.search p.context", "ps => ps.map(p => p.textContent)")
+    finally:
+        page.context.close()
+    assert len(snippets) >= 3, snippets
+    raw = [s for s in snippets if any(tex in s for tex in ("\\(", "\\[", "\\frac", "\\sqrt", "$$"))]
+    assert not raw, f"raw TeX in search snippets: {raw[:2]}"
+    assert not errors, f"console errors: {errors}"
