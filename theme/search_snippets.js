@@ -7,7 +7,7 @@
     top: "ᵀ", intercal: "ᵀ", cdot: "·", times: "×", le: "≤", leq: "≤", ge: "≥", geq: "≥",
     approx: "≈", to: "→", infty: "∞", sum: "Σ", alpha: "α", beta: "β", theta: "θ",
     omega: "ω", sigma: "σ", tau: "τ", pi: "π", mathbb: "", mathrm: "", text: "", operatorname: "",
-    left: "", right: "", quad: " ", ",": " ",
+    left: "", right: "", quad: " ", ",": " ", sqrt: "√",
   };
   const readable = (tex) => tex
     .replace(/^\s*\\\(|\\\)\s*$/g, "")
