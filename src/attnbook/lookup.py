@@ -14,6 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.attention import SelfAttention
+from attnbook.train import TrainConfig, train_loop
 
 __all__ = ["marked_letter_batch", "token_names", "LookupHead", "train_lookup_head", "lookup_scores"]
 
@@ -93,21 +94,26 @@ def train_lookup_head(
     lr: float = 0.02,
     seed: int = 0,
 ) -> list[float]:
-    """Train ``model`` with Adam on fresh random batches; returns the loss of every step."""
+    """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
+    constant learning rate: no warm-up, decay, weight decay or clipping, so plain Adam.
+    Returns the loss of every step."""
     if steps < 1 or lr <= 0:
         raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
-    gen = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    model.train()
-    for _ in range(steps):
+    config = TrainConfig(max_iters=steps, batch_size=batch_size, learning_rate=lr, min_lr=lr,
+                         warmup_iters=0, weight_decay=0.0, betas=(0.9, 0.999), grad_clip=0.0,
+                         eval_interval=steps, seed=seed)
+    losses: list[float] = []
+
+    def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
         tokens, _, answer = marked_letter_batch(batch_size, length, model.n_letters, gen)
-        logits, _ = model(tokens)  # (B, T, n_letters)
-        target = answer[:, None].expand(-1, length)  # (B, T): every position, same answer
+        return tokens, answer[:, None].expand(-1, length)  # every position, the same answer
+
+    def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
+        tokens, target = batch  # (B, T), (B, T)
+        logits, _ = m(tokens)  # (B, T, n_letters)
         loss = nn.functional.cross_entropy(logits.reshape(-1, model.n_letters), target.reshape(-1))
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
         losses.append(loss.item())
-    model.eval()
+        return loss
+
+    train_loop(model, next_batch, config, loss_fn=loss_fn)
     return losses
