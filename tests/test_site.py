@@ -64,24 +64,27 @@ def branch() -> str:
     return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"].get("branch", "main")
 
 
-def toc_notebooks() -> list[str]:
-    """Every page of `_toc.yml` that is not a Markdown file (so: a notebook, or missing)."""
+def toc_pages() -> list[str]:
+    """Every page of the book: the root, then `_toc.yml`'s files, as stems."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages: list[str] = []
+    files = [toc["root"]]
 
     def walk(node: object) -> None:
         if isinstance(node, dict):
-            if "file" in node:
-                pages.append(str(node["file"]))
+            files.extend([str(node["file"])] if "file" in node else [])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
             for item in node:
                 walk(item)
 
-    walk(toc.get("parts", toc.get("chapters", [])))
-    stems = [str(Path(p).with_suffix("")) if p.endswith((".md", ".ipynb")) else p for p in pages]
-    return [s for s in stems if not (ROOT / f"{s}.md").is_file()]
+    walk(toc.get("parts", []))
+    return [str(Path(f).with_suffix("")) if f.endswith((".md", ".ipynb")) else f for f in files]
+
+
+def toc_notebooks() -> list[str]:
+    """Every page of `_toc.yml` that is not a Markdown file (so: a notebook, or missing)."""
+    return [stem for stem in toc_pages() if not (ROOT / f"{stem}.md").is_file()]
 
 
 @dataclass
@@ -259,24 +262,6 @@ def test_launch_links(browser, server: str, stem: str) -> None:
 
 PHONE = {"width": 390, "height": 844}
 HASH_LIKE = re.compile(r"^[0-9a-f]{16,}(\.\w+)?$")
-
-
-def toc_pages() -> list[str]:
-    """Every page of the book: the root, then `_toc.yml`'s files, as stems."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            files.extend([str(node["file"])] if "file" in node else [])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc.get("parts", []))
-    return [str(Path(f).with_suffix("")) if f.endswith((".md", ".ipynb")) else f for f in files]
 
 
 def phone_visit(browser, server: str, stem: str) -> tuple[Visit, list[str]]:
