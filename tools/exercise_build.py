@@ -1,0 +1,124 @@
+"""Building the exercises (half of `tools/exercises.py`, which documents the whole tool):
+`otter assign` on a master notebook, then the student notebook, its public checks and the
+autograder zip, published where the book and the package serve them from.
+"""
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+MASTERS = ROOT / "exercises" / "masters"
+STUDENT = ROOT / "exercises" / "student"
+CHECKS = ROOT / "src" / "attnbook" / "exercise_checks"
+BUILD = ROOT / "_build" / "exercises"
+WRONG_ANSWERS = ROOT / "exercises" / "wrong_answers"
+ANSWER_TAG = "otter_answer_cell"
+
+
+# ----------------------------------------------------------------------------- building
+@dataclass
+class Built:
+    name: str
+    student_nb: nbformat.NotebookNode  # normalised, as committed
+    public_tests: dict[str, str]  # file name -> text
+    autograder_zip: Path
+    reference_nb: Path  # otter's solution notebook
+
+
+def exercise_names() -> list[str]:
+    return sorted(p.stem for p in MASTERS.glob("*.ipynb"))
+
+
+def _normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Strip outputs and run metadata so the committed student notebook is stable."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.pop("id", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.nbformat_minor = 4
+    return nb
+
+
+def book_url() -> str:
+    """The published book's address, from `html.baseurl` in _config.yml (its one source)."""
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["baseurl"]
+    return url if url.endswith("/") else url + "/"
+
+
+def link_to_book(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Masters write chapter links as `{{ book_url }}book/NN_name.html`: the student notebook
+    (opened in Colab, far from the repository) gets the published book's address."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace("{{ book_url }}", book_url())
+    return nb
+
+
+def build(name: str, out: Path | None = None) -> Built:
+    """Run otter assign on one master notebook into `out` (default `_build/exercises/NAME`)."""
+    master = MASTERS / f"{name}.ipynb"
+    if not master.is_file():
+        raise SystemExit(f"no master notebook {master.relative_to(ROOT)}; known: {exercise_names()}")
+    out = out or BUILD / name
+    shutil.rmtree(out, ignore_errors=True)
+    (CHECKS / name).mkdir(parents=True, exist_ok=True)  # the init cell needs it to exist
+    cmd = [sys.executable, "-m", "otter", "assign", "--no-run-tests", str(master), str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"otter assign failed for {name}:\n{proc.stdout}\n{proc.stderr}")
+    zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
+    if len(zips) != 1:
+        raise SystemExit(f"expected one autograder zip for {name}, found {zips}")
+    student_nb = link_to_book(_normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4)))
+    public = {p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))}
+    for fname, text in public.items():
+        if "hidden=True" in text:
+            raise SystemExit(f"{name}/{fname}: a hidden test reached the student folder")
+    return Built(name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb")
+
+
+def publish(built: Built) -> None:
+    """Write the student notebook, the public checks and the zip where they are served from."""
+    STUDENT.mkdir(parents=True, exist_ok=True)
+    nbformat.write(built.student_nb, STUDENT / f"{built.name}.ipynb")
+    checks = CHECKS / built.name
+    for old in checks.glob("*.py"):
+        old.unlink()
+    for fname, text in built.public_tests.items():
+        (checks / fname).write_text(text)
+    (BUILD / "autograder").mkdir(parents=True, exist_ok=True)
+    shutil.copy(built.autograder_zip, BUILD / "autograder" / f"{built.name}.zip")
+
+
+def stale_files(built: Built) -> list[str]:
+    """What differs between a fresh build and the committed student files (empty = in sync)."""
+    problems = []
+    committed = STUDENT / f"{built.name}.ipynb"
+    if not committed.is_file():
+        problems.append(f"{committed.relative_to(ROOT)} is missing")
+    else:
+        have = _normalise(nbformat.read(committed, as_version=4))
+        want = built.student_nb
+        if [(c.cell_type, c.source) for c in have.cells] != [(c.cell_type, c.source) for c in want.cells]:
+            problems.append(f"{committed.relative_to(ROOT)} differs from its master")
+    checks = CHECKS / built.name
+    have_tests = {p.name: p.read_text() for p in sorted(checks.glob("*.py"))}
+    if have_tests != built.public_tests:
+        problems.append(f"{checks.relative_to(ROOT)} differs from the master's public tests")
+    return problems
+
+
+def publish_zip_only(built: Built) -> None:
+    (BUILD / "autograder").mkdir(parents=True, exist_ok=True)
+    shutil.copy(built.autograder_zip, BUILD / "autograder" / f"{built.name}.zip")
