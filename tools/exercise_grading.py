@@ -24,7 +24,6 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -379,28 +378,6 @@ def diagnosis(nb: nbformat.NotebookNode, fast: Grade) -> str:
         else:
             notes.append(f"a cell of {where} raised {error}")
     return "; ".join(notes)
-
-
-def class_report(name: str, grades: list[Grade]) -> str:
-    """Per question, every hidden test's pass rate and its most frequent failure message."""
-    graded = [g for g in grades if g.status == "ok"]
-    lines = [f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded", ""]
-    by_test: dict[tuple[str, str], list[dict]] = {}
-    for g in graded:
-        for t in g.tests:
-            if t["hidden"]:
-                by_test.setdefault((t["question"], t["name"]), []).append(t)
-    for question in sorted({q for q, _ in by_test}):
-        lines.append(f"{question}")
-        for (q, test), runs in by_test.items():
-            if q != question:
-                continue
-            passed = sum(t["passed"] for t in runs)
-            failures = Counter(t["message"] for t in runs if not t["passed"])
-            common = f" most frequent failure ({failures.most_common(1)[0][1]}x): " \
-                     f"{failures.most_common(1)[0][0]}" if failures else ""
-            lines.append(f"  {test:55s} {100 * passed / len(runs):5.1f} % pass{common}")
-    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

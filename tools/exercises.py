@@ -37,6 +37,7 @@ import csv
 import os
 import sys
 import tempfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -48,7 +49,7 @@ from exercise_build import (  # noqa: E402
     exercise_names, link_to_book, publish, publish_zip_only, stale_files,
 )
 from exercise_grading import (  # noqa: E402
-    DEFAULT_TIMEOUT, Grade, OtterRun, class_report, diagnosis, exercise_total, fast_grade,
+    DEFAULT_TIMEOUT, Grade, OtterRun, diagnosis, exercise_total, fast_grade,
     function_names, grade, preload, read_submission, rename_tests, zip_test_files,
 )
 from exercise_proof import (  # noqa: E402
@@ -122,6 +123,28 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float,
               f"({g.seconds:.1f} s) {g.message[:80]}")
     print(f"wrote {out_csv} and {report}")
     return grades
+
+
+def class_report(name: str, grades: list[Grade]) -> str:
+    """Per question, every hidden test's pass rate and its most frequent failure message."""
+    graded = [g for g in grades if g.status == "ok"]
+    lines = [f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded", ""]
+    by_test: dict[tuple[str, str], list[dict]] = {}
+    for g in graded:
+        for t in g.tests:
+            if t["hidden"]:
+                by_test.setdefault((t["question"], t["name"]), []).append(t)
+    for question in sorted({q for q, _ in by_test}):
+        lines.append(f"{question}")
+        for (q, test), runs in by_test.items():
+            if q != question:
+                continue
+            passed = sum(t["passed"] for t in runs)
+            failures = Counter(t["message"] for t in runs if not t["passed"])
+            common = f" most frequent failure ({failures.most_common(1)[0][1]}x): " \
+                     f"{failures.most_common(1)[0][0]}" if failures else ""
+            lines.append(f"  {test:55s} {100 * passed / len(runs):5.1f} % pass{common}")
+    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------------------- command line
