@@ -18,13 +18,12 @@ import argparse
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 
 import torch
 
 from attnbook.cars import (
     CHAPTER_CONFIG, FAMILIES, MODEL_KINDS, SPLITS, generate_pairs, make_split, overlap_share,
-    run_grid, run_seed, summarise,
+    run_grid, run_seed, summarise, with_steps,
 )
 from attnbook.train import TrainConfig
 
@@ -80,9 +79,7 @@ def main() -> None:
                         help="write every run's numbers as JSON (chapter 7 loads src/attnbook/cars/chapter_grid.json)")
     args = parser.parse_args()
     kinds = args.kinds.split(";")
-    config = replace(CHAPTER_CONFIG, max_iters=args.iters, eval_interval=args.iters,
-                     warmup_iters=max(1, args.iters // 10))
-    assert isinstance(config, TrainConfig)
+    config = with_steps(CHAPTER_CONFIG, args.iters)
     sentences = generate_pairs(args.pairs)
     print(f"{len(sentences)} sentences, seeds {args.seeds}, {args.iters} steps, {args.workers} workers", flush=True)
     start = time.perf_counter()

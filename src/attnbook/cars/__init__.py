@@ -14,7 +14,7 @@ from .data import (
     make_split, mirror_phrasing, overlap_share, render, save_sentences, split_pairs, tokenize,
 )
 from .experiment import (
-    CHAPTER_CONFIG, CHAPTER_GRID, RunSummary, SeedRun, accuracy, load_chapter_grid, run_grid, run_seed,
+    CHAPTER_CONFIG, CHAPTER_GRID, LONG_GRID, RunSummary, SeedRun, accuracy, load_chapter_grid, run_grid, run_seed, with_steps,
     summarise, train_classifier,
 )
 from .models import (
@@ -26,7 +26,7 @@ __all__ = [
     "ADJECTIVES", "COLOURS", "DISTRACTOR_COLOURS", "DISTRACTORS", "FAMILIES", "NOUNS", "PAD", "PHRASINGS",
     "SPLITS", "UNK", "VERBS", "WHERE", "Sentence", "Vocabulary", "bag_of_words", "encode_batch",
     "generate_pairs", "load_sentences", "make_split", "mirror_phrasing", "overlap_share", "render",
-    "save_sentences", "split_pairs", "tokenize", "CHAPTER_CONFIG", "CHAPTER_GRID", "load_chapter_grid", "RunSummary", "SeedRun", "run_grid", "accuracy",
+    "save_sentences", "split_pairs", "tokenize", "CHAPTER_CONFIG", "CHAPTER_GRID", "LONG_GRID", "load_chapter_grid", "with_steps", "RunSummary", "SeedRun", "run_grid", "accuracy",
     "run_seed", "summarise", "train_classifier", "MODEL_KINDS", "POSITIONS",
     "AttentionClassifier", "BagOfWordsMLP", "NGramMLP", "PositionWordMLP", "attention_maps",
     "bag_of_words_counts", "build_model", "masked_mean", "predict", "predict_logits",

@@ -12,7 +12,7 @@ import statistics
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
@@ -22,13 +22,19 @@ from .data import Sentence, Vocabulary, encode_batch, make_split, overlap_share
 from .models import build_model
 
 __all__ = ["CHAPTER_CONFIG", "SeedRun", "RunSummary", "accuracy", "train_classifier", "run_seed",
-           "run_grid", "summarise", "load_chapter_grid", "CHAPTER_GRID"]
+           "run_grid", "summarise", "with_steps", "load_chapter_grid", "CHAPTER_GRID", "LONG_GRID"]
 
 # The recipe of chapter 7, the same for every model: 240 AdamW steps on batches of 32
 # sentences. Small, so that 7 models x 3 splits x 5 seeds run in about a minute on 2 cores;
 # benchmarks/cars_seeds.py --iters N trains longer.
 CHAPTER_CONFIG = TrainConfig(max_iters=240, batch_size=32, learning_rate=5e-3, min_lr=5e-4,
                              warmup_iters=24, weight_decay=0.01, eval_interval=240, seed=0)
+
+
+def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
+    """The same recipe with `steps` training steps: warm-up over a tenth of them, one
+    evaluation at the end (how `benchmarks/cars_seeds.py --iters` scales the recipe)."""
+    return replace(config, max_iters=steps, eval_interval=steps, warmup_iters=max(1, steps // 10))
 
 
 def _trim(ids: Tensor) -> Tensor:
@@ -151,15 +157,20 @@ def run_grid(kinds: Sequence[str], splits: Sequence[str], seeds: Iterable[int],
         return list(pool.map(_summary_of, jobs))
 
 
-#: The stored grid of chapter 7 (`benchmarks/cars_seeds.py --seeds 0-4 --save ...`), shipped
-#: with the package so that the chapter reads it on Colab and Binder too.
+#: The stored grids of chapter 7 (`benchmarks/cars_seeds.py --seeds 0-4 --save ...`), shipped
+#: with the package so that the chapter reads them on Colab and Binder too: the chapter's
+#: recipe (240 steps) and the same recipe with four times the steps (960).
 CHAPTER_GRID = "chapter_grid.json"
+LONG_GRID = "chapter_grid_960.json"
 
 
-def load_chapter_grid() -> tuple[dict, list[RunSummary]]:
-    """(the record: command, recipe, versions; its runs as `RunSummary`) of the stored grid."""
+def load_chapter_grid(name: str = CHAPTER_GRID) -> tuple[dict, list[RunSummary]]:
+    """(the record: command, recipe, versions; its runs as `RunSummary`) of a stored grid."""
     import json
     from importlib.resources import files
 
-    record = json.loads(files("attnbook.cars").joinpath(CHAPTER_GRID).read_text())
+    grids = (CHAPTER_GRID, LONG_GRID)
+    if name not in grids:
+        raise ValueError(f"no stored grid {name!r}; the package has {grids}")
+    record = json.loads(files("attnbook.cars").joinpath(name).read_text())
     return record, [RunSummary(**run) for run in record["runs"]]
