@@ -78,7 +78,7 @@ def blockwise_sdpa(q: Tensor, k: Tensor, v: Tensor, block_size: int = 256, is_ca
         raise ValueError(f"is_causal needs T_q <= T_k (the queries are the last positions), got {T_q}, {T_k}")
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     out = q.new_empty(*batch, T_q, v.shape[-1])  # (..., T_q, d_v)
-    q = q * (1.0 / math.sqrt(q.shape[-1]))
+    scale = 1.0 / math.sqrt(q.shape[-1])
     offset = T_k - T_q  # absolute position of query i is offset + i
     q_step = block_size if is_causal else T_q
     for qs in range(0, T_q, q_step):
@@ -91,20 +91,21 @@ def blockwise_sdpa(q: Tensor, k: Tensor, v: Tensor, block_size: int = 256, is_ca
         acc = q.new_zeros((*batch, qb.shape[-2], v.shape[-1]))  # running sum, values (..., bq, d_v)
         for ks in range(lo, hi, block_size):
             ke = min(ks + block_size, hi)
-            s = qb @ k[..., ks:ke, :].transpose(-2, -1)  # (..., bq, bk)
+            s = (qb @ k[..., ks:ke, :].transpose(-2, -1)).mul_(scale)  # (..., bq, bk)
             if is_causal:
                 pos_q = torch.arange(first, last + 1, device=q.device)[:, None]  # (bq, 1)
                 pos_k = torch.arange(ks, ke, device=q.device)[None, :]  # (1, bk)
                 allowed = pos_k <= pos_q
                 if window is not None:
                     allowed = allowed & (pos_k > pos_q - window)
-                s = s.masked_fill(~allowed, float("-inf"))
+                s.masked_fill_(~allowed, float("-inf"))
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
             shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # rows that saw no key yet
             p = s.sub_(shift).exp_()  # (..., bq, bk), in place: one block of scores alive
             rescale = torch.exp(m - shift)  # shrinks what was summed under the old maximum
-            l = l * rescale + p.sum(dim=-1, keepdim=True)
-            acc = acc * rescale + p @ v[..., ks:ke, :]
+            l = l.mul_(rescale).add_(p.sum(dim=-1, keepdim=True))
+            acc = acc.mul_(rescale).add_(p @ v[..., ks:ke, :])
             m = m_new
-        out[..., qs:qs + qb.shape[-2], :] = acc / l
+            del s, p  # free this block's scores before the next block's exist
+        out[..., qs:qs + qb.shape[-2], :] = acc.div_(l)
     return out

@@ -11,7 +11,9 @@ per layer and gives exactly the tokens of recomputing the whole prefix at every 
 
 Chapter 8's options: `n_kv_head` key/value heads shared by groups of query heads
 (grouped-query attention; 1 = multi-query), and `positions`, what tells the model where a
-token sits: "learned" (the default above), "sinusoidal" (chapter 5's fixed table, added),
+token sits: "learned" (the default above), "sinusoidal" (chapter 5's fixed table, added to the token
+embeddings scaled by sqrt(n_embd), as in the original transformer: the table's entries are
+of size 1, the embeddings start at 0.02),
 "rope" (queries and keys rotated in every block), "alibi" (a linear distance penalty on the
 scores) or "none".
 """
@@ -184,7 +186,8 @@ class GPT(nn.Module):
         if isinstance(self.pos_emb, LearnedPositionalEmbedding):
             return self.pos_emb(x, offset=offset)
         if isinstance(self.pos_emb, SinusoidalPositionalEncoding):
-            return x + self.pos_emb.pe[offset:offset + x.shape[1]].to(x.dtype)
+            pe = self.pos_emb.pe[offset:offset + x.shape[1]].to(x.dtype)  # (T, C)
+            return x * math.sqrt(self.config.n_embd) + pe  # (B, T, C)
         return x
 
     def forward(self, idx: Tensor, targets: Tensor | None = None,

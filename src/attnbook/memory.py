@@ -36,12 +36,14 @@ class _StorageMeter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
+        inputs = {id(t.untyped_storage()) for t in tree_flatten((args, kwargs))[0]
+                  if isinstance(t, torch.Tensor)}
         for t in tree_flatten(out)[0]:
             if not isinstance(t, torch.Tensor):
                 continue
             storage = t.untyped_storage()
             key = id(storage)
-            if key in self.live:  # a view of a storage already counted
+            if key in self.live or key in inputs:  # a view, or an in-place result: no new memory
                 continue
             self.live[key] = storage.nbytes()
             self.current += storage.nbytes()
