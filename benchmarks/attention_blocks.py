@@ -52,23 +52,23 @@ def main() -> None:
     q, k, v = torch.randn(3, 1, 8, T, 64, generator=torch.Generator().manual_seed(0)).unbind(0)
     with torch.no_grad():
         for label, causal in (("no mask", False), ("causal", True)):
-            t_sdpa = best(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 5)
-            t_block = best(lambda: blockwise_sdpa(q, k, v, args.block, is_causal=causal), 5)
-            t_naive = best(lambda: naive(q, k, v, causal), 3)
+            t_sdpa = best(lambda c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c), 5)
+            t_block = best(lambda c=causal: blockwise_sdpa(q, k, v, args.block, is_causal=c), 5)
+            t_naive = best(lambda c=causal: naive(q, k, v, c), 3)
             print(f"T={T}, {label}: SDPA {1000 * t_sdpa:.0f} ms, blockwise (block {args.block}) "
                   f"{1000 * t_block:.0f} ms ({t_block / t_sdpa:.2f}x SDPA), naive {1000 * t_naive:.0f} ms")
         _, naive_peak = peak_tensor_bytes(lambda: naive(q, k, v, False))
         for block in (128, 256, 512):
-            _, block_peak = peak_tensor_bytes(lambda: blockwise_sdpa(q, k, v, block))
+            _, block_peak = peak_tensor_bytes(lambda b=block: blockwise_sdpa(q, k, v, b))
             print(f"peak tensor memory, T={T}: naive {naive_peak / 2**20:.0f} MiB, blockwise "
                   f"(block {block}) {block_peak / 2**20:.0f} MiB = 1/{naive_peak / block_peak:.0f}")
         print("\n| N | window 256 (ms) | full causal (ms) |\n| --- | --- | --- |")
         lengths = [1024, 2048, 4096, 8192, 16384]
         window_times, full_times = [], []
         for N in lengths:
-            qs, ks, vs = torch.randn(3, 1, 8, N, 64, generator=torch.Generator().manual_seed(N)).unbind(0)
-            window_times.append(best(lambda: blockwise_sdpa(qs, ks, vs, 256, is_causal=True, window=256), 3))
-            full_times.append(best(lambda: blockwise_sdpa(qs, ks, vs, 256, is_causal=True), 1 if N > 4096 else 3))
+            x = torch.randn(3, 1, 8, N, 64, generator=torch.Generator().manual_seed(N))  # q, k, v
+            window_times.append(best(lambda x=x: blockwise_sdpa(*x, 256, is_causal=True, window=256), 3))
+            full_times.append(best(lambda x=x: blockwise_sdpa(*x, 256, is_causal=True), 1 if N > 4096 else 3))
             print(f"| {N} | {1000 * window_times[-1]:.0f} | {1000 * full_times[-1]:.0f} |", flush=True)
         print(f"log-log slope: window {slope(lengths, window_times):.2f}, full causal {slope(lengths, full_times):.2f}")
 

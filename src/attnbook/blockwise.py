@@ -78,7 +78,7 @@ def blockwise_sdpa(q: Tensor, k: Tensor, v: Tensor, block_size: int = 256, is_ca
         raise ValueError(f"is_causal needs T_q <= T_k (the queries are the last positions), got {T_q}, {T_k}")
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     out = q.new_empty(*batch, T_q, v.shape[-1])  # (..., T_q, d_v)
-    scale = 1.0 / math.sqrt(q.shape[-1])
+    q = q * (1.0 / math.sqrt(q.shape[-1]))  # scaled once here, not every block of scores
     offset = T_k - T_q  # absolute position of query i is offset + i
     q_step = block_size if is_causal else T_q
     for qs in range(0, T_q, q_step):
@@ -91,8 +91,9 @@ def blockwise_sdpa(q: Tensor, k: Tensor, v: Tensor, block_size: int = 256, is_ca
         acc = q.new_zeros((*batch, qb.shape[-2], v.shape[-1]))  # running sum, values (..., bq, d_v)
         for ks in range(lo, hi, block_size):
             ke = min(ks + block_size, hi)
-            s = (qb @ k[..., ks:ke, :].transpose(-2, -1)).mul_(scale)  # (..., bq, bk)
-            if is_causal:
+            s = qb @ k[..., ks:ke, :].transpose(-2, -1)  # (..., bq, bk)
+            inside = ke - 1 <= first and (window is None or ks > last - window)  # no key masked
+            if is_causal and not inside:
                 pos_q = torch.arange(first, last + 1, device=q.device)[:, None]  # (bq, 1)
                 pos_k = torch.arange(ks, ke, device=q.device)[None, :]  # (1, bk)
                 allowed = pos_k <= pos_q
