@@ -45,6 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--block", type=int, default=512, help="key block of the T = 4096 comparison")
+    parser.add_argument("--skip-window", action="store_true", help="only part 1")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} thread(s)")
@@ -62,6 +63,8 @@ def main() -> None:
             _, block_peak = peak_tensor_bytes(lambda b=block: blockwise_sdpa(q, k, v, b))
             print(f"peak tensor memory, T={T}: naive {naive_peak / 2**20:.0f} MiB, blockwise "
                   f"(block {block}) {block_peak / 2**20:.0f} MiB = 1/{naive_peak / block_peak:.0f}")
+        if args.skip_window:
+            return
         print("\n| N | window 256 (ms) | full causal (ms) |\n| --- | --- | --- |")
         lengths = [1024, 2048, 4096, 8192, 16384]
         window_times, full_times = [], []

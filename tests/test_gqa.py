@@ -211,7 +211,7 @@ def test_peak_memory_of_blockwise_is_a_fraction_of_naive() -> None:
         return torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1) @ v
 
     _, naive_peak = peak_tensor_bytes(naive)
-    _, block_peak = peak_tensor_bytes(lambda: blockwise_sdpa(q, k, v, block_size=32))
+    _, block_peak = peak_tensor_bytes(lambda: blockwise_sdpa(q, k, v, block_size=64))
     scores = 2 * T * T * 4  # one (B, H, T, T) float32 matrix
     assert naive_peak >= 2 * scores  # the scores and the weights are alive together
     assert block_peak < naive_peak / 8

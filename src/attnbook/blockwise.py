@@ -5,9 +5,9 @@ sum l of exp(score - m), and the running weighted sum of values; when a new bloc
 maximum, rescale what was accumulated by exp(m_old - m_new). The (T_q, T_k) score matrix is
 never held in memory, only (T_q, block) at a time: the idea behind FlashAttention.
 
-`blockwise_sdpa` is the same idea in PyTorch, batched over (B, H) (chapter 8): with a causal
-or sliding-window mask it also walks the queries in blocks and skips every key block that no
-query of the block may see, so a window of w keys costs O(N w) instead of O(N^2).
+`blockwise_sdpa` is the same idea in PyTorch, batched over (B, H) (chapter 8). It also walks
+the queries in blocks, and with a causal or sliding-window mask it skips every key block that
+no query of the block may see, so a window of w keys costs O(N w) instead of O(N^2).
 """
 from __future__ import annotations
 
@@ -57,8 +57,7 @@ def blockwise_sdpa(q: Tensor, k: Tensor, v: Tensor, block_size: int = 256, is_ca
     q: (..., T_q, d_k); k: (..., T_k, d_k); v: (..., T_k, d_v) (e.g. (B, H, T, d)).
     is_causal: the queries are the last T_q of the T_k positions and see no later key.
     window: query i sees only the `window` most recent keys (itself included); needs is_causal.
-    Returns (..., T_q, d_v); never holds more than a (..., block, block) block of scores
-    when masked, (..., T_q, block) otherwise.
+    Returns (..., T_q, d_v); never holds more than one (..., block, block) block of scores.
     """
     for name, x in (("q", q), ("k", k), ("v", v)):
         tensor(name, x, "(..., T, d)", min_dims=2)
@@ -80,7 +79,7 @@ def blockwise_sdpa(q: Tensor, k: Tensor, v: Tensor, block_size: int = 256, is_ca
     out = q.new_empty(*batch, T_q, v.shape[-1])  # (..., T_q, d_v)
     q = q * (1.0 / math.sqrt(q.shape[-1]))  # scaled once here, not every block of scores
     offset = T_k - T_q  # absolute position of query i is offset + i
-    q_step = block_size if is_causal else T_q
+    q_step = block_size  # query blocks too: each block of scores stays small (cache-friendly)
     for qs in range(0, T_q, q_step):
         qb = q[..., qs:qs + q_step, :]  # (..., bq, d_k)
         first, last = offset + qs, offset + qs + qb.shape[-2] - 1  # positions of its queries
