@@ -44,7 +44,7 @@ def slope(xs: list[int], ys: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--block", type=int, default=512, help="key block of the T = 4096 comparison")
+    parser.add_argument("--block", type=int, default=256, help="key block of the T = 4096 comparison")
     parser.add_argument("--skip-window", action="store_true", help="only part 1")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
