@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from attnbook import attention, blockwise, masks, multihead, plot, positional, text
+from attnbook import attention, blockwise, gqa, masks, memory, multihead, plot, positional, text
 
 
 def row(call: Callable[[], object], error: type[Exception], match: str, id: str):  # noqa: A002
@@ -358,4 +358,62 @@ def test_train(call, error, match) -> None:
 
 @pytest.mark.parametrize(("call", "error", "match"), CARS)
 def test_cars(call, error, match) -> None:
+    check(call, error, match)
+
+
+# -- chapter 8: grouped-query attention, sliding windows, ALiBi, blockwise attention, memory
+gqa_attn = gqa.grouped_query_attention
+CHAPTER_8 = [
+    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_heads=3), ValueError,
+        "n_heads=4 is not divisible by n_kv_heads=3", "mha-kv-heads-divide"),
+    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_heads=0), ValueError,
+        "n_kv_heads must be positive", "mha-kv-heads-zero"),
+    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_heads=2.0), TypeError, "n_kv_heads must be an int",
+        "mha-kv-heads-float"),
+    row(lambda: multihead.MultiHeadAttention(8, 2, alibi=True)(t(1, 3, 8)), ValueError,
+        "alibi=True is implemented for causal attention only", "mha-alibi-not-causal"),
+    row(lambda: multihead.MultiHeadAttention(8, 2, n_kv_heads=1).to_torch(), ValueError,
+        "to_torch needs n_kv_heads == n_heads", "mha-gqa-to-torch"),
+    row(lambda: gpt.GPTConfig(vocab_size=10, n_head=4, n_kv_head=3), ValueError,
+        "n_kv_head must be a positive int dividing n_head=4", "config-kv-heads"),
+    row(lambda: gpt.GPTConfig(vocab_size=10, positions="relative"), ValueError, "positions must be one of",
+        "config-positions"),
+    row(lambda: gpt.GPTConfig(vocab_size=10, positions="alibi", causal=False), ValueError,
+        "implemented for causal models only", "config-alibi-not-causal"),
+    row(lambda: gqa.repeat_kv(t(2, 3, 4), 2), ValueError, r"x must have shape \(B, H_kv, T, d\)", "repeat-rank"),
+    row(lambda: gqa.repeat_kv(t(1, 2, 3, 4), 0), ValueError, "n_rep must be a positive int", "repeat-zero"),
+    row(lambda: gqa_attn(t(1, 4, 3, 8), t(1, 3, 3, 8), t(1, 3, 3, 8)), ValueError,
+        "4 query heads cannot be split into groups over 3", "gqa-divisible"),
+    row(lambda: gqa_attn(t(1, 4, 3, 8), t(1, 2, 3, 8), t(1, 1, 3, 8)), ValueError,
+        "k and v must have the same number of heads", "gqa-kv-heads"),
+    row(lambda: gqa_attn(t(1, 4, 3, 8, dtype=torch.long), t(1, 2, 3, 8), t(1, 2, 3, 8)), TypeError,
+        "q must be a floating-point tensor", "gqa-integer"),
+    row(lambda: gqa_attn(t(1, 2, 5, 8), t(1, 2, 3, 8), t(1, 2, 3, 8), is_causal=True), ValueError,
+        "is_causal needs T_q <= T_k", "gqa-causal-long-queries"),
+    row(lambda: gqa.kv_cache_bytes(10, 12, 0, 64, 2), ValueError, "n_kv_head must be a positive int",
+        "cache-bytes-heads"),
+    row(lambda: gqa.kv_cache_bytes(-1, 12, 12, 64, 2), ValueError, "n_tokens must be >= 0", "cache-bytes-tokens"),
+    row(lambda: masks.sliding_window_mask(5, 0), ValueError, "window must be a positive int, got 0",
+        "window-zero"),
+    row(lambda: masks.sliding_window_mask(5, 2.5), TypeError, "window must be an int", "window-float"),
+    row(lambda: positional.alibi_slopes(0), ValueError, "n_heads must be a positive int", "alibi-heads"),
+    row(lambda: positional.alibi_bias(2, 5, 3), ValueError, "T_q=5 queries cannot be the last positions",
+        "alibi-more-queries"),
+    row(lambda: positional.alibi_bias(2, 3, dtype=torch.long), TypeError, "dtype must be a floating-point",
+        "alibi-dtype"),
+    row(lambda: blockwise.blockwise_sdpa(t(2, 3, 4), t(2, 5, 4), t(2, 5, 4), window=2), ValueError,
+        "window needs is_causal=True", "blockwise-window-not-causal"),
+    row(lambda: blockwise.blockwise_sdpa(t(2, 3, 4), t(2, 5, 3), t(2, 5, 4)), ValueError, "shapes do not fit",
+        "blockwise-sdpa-shapes"),
+    row(lambda: blockwise.blockwise_sdpa(t(2, 3, 4), t(2, 5, 4), t(2, 5, 4), block_size=0), ValueError,
+        "block_size must be a positive int", "blockwise-sdpa-block"),
+    row(lambda: blockwise.blockwise_sdpa(t(2, 3, 4, dtype=torch.long), t(2, 5, 4), t(2, 5, 4)), TypeError,
+        "q must be a floating-point tensor", "blockwise-sdpa-integer"),
+    row(lambda: memory.peak_tensor_bytes("not a function"), TypeError, "fn must be a callable",
+        "peak-not-callable"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), CHAPTER_8)
+def test_chapter_8(call, error, match) -> None:
     check(call, error, match)

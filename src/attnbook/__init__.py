@@ -16,6 +16,8 @@ later chapter and by the exercises' tests:
 - ``attnbook.text``        chapter 6: corpora (offline Python source, Tiny Shakespeare), tokenizer
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
+- ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
+- ``attnbook.memory``      chapter 8: the peak bytes of tensors a computation holds
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """
 

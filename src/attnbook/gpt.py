@@ -8,6 +8,14 @@ Attention is `attnbook.multihead.MultiHeadAttention` with `is_causal=True` (chap
 training it takes PyTorch's fused kernel (`need_weights=False`), which computes the same
 function as the explicit path used to draw attention maps. Generation keeps a key/value cache
 per layer and gives exactly the tokens of recomputing the whole prefix at every step.
+
+Chapter 8's options: `n_kv_head` key/value heads shared by groups of query heads
+(grouped-query attention; 1 = multi-query), and `positions`, what tells the model where a
+token sits: "learned" (the default above), "sinusoidal" (chapter 5's fixed table, added to the token
+embeddings scaled by sqrt(n_embd), as in the original transformer: the table's entries are
+of size 1, the embeddings start at 0.02),
+"rope" (queries and keys rotated in every block), "alibi" (a linear distance penalty on the
+scores) or "none".
 """
 from __future__ import annotations
 
@@ -19,9 +27,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .multihead import KVCache, MultiHeadAttention
-from .positional import LearnedPositionalEmbedding
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
-__all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token"]
+__all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token", "POSITIONS"]
+
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")  # GPTConfig.positions (chapter 8)
 
 
 @dataclass
@@ -35,6 +45,8 @@ class GPTConfig:
     bias: bool = False  # biases in Linear layers and LayerNorms
     causal: bool = True  # False: every token may attend to every (real) token (chapter 7)
     rope: bool = False  # rotate queries and keys by their positions (RoPE, chapter 5)
+    n_kv_head: int | None = None  # key/value heads (chapter 8); None = n_head (multi-head)
+    positions: str = "learned"  # one of POSITIONS (chapter 8)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -42,6 +54,15 @@ class GPTConfig:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
+        if self.n_kv_head is not None and (
+                isinstance(self.n_kv_head, bool) or not isinstance(self.n_kv_head, int)
+                or self.n_kv_head <= 0 or self.n_head % self.n_kv_head):
+            raise ValueError(f"n_kv_head must be a positive int dividing n_head={self.n_head} "
+                             f"(or None), got {self.n_kv_head!r}")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+        if self.positions == "alibi" and not self.causal:
+            raise ValueError("positions='alibi' is implemented for causal models only (causal=True)")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
@@ -68,7 +89,9 @@ class Block(nn.Module):
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.causal = config.causal
-        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias, rope=config.rope)
+        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias,
+                                       rope=config.rope or config.positions == "rope",
+                                       n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi")
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)
         self.dropout = nn.Dropout(config.dropout)
@@ -115,7 +138,11 @@ class GPT(nn.Module):
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
-        self.pos_emb = LearnedPositionalEmbedding(config.block_size, config.n_embd)
+        self.pos_emb: LearnedPositionalEmbedding | SinusoidalPositionalEncoding | None = None
+        if config.positions == "learned":
+            self.pos_emb = LearnedPositionalEmbedding(config.block_size, config.n_embd)
+        elif config.positions == "sinusoidal":
+            self.pos_emb = SinusoidalPositionalEncoding(config.block_size, config.n_embd)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
@@ -153,13 +180,23 @@ class GPT(nn.Module):
             raise ValueError(f"token ids must be in [0, {self.config.vocab_size}), got "
                              f"{int(idx.min())} .. {int(idx.max())}")
 
+    def _add_positions(self, x: Tensor, offset: int) -> Tensor:
+        """x (B, T, C) plus the vectors of positions offset .. offset+T-1, if the model adds any
+        ("rope" and "alibi" put positions into the attention scores instead)."""
+        if isinstance(self.pos_emb, LearnedPositionalEmbedding):
+            return self.pos_emb(x, offset=offset)
+        if isinstance(self.pos_emb, SinusoidalPositionalEncoding):
+            pe = self.pos_emb.pe[offset:offset + x.shape[1]].to(x.dtype)  # (T, C)
+            return x * math.sqrt(self.config.n_embd) + pe  # (B, T, C)
+        return x
+
     def forward(self, idx: Tensor, targets: Tensor | None = None,
                 kv_caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
         """idx (B, T) -> logits (B, T, vocab), and the mean cross-entropy if `targets` (B, T).
         With `kv_caches` (one per layer) idx holds only the new positions."""
         offset = len(kv_caches[0]) if kv_caches else 0
         self._check_tokens(idx, offset)
-        x = self.drop(self.pos_emb(self.tok_emb(idx), offset=offset))  # (B, T, C)
+        x = self.drop(self._add_positions(self.tok_emb(idx), offset))  # (B, T, C)
         for i, block in enumerate(self.blocks):
             x, _ = block(x, kv_cache=kv_caches[i] if kv_caches else None)
         logits = self.head(self.ln_f(x))  # (B, T, vocab)
@@ -172,7 +209,7 @@ class GPT(nn.Module):
     def attention_maps(self, idx: Tensor) -> list[Tensor]:
         """Each layer's attention weights (B, H, T, T) from its actual input, explicit path."""
         self._check_tokens(idx)
-        x = self.pos_emb(self.tok_emb(idx))
+        x = self._add_positions(self.tok_emb(idx), 0)
         maps = []
         for block in self.blocks:
             x, weights = block(x, need_weights=True)

@@ -1,4 +1,5 @@
-"""Boolean attention masks: causal, padding, and their combination (chapter 4).
+"""Boolean attention masks: causal, padding, and their combination (chapter 4); the banded
+causal mask of sliding-window attention (chapter 8).
 
 Convention everywhere in attnbook: a boolean mask broadcastable to (..., T_q, T_k) with
 **True = may attend** (as `torch.nn.functional.scaled_dot_product_attention` reads it).
@@ -20,7 +21,7 @@ from torch import Tensor
 from ._checks import boolean, positive_int, tensor
 
 __all__ = [
-    "causal_mask", "padding_mask", "padding_mask_from_lengths", "combine_masks",
+    "causal_mask", "sliding_window_mask", "padding_mask", "padding_mask_from_lengths", "combine_masks",
     "to_additive", "from_additive", "to_torch_mha_mask", "ADDITIVE_THRESHOLD",
 ]
 
@@ -31,6 +32,16 @@ def causal_mask(T: int, device: torch.device | str | None = None) -> Tensor:
     """(T, T) lower-triangular boolean mask: query i may attend to keys 0..i."""
     positive_int("T", T)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
+
+
+def sliding_window_mask(T: int, window: int, device: torch.device | str | None = None) -> Tensor:
+    """(T, T) banded causal mask (chapter 8): query i may attend to keys i-window+1 .. i, the
+    `window` most recent positions, itself included. window >= T gives `causal_mask(T)`."""
+    positive_int("T", T)
+    positive_int("window", window)
+    i = torch.arange(T, device=device)
+    offset = i[:, None] - i[None, :]  # (T, T): how far key j lies behind query i
+    return (offset >= 0) & (offset < window)  # (T, T)
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:

@@ -12,9 +12,15 @@ Parameters: 4 d_model^2 (+ 4 d_model with biases), whatever H is.
 For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the keys and values
 of earlier positions are kept, so each new token is projected once instead of recomputing the
 whole prefix at every step.
+
+Chapter 8 adds two options: `n_kv_heads` < n_heads shares each key/value head among a group of
+query heads (grouped-query attention, `attnbook.gqa`; W_k and W_v then map d_model to
+n_kv_heads * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
+distance penalty to the scores (causal attention only).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -23,7 +29,8 @@ from torch import Tensor, nn
 
 from ._checks import boolean, positive_int, tensor
 from .attention import scaled_dot_product_attention
-from .positional import apply_rope
+from .gqa import repeat_kv
+from .positional import alibi_bias, apply_rope
 
 __all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
 
@@ -54,6 +61,13 @@ class KVCache:
 
     def __len__(self) -> int:
         return 0 if self.k is None else self.k.shape[-2]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the cached keys and values (chapter 8)."""
+        if self.k is None or self.v is None:
+            return 0
+        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add the new positions' keys and values; return all keys and values so far."""
@@ -89,13 +103,19 @@ class MultiHeadAttention(nn.Module):
     (B, H, T_q, T_k).
     """
 
-    def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False) -> None:
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False,
+                 n_kv_heads: int | None = None, alibi: bool = False) -> None:
         super().__init__()
-        for name, size in (("d_model", d_model), ("n_heads", n_heads)):
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        for name, size in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
             if isinstance(size, bool) or not isinstance(size, int):
                 raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
-        if n_heads <= 0 or d_model <= 0:
-            raise ValueError(f"d_model and n_heads must be positive, got {d_model} and {n_heads}")
+        if n_heads <= 0 or d_model <= 0 or n_kv_heads <= 0:
+            raise ValueError(f"d_model, n_heads and n_kv_heads must be positive, got {d_model}, "
+                             f"{n_heads} and {n_kv_heads}")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
+                             "key/value head serves a group of the same number of query heads")
         if d_model % n_heads:
             raise ValueError(
                 f"d_model={d_model} is not divisible by n_heads={n_heads}: every head needs "
@@ -106,9 +126,10 @@ class MultiHeadAttention(nn.Module):
         if rope and self.d_k % 2:
             raise ValueError(f"rope=True rotates feature pairs: d_k={self.d_k} must be even")
         self.rope = rope  # rotate queries and keys by their positions (chapter 5's apply_rope)
+        self.n_kv_heads, self.alibi = n_kv_heads, bool(alibi)  # chapter 8
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
-        self.W_k = nn.Linear(d_model, d_model, bias=bias)
-        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, name: str, x: Tensor) -> None:
@@ -167,17 +188,23 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             mask = self._check_mask(mask, query.shape[0], query.shape[1], T_seen + key.shape[1])
 
+        if self.alibi and not is_causal:
+            raise ValueError("alibi=True is implemented for causal attention only: pass is_causal=True")
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
-        k = split_heads(self.W_k(key), self.n_heads)  # (B, H, T_k, d_k)
-        v = split_heads(self.W_v(value), self.n_heads)  # (B, H, T_k, d_k)
+        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
         if self.rope:  # positions continue after the cached ones
             seen = 0 if kv_cache is None else len(kv_cache)
             q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
             k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
         if kv_cache is not None:
-            k, v = kv_cache.append(k, v)  # (B, H, T_seen + T_k, d_k)
+            k, v = kv_cache.append(k, v)  # (B, H_kv, T_seen + T_k, d_k): only the shared heads
+        group = self.n_heads // self.n_kv_heads
+        k, v = repeat_kv(k, group), repeat_kv(v, group)  # (B, H, T_k, d_k)
         T_q, T_k = q.shape[-2], k.shape[-2]
-        if not need_weights and mask is None and (not is_causal or T_q == T_k):
+        if self.alibi:
+            heads, weights = self._alibi_attention(q, k, v, mask, need_weights)  # (B, H, T_q, d_k)
+        elif not need_weights and mask is None and (not is_causal or T_q == T_k):
             # Fast path: PyTorch's fused kernel computes the same function without ever
             # holding the (T_q, T_k) weights (chapter 2); weights are not returned.
             heads = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)  # (B, H, T_q, d_k)
@@ -195,15 +222,34 @@ class MultiHeadAttention(nn.Module):
             weights = None if weights is None else weights.squeeze(0)
         return out, weights
 
+    def _alibi_attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None,
+                         need_weights: bool) -> tuple[Tensor, Tensor | None]:
+        """Causal attention with ALiBi's bias added to the scores (chapter 8): q (B, H, T_q, d_k),
+        k and v (B, H, T_k, d_k), mask None or boolean (B|1, H|1, T_q|1, T_k)."""
+        bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], dtype=q.dtype, device=q.device)
+        if mask is not None:
+            bias = bias.masked_fill(~mask, float("-inf"))  # (B|1, H, T_q, T_k)
+        if not need_weights and mask is None:  # fused kernel, the bias as an additive mask
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias), None
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k) + bias  # (B, H, T_q, T_k)
+        has_key = scores.amax(dim=-1, keepdim=True) > float("-inf")  # False: every key masked
+        weights = torch.softmax(scores.masked_fill(~has_key, 0.0), dim=-1).masked_fill(~has_key, 0.0)
+        return weights @ v, weights if need_weights else None
+
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}"
+        kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
+        alibi = ", alibi=True" if self.alibi else ""
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}"
 
     # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
     def to_torch(self) -> nn.MultiheadAttention:
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
         if self.rope:
             raise ValueError("nn.MultiheadAttention has no rotary positions: to_torch needs rope=False")
+        if self.alibi or self.n_kv_heads != self.n_heads:
+            raise ValueError("nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
+                             "to_torch needs n_kv_heads == n_heads and alibi=False")
         w = self.W_q.weight
         mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
                                     device=w.device, dtype=w.dtype)  # float64 stays float64

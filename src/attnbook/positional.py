@@ -1,4 +1,5 @@
-"""Positional information: sinusoidal encodings, learned embeddings and RoPE (chapter 5).
+"""Positional information: sinusoidal encodings, learned embeddings and RoPE (chapter 5);
+ALiBi's linear distance penalty (chapter 8).
 
 Self-attention alone is permutation-equivariant; adding a position vector p_i to each token
 x_i (x'_i = x_i + p_i) lets it tell "the shark bit the person" from "the person bit the shark".
@@ -8,13 +9,15 @@ x_i (x'_i = x_i + p_i) lets it tell "the shark bit the person" from "the person 
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
 
 from ._checks import floating, positive_float, positive_int, tensor
 
 __all__ = ["sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
-           "apply_rope"]
+           "apply_rope", "alibi_slopes", "alibi_bias"]
 
 
 def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Tensor:
@@ -105,3 +108,35 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0
     x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
     rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)
     return rotated.flatten(-2)  # (..., T, d): pairs interleaved back
+
+
+def alibi_slopes(n_heads: int) -> Tensor:
+    """(n_heads,) float64 slopes of ALiBi (chapter 8): for H a power of two, head h = 1..H
+    gets 2^(-8h/H), a geometric sequence from 2^(-8/H) down to 2^-8. For other H, the slopes
+    of the power of two P just below H, then every other slope of 2P, as the ALiBi paper does."""
+    positive_int("n_heads", n_heads)
+    P = 2 ** int(math.floor(math.log2(n_heads)))
+
+    def powers(n: int) -> Tensor:
+        return 2.0 ** (-8.0 * torch.arange(1, n + 1, dtype=torch.float64) / n)
+
+    extra = powers(2 * P)[0::2][: n_heads - P]  # empty when H is a power of two
+    return torch.cat([powers(P), extra])
+
+
+def alibi_bias(n_heads: int, T_q: int, T_k: int | None = None,
+               dtype: torch.dtype = torch.float32, device: torch.device | str | None = None) -> Tensor:
+    """(n_heads, T_q, T_k) additive causal bias of ALiBi (chapter 8): -m_h (i - j) for a key j
+    at or before query i, -inf after it. The queries are the last T_q of T_k positions
+    (T_k defaults to T_q), so query i sits at position T_k - T_q + i, as with a KV cache."""
+    positive_int("T_q", T_q)
+    T_k = T_q if T_k is None else positive_int("T_k", T_k)
+    if T_q > T_k:
+        raise ValueError(f"T_q={T_q} queries cannot be the last positions of T_k={T_k} keys")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    pos_q = torch.arange(T_k - T_q, T_k, device=device)[:, None]  # (T_q, 1)
+    pos_k = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
+    distance = (pos_q - pos_k).to(torch.float64)  # (T_q, T_k): i - j
+    bias = -alibi_slopes(n_heads).to(device)[:, None, None] * distance + 0.0  # (H, T_q, T_k), no -0.0
+    return bias.masked_fill(distance < 0, float("-inf")).to(dtype)

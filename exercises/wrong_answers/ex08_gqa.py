@@ -1,0 +1,36 @@
+"""Classic wrong answers to exercise 8, as text edits of the reference solution.
+
+`tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
+(every `old` must occur exactly once) and proves that every wrong answer loses points on the
+hidden tests, that each question has a mistake its public checks flag, and that a submission
+whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
+submission runs first). It prints the message each mistake gets.
+"""
+
+WRONG_ANSWERS = {
+    "heads tiled (0, 1, 0, 1) instead of repeated in place (0, 0, 1, 1)": [
+        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
+         "    return x.repeat(1, n_rep, 1, 1)"),
+    ],
+    "scores not divided by sqrt(d_k)": [
+        ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
+    ],
+    "causal mask applied to the weights after the softmax": [
+        ("        scores = scores.masked_fill(future, float(\"-inf\"))\n    weights = torch.softmax(scores, dim=-1)",
+         "        scores = torch.softmax(scores, dim=-1).masked_fill(future, 0.0)\n"
+         "        return scores @ v\n    weights = torch.softmax(scores, dim=-1)"),
+    ],
+    "shortcut: PyTorch's scaled_dot_product_attention with enable_gqa=True": [
+        ("    n_rep = q.shape[1] // k.shape[1]\n",
+         "    import torch.nn.functional as F\n"
+         "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)\n"),
+    ],
+    "tampering: comparison helpers replaced, and both functions wrong": [
+        ("def expand_kv(x, n_rep):", TAMPER + "def expand_kv(x, n_rep):"),
+        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
+         "    return x.repeat(1, n_rep, 1, 1)"),
+        ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
+    ],
+}
