@@ -321,6 +321,14 @@ GPT = [
         "generate-temperature"),
     row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_k=0), ValueError, "top_k must be >= 1",
         "sample-top-k"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_p=0.0), ValueError, r"top_p must be in \(0, 1\]",
+        "sample-top-p-zero"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_p=1.5), ValueError, r"top_p must be in \(0, 1\]",
+        "sample-top-p-above-one"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_p=True), TypeError, "top_p must be a number",
+        "sample-top-p-bool"),
+    row(lambda: tiny_gpt().generate(ids(1, 1), 2, top_p=-0.1), ValueError, r"top_p must be in \(0, 1\]",
+        "generate-top-p"),
 ]
 
 TRAIN = [
