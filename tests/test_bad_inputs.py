@@ -367,3 +367,31 @@ def test_train(call, error, match) -> None:
 @pytest.mark.parametrize(("call", "error", "match"), CARS)
 def test_cars(call, error, match) -> None:
     check(call, error, match)
+
+
+# --- ngram (chapter 6) ---------------------------------------------------------------------------
+from attnbook import ngram  # noqa: E402
+
+NGRAM = [
+    row(lambda: ngram.ngram_losses([0, 1, 2], ids(5), 3), TypeError, "train_data must be a torch.Tensor",
+        "ngram-list"),
+    row(lambda: ngram.ngram_losses(ids(5, 2), ids(5), 3), ValueError, r"train_data must have shape \(N,\)",
+        "ngram-rank-2"),
+    row(lambda: ngram.ngram_losses(t(5), ids(5), 3), TypeError, "train_data must hold integer token ids",
+        "ngram-float-ids"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5, fill=3), 3), ValueError,
+        r"val_data must hold token ids in \[0, 3\)", "ngram-id-range"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5), 3, max_n=0), ValueError, "max_n must be a positive int",
+        "ngram-max-n-zero"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5), 3, discount=0.0), ValueError, r"discount must be in \(0, 1\)",
+        "ngram-discount"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5), 100_000, max_n=4), ValueError, "too large for vocab_size",
+        "ngram-overflow"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(2), 3, max_n=3), ValueError, "at least max_n=3 tokens",
+        "ngram-too-short"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), NGRAM)
+def test_ngram(call, error, match) -> None:
+    check(call, error, match)
