@@ -82,9 +82,10 @@ VARIANTS = {  # name: (what changes, max_iters, warmup_iters)
 
 
 @torch.no_grad()
-def full_val_loss(model: GPT, val: Tensor) -> tuple[float, float]:
+def full_val_loss(model: GPT, val: Tensor) -> tuple[float, float, list[float]]:
     """Mean cross-entropy over every character of `val` in consecutive windows of BLOCK,
-    and over window positions 16-63 only (at least 16 characters of context)."""
+    over window positions 16-63 only (at least 17 characters of context), and by span of
+    positions (0, 1, 2, 3-15, 16-63: 1, 2, 3, 4-16, 17-64 characters of context)."""
     model.eval()
     n = (len(val) - 1) // BLOCK
     x = val[: n * BLOCK].view(n, BLOCK)  # (n, T)
@@ -95,7 +96,8 @@ def full_val_loss(model: GPT, val: Tensor) -> tuple[float, float]:
         losses.append(nn.functional.cross_entropy(logits.transpose(1, 2), y[s : s + 256],
                                                   reduction="none"))  # (b, T)
     per_pos = torch.cat(losses)  # (n, T)
-    return per_pos.mean().item(), per_pos[:, 16:].mean().item()
+    spans = [per_pos[:, a:b].mean().item() for a, b in ((0, 1), (1, 2), (2, 3), (3, 16), (16, 64))]
+    return per_pos.mean().item(), per_pos[:, 16:].mean().item(), spans
 
 
 def main() -> None:
@@ -104,7 +106,11 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(VARIANTS), help="comma-separated variants")
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds")
     parser.add_argument("--long", type=int, default=0, help="also train the base model this long")
+    parser.add_argument("--long-first", action="store_true", help="run the long training first")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
 
     text = load_python_corpus()
@@ -116,7 +122,7 @@ def main() -> None:
 
     runs = [(v, int(s)) for v in args.only.split(",") for s in args.seeds.split(",")]
     if args.long:
-        runs.append((f"base-{args.long}", 0))
+        runs.insert(0 if args.long_first else len(runs), (f"base-{args.long}", 0))
     print(f"{'variant':18s} {'seed':>4} {'steps':>5} {'train s':>8} {'val (all)':>9} "
           f"{'val (16+)':>9} {'ppl':>6}")
     for variant, seed in runs:
@@ -132,9 +138,10 @@ def main() -> None:
         start = time.perf_counter()
         result = train(model, train_data, val_data, cfg)
         wall = time.perf_counter() - start
-        all_pos, late = full_val_loss(model, val_data)
+        all_pos, late, spans = full_val_loss(model, val_data)
         print(f"{variant:18s} {seed:4d} {steps:5d} {result.train_seconds:8.1f} {all_pos:9.3f} "
-              f"{late:9.3f} {math.exp(all_pos):6.2f}   ({wall:.0f} s wall)", flush=True)
+              f"{late:9.3f} {math.exp(all_pos):6.2f}   ({wall:.0f} s wall; by context "
+              f"1/2/3/4-16/17-64: {' '.join(f'{x:.3f}' for x in spans)})", flush=True)
 
 
 if __name__ == "__main__":
