@@ -216,6 +216,11 @@ TEXT = [
     row(lambda: text.load_tiny_shakespeare(path="/nonexistent/attnbook.txt"), FileNotFoundError,
         "no Tiny Shakespeare file", "shakespeare-path"),
     row(lambda: text.CharTokenizer([]), ValueError, "chars must not be empty", "tokenizer-empty"),
+    row(lambda: text.learn_bpe(["a", "b"], 3), TypeError, "text must be a str", "bpe-learn-list"),
+    row(lambda: text.learn_bpe("abc", -1), ValueError, "num_merges must be >= 0", "bpe-negative-merges"),
+    row(lambda: text.learn_bpe("abc", 2.5), TypeError, "num_merges must be an int", "bpe-float-merges"),
+    row(lambda: text.bpe_segment(b"abc", []), TypeError, "text must be a str", "bpe-segment-bytes"),
+    row(lambda: text.bpe_segment("abc", [("a",)]), ValueError, "merges must be pairs", "bpe-segment-bad-merge"),
     row(lambda: text.CharTokenizer.from_text(""), ValueError, "chars must not be empty", "tokenizer-from-empty-text"),
     row(lambda: text.CharTokenizer(["ab", "c"]), ValueError, "chars must be single characters", "tokenizer-long"),
     row(lambda: text.CharTokenizer("aba"), ValueError, "chars must be distinct", "tokenizer-duplicate"),
@@ -321,6 +326,14 @@ GPT = [
         "generate-temperature"),
     row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_k=0), ValueError, "top_k must be >= 1",
         "sample-top-k"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_p=0.0), ValueError, r"top_p must be in \(0, 1\]",
+        "sample-top-p-zero"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_p=1.5), ValueError, r"top_p must be in \(0, 1\]",
+        "sample-top-p-above-one"),
+    row(lambda: gpt.sample_next_token(torch.zeros(1, 10), top_p=True), TypeError, "top_p must be a number",
+        "sample-top-p-bool"),
+    row(lambda: tiny_gpt().generate(ids(1, 1), 2, top_p=-0.1), ValueError, r"top_p must be in \(0, 1\]",
+        "generate-top-p"),
 ]
 
 TRAIN = [
@@ -416,4 +429,32 @@ CHAPTER_8 = [
 
 @pytest.mark.parametrize(("call", "error", "match"), CHAPTER_8)
 def test_chapter_8(call, error, match) -> None:
+    check(call, error, match)
+
+
+# --- ngram (chapter 6) ---------------------------------------------------------------------------
+from attnbook import ngram  # noqa: E402
+
+NGRAM = [
+    row(lambda: ngram.ngram_losses([0, 1, 2], ids(5), 3), TypeError, "train_data must be a torch.Tensor",
+        "ngram-list"),
+    row(lambda: ngram.ngram_losses(ids(5, 2), ids(5), 3), ValueError, r"train_data must have shape \(N,\)",
+        "ngram-rank-2"),
+    row(lambda: ngram.ngram_losses(t(5), ids(5), 3), TypeError, "train_data must hold integer token ids",
+        "ngram-float-ids"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5, fill=3), 3), ValueError,
+        r"val_data must hold token ids in \[0, 3\)", "ngram-id-range"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5), 3, max_n=0), ValueError, "max_n must be a positive int",
+        "ngram-max-n-zero"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5), 3, discount=0.0), ValueError, r"discount must be in \(0, 1\)",
+        "ngram-discount"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(5), 100_000, max_n=4), ValueError, "too large for vocab_size",
+        "ngram-overflow"),
+    row(lambda: ngram.ngram_losses(ids(5), ids(2), 3, max_n=3), ValueError, "at least max_n=3 tokens",
+        "ngram-too-short"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), NGRAM)
+def test_ngram(call, error, match) -> None:
     check(call, error, match)

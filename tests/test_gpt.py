@@ -61,11 +61,12 @@ def test_clear_errors_for_bad_input():
         m(torch.zeros(5, dtype=torch.long))
 
 
-@pytest.mark.parametrize("temperature, top_k", [(1.0, None), (0.7, 3), (1.5, 1)])
-def test_generation_with_cache_gives_exactly_the_uncached_tokens(temperature, top_k):
+@pytest.mark.parametrize("temperature, top_k, top_p", [(1.0, None, None), (0.7, 3, None), (1.5, 1, None),
+                                                       (1.2, None, 0.6), (1.0, 5, 0.9)])
+def test_generation_with_cache_gives_exactly_the_uncached_tokens(temperature, top_k, top_p):
     m = tiny(block=16)
     prompt = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(1))
-    kw = dict(max_new_tokens=30, temperature=temperature, top_k=top_k)  # runs past block_size
+    kw = dict(max_new_tokens=30, temperature=temperature, top_k=top_k, top_p=top_p)  # past block_size
     with_cache = m.generate(prompt, generator=torch.Generator().manual_seed(2), use_cache=True, **kw)
     without = m.generate(prompt, generator=torch.Generator().manual_seed(2), use_cache=False, **kw)
     assert with_cache.shape == (2, 35)
@@ -89,6 +90,56 @@ def test_sampling_temperature_and_top_k():
         sample_next_token(logits, temperature=0)
     with pytest.raises(ValueError, match="top_k must be >= 1"):
         sample_next_token(logits, top_k=0)
+
+
+def nucleus(probs: list[float], p: float) -> set[int]:
+    """The nucleus by its definition: the likeliest tokens, one at a time, until their
+    probabilities add up to at least p."""
+    order = sorted(range(len(probs)), key=lambda i: -probs[i])
+    kept, mass = set(), 0.0
+    for i in order:
+        kept.add(i)
+        mass += probs[i]
+        if mass >= p:
+            break
+    return kept
+
+
+@pytest.mark.parametrize("p", [0.3, 0.5, 0.75, 0.9, 0.99])
+def test_top_p_keeps_the_nucleus_with_renormalised_frequencies(p):
+    probs = [0.4, 0.05, 0.25, 0.2, 0.1]  # deliberately not sorted
+    logits = torch.tensor(probs).log()[None]  # (1, 5)
+    kept = nucleus(probs, p)
+    n = 20_000
+    draws = sample_next_token(logits.expand(n, 5), top_p=p, generator=torch.Generator().manual_seed(0))
+    observed = torch.bincount(draws[:, 0], minlength=5).double() / n
+    assert set(draws.unique().tolist()) == kept
+    mass = sum(probs[i] for i in kept)
+    for i in kept:  # renormalised over the nucleus; 4 standard errors at n = 20,000 is < 0.015
+        assert abs(observed[i].item() - probs[i] / mass) < 0.015
+
+
+def test_top_p_edge_cases_and_order_of_the_knobs():
+    logits = torch.tensor([[3.0, 1.0, 0.0, -2.0]])
+    g = torch.Generator().manual_seed(0)
+    tiny_p = torch.cat([sample_next_token(logits, top_p=1e-6, generator=g) for _ in range(30)])
+    assert set(tiny_p.flatten().tolist()) == {0}  # the likeliest token always stays
+    g1, g2 = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
+    full = sample_next_token(logits.repeat(50, 1), top_p=1.0, generator=g1)
+    plain = sample_next_token(logits.repeat(50, 1), generator=g2)
+    assert torch.equal(full, plain)  # p = 1 changes nothing
+    # temperature acts first: at tau = 0.1 the top token alone holds > 0.99 of the mass
+    g = torch.Generator().manual_seed(0)
+    cold = sample_next_token(logits.repeat(200, 1), temperature=0.1, top_p=0.99, generator=g)
+    assert set(cold.flatten().tolist()) == {0}
+    # top-k first, then the nucleus of what is left: k = 3 then p = 0.999 keeps three tokens
+    g = torch.Generator().manual_seed(0)
+    both = sample_next_token(logits.repeat(4000, 1), top_k=3, top_p=0.999, generator=g)
+    assert set(both.flatten().tolist()) == {0, 1, 2}
+    with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\]"):
+        sample_next_token(logits, top_p=0.0)
+    with pytest.raises(TypeError, match="top_p must be a number"):
+        sample_next_token(logits, top_p="0.9")  # type: ignore[arg-type]
 
 
 def test_block_with_a_key_mask_and_without_the_causal_mask():

@@ -83,3 +83,42 @@ def test_split_and_batches():
     assert x.shape == y.shape == (4, 8) and torch.equal(y, x + 1)
     with pytest.raises(ValueError, match="more than block_size"):
         get_batch(val, block_size=10, batch_size=2)
+
+
+def test_bpe_merges_the_most_frequent_pair_first_and_round_trips():
+    from attnbook.text import bpe_segment, learn_bpe
+
+    text = "lower lowest newer newest low low"
+    merges = learn_bpe(text, 4)
+    # the first merge is a pair with the highest count over the pieces
+    counts = {}
+    for piece in ["lower", " lowest", " newer", " newest", " low", " low"]:
+        for a, b in zip(piece, piece[1:]):
+            counts[a, b] = counts.get((a, b), 0) + 1
+    assert counts[merges[0]] == max(counts.values())
+    assert len(merges) == 4 and all(len(a) >= 1 and len(b) >= 1 for a, b in merges)
+    tokens = bpe_segment(text, merges)
+    assert "".join(tokens) == text
+    assert len(tokens) < len(text)
+    assert bpe_segment(text, []) == list(text)  # no merges: characters
+    assert learn_bpe("ab", 10) == [("a", "b")]  # stops when no pair is left
+    # merges never cross a piece boundary: a space starts a new piece, a newline run is its own
+    assert all(" " not in t[1:] for t in bpe_segment("a b a b a b", learn_bpe("a b a b a b", 5)))
+
+
+def test_bpe_on_real_text_shortens_it_and_generalises():
+    from attnbook.text import bpe_segment, learn_bpe
+
+    text = load_python_corpus(STDLIB_MODULES[:2])
+    train, val = text[:60_000], text[60_000:90_000]
+    merges = learn_bpe(train, 100)
+    assert len(merges) == 100 and len(set(merges)) == 100
+    tokens = bpe_segment(val, merges)
+    assert "".join(tokens) == val
+    assert len(tokens) < 0.7 * len(val)  # indentation and common words become single tokens
+    with pytest.raises(TypeError, match="text must be a str"):
+        learn_bpe(b"bytes", 3)
+    with pytest.raises(ValueError, match="num_merges must be >= 0"):
+        learn_bpe("abc", -1)
+    with pytest.raises(ValueError, match="merges must be pairs"):
+        bpe_segment("abc", [("a", "b", "c")])

@@ -110,16 +110,24 @@ class Block(nn.Module):
 
 
 def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
-                      generator: torch.Generator | None = None) -> Tensor:
+                      generator: torch.Generator | None = None,
+                      top_p: float | None = None) -> Tensor:
     """Sample one token id per row of `logits` (B, vocab) -> (B, 1).
 
     Temperature divides the logits *before* the softmax (lower = sharper); `top_k` keeps the
-    k largest logits (ties at the k-th value kept) and sets the rest to -inf.
+    k largest logits (ties at the k-th value kept) and sets the rest to -inf. `top_p`
+    (nucleus sampling) then keeps the most probable tokens until their probabilities add up to
+    at least p (the likeliest token always stays), and renormalises over them.
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature} (for greedy decoding use top_k=1)")
     if logits.dim() != 2:
         raise ValueError(f"logits must be (B, vocab), got shape {tuple(logits.shape)}")
+    if top_p is not None:
+        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
+            raise TypeError(f"top_p must be a number in (0, 1] or None, got {type(top_p).__name__}")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
     logits = logits / temperature
     if top_k is not None:
         if not 1 <= top_k:
@@ -128,6 +136,13 @@ def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | Non
         kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits, dim=-1)  # (B, vocab)
+    if top_p is not None and top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)  # (B, vocab) each
+        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # (B, vocab): mass of likelier ones
+        drop_sorted = mass_before >= top_p  # the nucleus is already complete before this token
+        drop = drop_sorted.scatter(-1, order, drop_sorted)  # (B, vocab), back in vocabulary order
+        probs = probs.masked_fill(drop, 0.0)
+        probs = probs / probs.sum(dim=-1, keepdim=True)
     return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
 
 
@@ -219,8 +234,10 @@ class GPT(nn.Module):
     @torch.no_grad()
     def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None, generator: torch.Generator | None = None,
-                 use_cache: bool = True) -> Tensor:
+                 use_cache: bool = True, top_p: float | None = None) -> Tensor:
         """Extend idx (B, T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens).
+
+        temperature, top_k and top_p reshape each step's distribution (`sample_next_token`).
 
         Without the cache every step re-runs the last block_size tokens. With it, each step
         feeds only the newest token; when the context would outgrow block_size the cache is
@@ -241,6 +258,6 @@ class GPT(nn.Module):
                 logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
             else:
                 logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
-            next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator)
+            next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator, top_p)
             idx = torch.cat([idx, next_id], dim=1)
         return idx

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""What depth, warm-up, residuals, LayerNorm and dropout do to chapter 6's tiny GPT.
+
+    python benchmarks/gpt_ablations.py                  # every variant, seeds 0 and 1
+    python benchmarks/gpt_ablations.py --only base,4-layers --seeds 0
+    python benchmarks/gpt_ablations.py --long 4000      # also the chapter's model for 4000 steps
+
+Every variant trains on the chapter's Python corpus with the chapter's settings (2 layers,
+4 heads, width 128, context 64, batch 12, learning rate 3e-3 -> 3e-4, 100 warm-up steps,
+1000 steps) except for the one thing it changes. Each is scored on the *whole* validation
+text, cut into consecutive windows of 64 characters (every character scored once, context
+from its window only), next to the n-gram yardsticks of `attnbook.ngram` on the same split.
+Training and each CPU's rounding move the numbers by a few hundredths: compare variants
+across seeds, not single runs. Not a test: run it on an otherwise idle machine.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+import types
+
+import torch
+from torch import Tensor, nn
+
+from attnbook.gpt import GPT, GPTConfig
+from attnbook.ngram import ngram_losses
+from attnbook.text import CharTokenizer, load_python_corpus, split_train_val
+from attnbook.train import TrainConfig, train
+
+BLOCK = 64
+
+
+def post_ln_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
+    """The original transformer's order: add, then normalise (no final LayerNorm needed)."""
+    a, w = self.attn(x, mask=key_mask, is_causal=self.causal, need_weights=need_weights,
+                     kv_cache=kv_cache)
+    x = self.ln_1(x + self.dropout(a))
+    x = self.ln_2(x + self.mlp(x))
+    return x, w
+
+
+def no_residual_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
+    """Pre-LN block whose two steps replace the stream instead of adding to it."""
+    a, w = self.attn(self.ln_1(x), mask=key_mask, is_causal=self.causal,
+                     need_weights=need_weights, kv_cache=kv_cache)
+    x = self.dropout(a)
+    x = self.mlp(self.ln_2(x))
+    return x, w
+
+
+def build(variant: str, vocab: int) -> GPT:
+    layers = 4 if variant.startswith("4-layers") else 2
+    dropout = 0.2 if variant == "dropout-0.2" else 0.0
+    model = GPT(GPTConfig(vocab_size=vocab, block_size=BLOCK, n_layer=layers, n_head=4,
+                          n_embd=128, dropout=dropout))
+    if variant.startswith("post-ln"):
+        for block in model.blocks:
+            block.forward = types.MethodType(post_ln_forward, block)
+        model.ln_f = nn.Identity()
+    elif variant == "no-residuals":
+        for block in model.blocks:
+            block.forward = types.MethodType(no_residual_forward, block)
+    elif variant == "no-layernorm":
+        for block in model.blocks:
+            block.ln_1, block.ln_2 = nn.Identity(), nn.Identity()
+        model.ln_f = nn.Identity()
+    return model
+
+
+VARIANTS = {  # name: (what changes, max_iters, warmup_iters)
+    "base": ("the chapter's model", 1000, 100),
+    "no-warmup": ("no warm-up (full learning rate from step 0)", 1000, 0),
+    "4-layers": ("4 layers, same 1000 steps (about twice the compute)", 1000, 100),
+    "4-layers-500": ("4 layers, 500 steps (about the same compute)", 500, 50),
+    "post-ln": ("post-LayerNorm, as the original transformer", 1000, 100),
+    "post-ln-no-warmup": ("post-LayerNorm without warm-up", 1000, 0),
+    "no-residuals": ("no residual connections", 1000, 100),
+    "no-layernorm": ("no LayerNorm at all", 1000, 100),
+    "dropout-0.2": ("dropout 0.2 (nanoGPT's baby GPT)", 1000, 100),
+}
+
+
+@torch.no_grad()
+def full_val_loss(model: GPT, val: Tensor) -> tuple[float, float, list[float]]:
+    """Mean cross-entropy over every character of `val` in consecutive windows of BLOCK,
+    over window positions 16-63 only (at least 17 characters of context), and by span of
+    positions (0, 1, 2, 3-15, 16-63: 1, 2, 3, 4-16, 17-64 characters of context)."""
+    model.eval()
+    n = (len(val) - 1) // BLOCK
+    x = val[: n * BLOCK].view(n, BLOCK)  # (n, T)
+    y = val[1 : n * BLOCK + 1].view(n, BLOCK)  # (n, T)
+    losses = []
+    for s in range(0, n, 256):
+        logits, _ = model(x[s : s + 256])
+        losses.append(nn.functional.cross_entropy(logits.transpose(1, 2), y[s : s + 256],
+                                                  reduction="none"))  # (b, T)
+    per_pos = torch.cat(losses)  # (n, T)
+    spans = [per_pos[:, a:b].mean().item() for a, b in ((0, 1), (1, 2), (2, 3), (3, 16), (16, 64))]
+    return per_pos.mean().item(), per_pos[:, 16:].mean().item(), spans
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(VARIANTS), help="comma-separated variants")
+    parser.add_argument("--seeds", default="0,1", help="comma-separated seeds")
+    parser.add_argument("--long", type=int, default=0, help="also train the base model this long")
+    parser.add_argument("--long-first", action="store_true", help="run the long training first")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+
+    text = load_python_corpus()
+    tok = CharTokenizer.from_text(text)
+    train_data, val_data = split_train_val(tok.encode(text), 0.1)
+    ladder = ngram_losses(train_data, val_data, tok.vocab_size, max_n=5)
+    print("n-gram yardsticks (nats/char, whole validation text): "
+          + ", ".join(f"{n + 1}-gram {loss:.3f}" for n, loss in enumerate(ladder)))
+
+    runs = [(v, int(s)) for v in args.only.split(",") for s in args.seeds.split(",")]
+    if args.long:
+        runs.insert(0 if args.long_first else len(runs), (f"base-{args.long}", 0))
+    print(f"{'variant':18s} {'seed':>4} {'steps':>5} {'train s':>8} {'val (all)':>9} "
+          f"{'val (16+)':>9} {'ppl':>6}")
+    for variant, seed in runs:
+        if variant.startswith("base-"):
+            steps, warmup, name = int(variant.split("-")[1]), 100, "base"
+        else:
+            _, steps, warmup = VARIANTS[variant]
+            name = variant
+        torch.manual_seed(seed)
+        model = build(name, tok.vocab_size)
+        cfg = TrainConfig(max_iters=steps, batch_size=12, learning_rate=3e-3, min_lr=3e-4,
+                          warmup_iters=warmup, eval_interval=10**9, eval_iters=1, seed=seed)
+        start = time.perf_counter()
+        result = train(model, train_data, val_data, cfg)
+        wall = time.perf_counter() - start
+        all_pos, late, spans = full_val_loss(model, val_data)
+        print(f"{variant:18s} {seed:4d} {steps:5d} {result.train_seconds:8.1f} {all_pos:9.3f} "
+              f"{late:9.3f} {math.exp(all_pos):6.2f}   ({wall:.0f} s wall; by context "
+              f"1/2/3/4-16/17-64: {' '.join(f'{x:.3f}' for x in spans)})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
