@@ -96,3 +96,16 @@ def test_no_progress_bar_is_stored(notebook: Path) -> None:
     bars = [i for i, cell in enumerate(cells(notebook)) if cell["cell_type"] == "code"
             for text in output_texts(cell) if re.search(r"\d+%\|[█▏▎▍▌▋▊▉ #]*\|", text)]
     assert not bars, f"{rel(notebook)}: cells {bars} store a progress bar"
+
+
+PAGES = sorted(ROOT.glob("book/*.ipynb")) + sorted(ROOT.glob("exercises/student/*.ipynb"))
+COLUMN = 88  # characters of code the page's column shows without scrolling sideways
+
+
+@pytest.mark.parametrize("notebook", PAGES, ids=rel)
+def test_code_fits_the_page_column(notebook: Path) -> None:
+    """The code a reader sees on a page fits its column (issue "The pages as readers see
+    them"): no line of a code cell is wider than 88 characters."""
+    long = [(i, line) for i, cell in enumerate(cells(notebook)) if cell["cell_type"] == "code"
+            for line in "".join(cell["source"]).splitlines() if len(line) > COLUMN]
+    assert not long, f"{len(long)} code lines wider than {COLUMN} columns, e.g. cell {long[0][0]}: {long[0][1]!r}"
