@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
-        exercises-prove book-strict site browser mathjax grade chapter exercise lock clean \
+        exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
         python-version release-files lint-workflows
 
 setup: $(STAMP)
@@ -106,17 +106,20 @@ lint-workflows: $(STAMP)
 	@if $(PY) tools/lint_workflows.py tests/data/broken_workflow.yml >/dev/null; then \
 	    echo "lint-workflows: actionlint passed a broken workflow"; exit 1; fi
 
-# Tests of the built site (run after book-strict): the browser test, and the scan of the
-# built pages for hidden exercise tests.
-site: $(STAMP)
-	$(PY) -m pytest tests -m "browser or site"
+# Tests of the built site (run after book-strict): the browser tests, and the scan of the
+# built pages for hidden exercise tests. `make site` runs both.
+site: browser site-scan
 
-browser: site
+browser: $(STAMP)
+	$(PY) -m pytest tests -m browser
 
-# `make test` keeps both cores busy: most steps use one. Three phases:
-#   1. lint, lint-workflows, the setup-cell test, nbval-portable (one thread)  ||
+site-scan: $(STAMP)
+	$(PY) -m pytest tests -m site
+
+# `make test` keeps both cores busy: most steps use one. Two phases:
+#   1. lint, lint-workflows, the setup-cell test, nbval-portable (one thread), book-strict  ||
 #      the other unit tests, nbval-native
-#   2. exercises-prove (two workers)  ||  book-strict, then site (browser test, hidden-test scan)
+#   2. exercises-prove (two workers), the built-site scan  ||  the browser tests
 # Each step prints its wall time; a failing step stops the run.
 define timed
 start=$$(date +%s); echo "=== make $(1)"; \
@@ -129,6 +132,7 @@ test-lane-portable: $(STAMP)
 	@$(call timed,lint-workflows)
 	@$(call timed,unit-setup-cell)
 	@$(call timed,nbval-portable)
+	@$(call timed,book-strict)
 
 test-lane-checks: $(STAMP)
 	@$(call timed,unit-package)
@@ -136,18 +140,18 @@ test-lane-checks: $(STAMP)
 
 test-lane-prove: $(STAMP)
 	@$(call timed,exercises-prove)
+	@$(call timed,site-scan)
 
 test-lane-site: $(STAMP)
-	@$(call timed,book-strict)
-	@$(call timed,site)
+	@$(call timed,browser)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	echo "=== phase 1: lint, lint-workflows, unit-setup-cell, nbval-portable || unit-package, nbval-native"; \
+	echo "=== phase 1: lint, lint-workflows, unit-setup-cell, nbval-portable, book-strict || unit-package, nbval-native"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"
-	@start=$$(date +%s); echo "=== phase 2: exercises-prove || book-strict, site"; \
+	@start=$$(date +%s); echo "=== phase 2: exercises-prove, site-scan || browser"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-prove test-lane-site \
 	    || { echo "=== phase 2 FAILED"; exit 1; }; \
 	echo "=== phase 2: $$(( $$(date +%s) - start )) s"
