@@ -109,3 +109,14 @@ def test_code_fits_the_page_column(notebook: Path) -> None:
     long = [(i, line) for i, cell in enumerate(cells(notebook)) if cell["cell_type"] == "code"
             for line in "".join(cell["source"]).splitlines() if len(line) > COLUMN]
     assert not long, f"{len(long)} code lines wider than {COLUMN} columns, e.g. cell {long[0][0]}: {long[0][1]!r}"
+
+
+@pytest.mark.parametrize("notebook", sorted(ROOT.glob("book/*.ipynb")), ids=rel)
+def test_figures_use_the_course_style(notebook: Path) -> None:
+    """A chapter that draws figures imports `attnbook.plot`, which sets the course's style
+    (colour-blind-safe palette, 11-pt labels, 2x PNGs at the column width). Exercises may
+    not import the course package, so they are not asked to."""
+    nb = cells(notebook)
+    draws = any("image/png" in out.get("data", {}) for c in nb for out in c.get("outputs", []))
+    sources = "\n".join("".join(c["source"]) for c in nb if c["cell_type"] == "code")
+    assert not draws or "attnbook.plot" in sources, "draws figures without the course's style"
