@@ -16,29 +16,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
-from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
 from attnbook.blockwise import blockwise_sdpa
 from attnbook.memory import peak_tensor_bytes
-
-
-def best(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def slope(xs: list[int], ys: list[float]) -> float:
-    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
+from attnbook.timing import best_time, loglog_slope
 
 
 def main() -> None:
@@ -53,9 +37,9 @@ def main() -> None:
     q, k, v = torch.randn(3, 1, 8, T, 64, generator=torch.Generator().manual_seed(0)).unbind(0)
     with torch.no_grad():
         for label, causal in (("no mask", False), ("causal", True)):
-            t_sdpa = best(lambda c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c), 5)
-            t_block = best(lambda c=causal: blockwise_sdpa(q, k, v, args.block, is_causal=c), 5)
-            t_naive = best(lambda c=causal: naive(q, k, v, c), 3)
+            t_sdpa = best_time(lambda c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c), 5, warmup=False)
+            t_block = best_time(lambda c=causal: blockwise_sdpa(q, k, v, args.block, is_causal=c), 5, warmup=False)
+            t_naive = best_time(lambda c=causal: naive(q, k, v, c), 3, warmup=False)
             print(f"T={T}, {label}: SDPA {1000 * t_sdpa:.0f} ms, blockwise (block {args.block}) "
                   f"{1000 * t_block:.0f} ms ({t_block / t_sdpa:.2f}x SDPA), naive {1000 * t_naive:.0f} ms")
         _, naive_peak = peak_tensor_bytes(lambda: naive(q, k, v, False))
@@ -70,10 +54,10 @@ def main() -> None:
         window_times, full_times = [], []
         for N in lengths:
             x = torch.randn(3, 1, 8, N, 64, generator=torch.Generator().manual_seed(N))  # q, k, v
-            window_times.append(best(lambda x=x: blockwise_sdpa(*x, 256, is_causal=True, window=256), 3))
-            full_times.append(best(lambda x=x: blockwise_sdpa(*x, 256, is_causal=True), 1 if N > 4096 else 3))
+            window_times.append(best_time(lambda x=x: blockwise_sdpa(*x, 256, is_causal=True, window=256), 3, warmup=False))
+            full_times.append(best_time(lambda x=x: blockwise_sdpa(*x, 256, is_causal=True), 1 if N > 4096 else 3, warmup=False))
             print(f"| {N} | {1000 * window_times[-1]:.0f} | {1000 * full_times[-1]:.0f} |", flush=True)
-        print(f"log-log slope: window {slope(lengths, window_times):.2f}, full causal {slope(lengths, full_times):.2f}")
+        print(f"log-log slope: window {loglog_slope(lengths, window_times):.2f}, full causal {loglog_slope(lengths, full_times):.2f}")
 
 
 def naive(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:

@@ -260,41 +260,6 @@ PLOT = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "match"), ATTENTION)
-def test_attention(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), MASKS)
-def test_masks(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), MULTIHEAD)
-def test_multihead(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), POSITIONAL)
-def test_positional(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), BLOCKWISE)
-def test_blockwise(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), TEXT)
-def test_text(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), PLOT)
-def test_plot(call, error, match) -> None:
-    check(call, error, match)
-
-
 # --- gpt, train, cars (chapters 6 and 7) -----------------------------------------------------
 from attnbook import cars, gpt, train  # noqa: E402
 
@@ -359,21 +324,6 @@ CARS = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "match"), GPT)
-def test_gpt(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), TRAIN)
-def test_train(call, error, match) -> None:
-    check(call, error, match)
-
-
-@pytest.mark.parametrize(("call", "error", "match"), CARS)
-def test_cars(call, error, match) -> None:
-    check(call, error, match)
-
-
 # -- chapter 8: grouped-query attention, sliding windows, ALiBi, blockwise attention, memory
 gqa_attn = gqa.grouped_query_attention
 CHAPTER_8 = [
@@ -427,11 +377,6 @@ CHAPTER_8 = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "match"), CHAPTER_8)
-def test_chapter_8(call, error, match) -> None:
-    check(call, error, match)
-
-
 # --- ngram (chapter 6) ---------------------------------------------------------------------------
 from attnbook import ngram  # noqa: E402
 
@@ -455,6 +400,10 @@ NGRAM = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "match"), NGRAM)
-def test_ngram(call, error, match) -> None:
+# One test over every table; each row's id says which call it is.
+TABLES = [ATTENTION, MASKS, MULTIHEAD, POSITIONAL, BLOCKWISE, TEXT, PLOT, GPT, TRAIN, CARS, CHAPTER_8, NGRAM]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [r for table in TABLES for r in table])
+def test_bad_input_gets_a_clear_error(call, error, match) -> None:
     check(call, error, match)

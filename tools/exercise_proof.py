@@ -1,6 +1,12 @@
 """The proofs of `make exercises-prove` (documented in `tools/exercises.py`): the reference
 solution scores 100 %, the untouched notebook 0, every listed wrong answer less, a tampering
 one exactly 0, and each question has a mistake its public checks flag.
+
+Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
+label to a list of (old, new) text edits of the reference answer cells; every `old` must
+occur exactly once. A label starting with "tampering:" must score exactly 0; such a
+submission runs `TAMPER` (given to the file by this tool) first. The proof prints the message
+each mistake gets from the public checks and from the hidden tests.
 """
 from __future__ import annotations
 

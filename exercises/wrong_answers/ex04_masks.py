@@ -1,11 +1,6 @@
-"""Classic wrong answers to exercise 4, as text edits of the reference solution.
-
-`tools/exercises.py prove` applies each list of (old, new) edits to the reference answer cells
-(every `old` must occur exactly once) and proves that every wrong answer loses points on the
-hidden tests, that each question has a mistake its public checks flag, and that a submission
-whose label starts with "tampering:" scores 0 (TAMPER, given by the tool, is the code such a
-submission runs first). It prints the message each mistake gets.
-"""
+"""Classic wrong answers to exercise 4, as text edits of the reference solution:
+label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
+format and the rules are in tools/exercise_proof.py)."""
 
 WRONG_ANSWERS = {
     "causal mask is the upper triangle (triu): queries read the future": [
