@@ -119,7 +119,7 @@ site-scan: $(STAMP)
 # `make test` keeps both cores busy: most steps use one. Two phases:
 #   1. lint, lint-workflows, the setup-cell test, nbval-portable (one thread), book-strict  ||
 #      the other unit tests, nbval-native
-#   2. exercises-prove (two workers), the built-site scan  ||  the browser tests
+#   2. exercises-prove (two workers)  ||  the browser tests, the built-site scan
 # Each step prints its wall time; a failing step stops the run.
 define timed
 start=$$(date +%s); echo "=== make $(1)"; \
@@ -140,10 +140,10 @@ test-lane-checks: $(STAMP)
 
 test-lane-prove: $(STAMP)
 	@$(call timed,exercises-prove)
-	@$(call timed,site-scan)
 
 test-lane-site: $(STAMP)
 	@$(call timed,browser)
+	@$(call timed,site-scan)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
@@ -151,7 +151,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"
-	@start=$$(date +%s); echo "=== phase 2: exercises-prove, site-scan || browser"; \
+	@start=$$(date +%s); echo "=== phase 2: exercises-prove || browser, site-scan"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-prove test-lane-site \
 	    || { echo "=== phase 2 FAILED"; exit 1; }; \
 	echo "=== phase 2: $$(( $$(date +%s) - start )) s"
