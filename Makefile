@@ -17,7 +17,7 @@ NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
         exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
-        python-version release-files lint-workflows
+        python-version release-files lint-workflows dist
 
 setup: $(STAMP)
 
@@ -29,16 +29,27 @@ python-version:
 	  *) echo "make: $(PYTHON) is Python $$version; the pinned environment needs one of" \
 	          "$(SUPPORTED_PYTHONS). Run e.g. 'make test PYTHON=python3.11'."; exit 1;; esac
 
-# uv (itself pinned in the lock) installs the locked environment several times faster than pip:
-# the same constraints, the same wheels. PIP_FIND_LINKS, where the machine sets it, is passed
-# on (or, failing that, pip's own configured find-links), so the local CPU build of torch is
-# found as pip would find it.
-FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
-$(STAMP): pyproject.toml requirements/lock.txt | python-version
+# One tool resolves (make lock) and installs: uv, itself pinned (with its hashes) in the lock
+# and bootstrapped from it with pip. Every pin of the lock is hash-checked. torch is the CPU
+# build (`+cpu`, no CUDA libraries): on Linux it comes from PyTorch's CPU wheel page
+# (TORCH_WHEELS) or, where pip's configuration names a local wheel folder (PIP_FIND_LINKS or
+# pip's global.find-links, as on the project's machines), from there: the same file.
+TORCH_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
+FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null),$(TORCH_WHEELS))
+UV_BOOTSTRAP := .cache/uv-requirement.txt
+
+# uv's entry of the lock (its pin and hashes), for pip to install with --require-hashes
+$(UV_BOOTSTRAP): requirements/lock.txt
+	mkdir -p $(@D)
+	awk '/^uv==/{keep=1; print; next} keep && /^ /{print; next} {keep=0}' $< > $@
+	grep -q '^uv==' $@ || { echo "make: requirements/lock.txt has no uv pin"; exit 1; }
+
+$(STAMP): pyproject.toml requirements/lock.txt $(UV_BOOTSTRAP) | python-version
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c requirements/lock.txt uv
-	$(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode -c requirements/lock.txt \
-	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) pip -e ".[dev]"
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r $(UV_BOOTSTRAP)
+	$(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode --require-hashes \
+	    --find-links $(FIND_LINKS) -r requirements/lock.txt
+	$(VENV)/bin/uv pip install --python $(PY) --quiet --no-deps -e .
 	touch $(STAMP)
 
 mathjax: $(STAMP)
@@ -175,22 +186,30 @@ chapter: $(STAMP)
 exercise: $(STAMP)
 	$(PY) tools/scaffold.py exercise $(NAME) "$(TITLE)"
 
-# Re-pin every package after a change of pyproject.toml: pip-compile (pip-tools, itself pinned
-# by the lock) resolves pyproject.toml's `dev` extra, under requirements/constraints.txt (torch),
-# with this project's Python and pip's own configuration (the find-links that hold the torch
-# CPU wheel). Existing pins are kept unless the requirements force a change; `--upgrade` is
-# yours to add. Every pin is a line of its own (the `# via` notes go below it). Two edits
-# after it: the checkout's own entry goes (it would name a local path), and torch's local
-# label `+cpu` is dropped: `torch==2.13.0` still selects that wheel.
+# Re-pin every package after a change of pyproject.toml: uv resolves pyproject.toml's `dev`
+# extra under requirements/constraints.txt (torch: the CPU build on Linux) for every Python
+# from 3.11 on and every platform at once (--universal), with the sha256 of every file.
+# Existing pins are kept unless the requirements force a change; `--upgrade` is yours to add
+# (make lock LOCKFLAGS=--upgrade). The checkout itself is left out. tools/lock_torch.py then
+# gives Linux's torch entry the hashes PyTorch's CPU index lists for Python 3.11-3.13
+# (requirements/torch-cpu.sha256): uv can hash only the wheels it sees, and it must have seen
+# one of those.
 LOCK_VENV := .cache/lock-venv
-lock:
-	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
-	    $(LOCK_VENV)/bin/pip install --quiet -c requirements/lock.txt pip pip-tools; }
-	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --extra dev \
-	    --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links --no-emit-trusted-host \
-	    --annotation-style split -c requirements/constraints.txt -o requirements/lock.txt pyproject.toml
-	awk '/^attnbook @ /{skip=1; next} skip && /^ /{next} {skip=0; sub(/\+cpu$$/, ""); print}' \
-	    requirements/lock.txt > requirements/lock.tmp && mv requirements/lock.tmp requirements/lock.txt
+lock: $(UV_BOOTSTRAP)
+	test -x $(LOCK_VENV)/bin/uv || { $(PYTHON) -m venv $(LOCK_VENV) && \
+	    $(LOCK_VENV)/bin/pip install --quiet --no-deps --require-hashes -r $(UV_BOOTSTRAP); }
+	$(LOCK_VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	    --extra dev -c requirements/constraints.txt --find-links $(FIND_LINKS) \
+	    --no-emit-package attnbook --custom-compile-command "make lock" $(LOCKFLAGS) \
+	    -o requirements/lock.txt pyproject.toml
+	$(LOCK_VENV)/bin/python tools/lock_torch.py requirements/lock.txt requirements/torch-cpu.sha256
+
+# Maintainer: the sdist and the wheel in dist/, checked by twine (the release workflow runs it).
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
+	@ls -l dist
 
 clean:
-	rm -rf _build .cache
+	rm -rf _build .cache dist
