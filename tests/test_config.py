@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -90,26 +91,58 @@ def test_book_url_lives_in_config_and_is_used() -> None:
     assert "{{ book_url }}" in intro and BOOK_URL not in intro
 
 
+def locked_pins() -> dict[str, list[str]]:
+    """{name: [version ; marker, ...]} of requirements/lock.txt (one line per pin)."""
+    pins: dict[str, list[str]] = {}
+    for line in (ROOT / "requirements" / "lock.txt").read_text().splitlines():
+        if line[:1].isalnum():
+            name, _, rest = line.rstrip(" \\").partition("==")
+            pins.setdefault(canonicalize_name(name), []).append(rest)
+    return pins
+
+
 def test_theme_is_pinned_below_the_broken_phone_menu() -> None:
     """sphinx-book-theme 1.3.0 + pydata-sphinx-theme 0.17.1: the phone menu does nothing."""
-    lock = (ROOT / "requirements" / "lock.txt").read_text().splitlines()
-    assert "sphinx-book-theme==1.2.0" in lock and "pydata-sphinx-theme==0.16.1" in lock
+    pins = locked_pins()
+    assert pins["sphinx-book-theme"] == ["1.2.0"] and pins["pydata-sphinx-theme"] == ["0.16.1"], pins
 
 
-def test_autograder_installs_this_release_from_the_repository() -> None:
+def test_lock_pins_the_cpu_build_of_torch_and_hashes_everything() -> None:
+    """Linux gets torch's `+cpu` wheel (no CUDA libraries), the other platforms PyPI's; every
+    pin carries hashes, and the Linux torch entry one per Python the Makefile accepts."""
+    pins = locked_pins()
+    assert sorted(pins["torch"]) == ["2.13.0 ; sys_platform != 'linux'",
+                                     "2.13.0+cpu ; sys_platform == 'linux'"], pins["torch"]
+    assert not [name for name in pins if name.startswith("nvidia-") or name == "triton"]
+    assert "attnbook" not in pins, "the lock must not pin the checkout itself"
+    text = (ROOT / "requirements" / "lock.txt").read_text()
+    entries = re.split(r"\n(?=[a-z0-9])", text[text.index("\n", text.index("make lock")):].strip())
+    unhashed = [e.splitlines()[0] for e in entries if "--hash=sha256:" not in e]
+    assert not unhashed, f"pins without hashes: {unhashed}"
+    linux = next(e for e in entries if e.startswith("torch==2.13.0+cpu"))
+    listing = (ROOT / "requirements" / "torch-cpu.sha256").read_text()
+    for python in ("cp311", "cp312", "cp313"):
+        digest = re.search(rf"(?m)^([0-9a-f]{{64}})  torch-2\.13\.0\+cpu-{python}-{python}-manylinux_2_28_x86_64", listing)
+        assert digest and f"--hash=sha256:{digest[1]}" in linux, python
+
+
+def test_autograder_installs_this_release_from_pypi() -> None:
     lines = (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
     version = PYPROJECT["project"]["version"]
-    assert f"attnbook @ git+{URL}@v{version}" in [line.strip() for line in lines], lines
-    assert setup_cell.release_requirement() == f"attnbook @ git+{URL}@v{version}"
+    assert f"attnbook=={version}" in lines and setup_cell.grader_requirement() in lines, lines
+    assert setup_cell.release_requirement() == f"attnbook=={version}"
 
 
 def test_setup_cells_install_this_release() -> None:
-    """A notebook saved from this book installs the package at the book's release tag."""
+    """A notebook saved from this book installs the package of the book's release from PyPI
+    (ATTNBOOK_SOURCE may replace it), the exercises also the grader the lock pins."""
     version = PYPROJECT["project"]["version"]
+    otter = locked_pins()["otter-grader"]
+    assert setup_cell.grader_requirement() == f"otter-grader=={otter[0]}", otter
     for cell in (setup_cell.chapter_setup_cell(), setup_cell.exercise_setup_cell()):
-        assert f'f"git+{{repo}}@v{version}"' in cell, cell
-        assert f'repo = "{URL}"' in cell, cell
+        assert f'os.environ.get("ATTNBOOK_SOURCE", "attnbook=={version}")' in cell, cell
         assert max(len(line) for line in cell.splitlines()) <= 88, "the page shows 88 columns"
+    assert f'source, "otter-grader=={otter[0]}"' in setup_cell.exercise_setup_cell()
 
 
 def test_installed_package_reports_the_pyproject_version() -> None:

@@ -4,12 +4,12 @@ exercise master notebook, and `exercises/autograder-requirements.txt`.
 
     python tools/release_files.py          (then `make exercises` regenerates the student notebooks)
 
-The version comes from `pyproject.toml`, the repository URL from `_config.yml`
-(tools/setup_cell.py reads both). `tests/test_config.py` checks that every copy agrees.
+The version comes from `pyproject.toml`, the grader's pin from `requirements/lock.txt`
+(tools/setup_cell.py reads both). Only the first code cell of a notebook changes.
+`tests/test_config.py` checks that every copy agrees.
 """
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -20,6 +20,12 @@ import setup_cell  # noqa: E402
 
 ROOT = setup_cell.ROOT
 REQUIREMENTS = ROOT / "exercises" / "autograder-requirements.txt"
+
+
+def autograder_requirements() -> str:
+    """What the Gradescope autograder installs besides otter's own requirements."""
+    return "\n".join(["numpy", "torch", setup_cell.release_requirement(),
+                      setup_cell.grader_requirement()]) + "\n"
 
 
 def rewrite_setup_cell(path: Path, source: str) -> bool:
@@ -39,9 +45,8 @@ def main() -> int:
                if rewrite_setup_cell(p, setup_cell.chapter_setup_cell())]
     changed += [p for p in sorted((ROOT / "exercises" / "masters").glob("*.ipynb"))
                 if rewrite_setup_cell(p, setup_cell.exercise_setup_cell())]
-    text = REQUIREMENTS.read_text()
-    new = re.sub(r"(?m)^attnbook @ .*$", setup_cell.release_requirement(), text)
-    if new != text:
+    new = autograder_requirements()
+    if REQUIREMENTS.read_text() != new:
         REQUIREMENTS.write_text(new)
         changed.append(REQUIREMENTS)
     for p in changed:
