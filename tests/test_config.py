@@ -87,6 +87,7 @@ def test_book_url_lives_in_config_and_is_used() -> None:
     assert BOOK_URL.startswith("https://") and BOOK_URL.endswith("/"), BOOK_URL
     assert CONFIG["sphinx"]["config"]["myst_substitutions"]["book_url"] == BOOK_URL
     assert BOOK_URL in (ROOT / "README.md").read_text()
+    assert PYPROJECT["project"]["urls"]["Documentation"] == BOOK_URL  # PyPI's link to the book
     intro = (ROOT / "book" / "intro.md").read_text()
     assert "{{ book_url }}" in intro and BOOK_URL not in intro
 
