@@ -17,7 +17,7 @@ NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
         exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
-        python-version release-files lint-workflows dist executed-notebooks
+        python-version release-files lint-workflows
 
 setup: $(STAMP)
 
@@ -203,6 +203,8 @@ lock: $(UV_BOOTSTRAP)
 	    --no-emit-package attnbook --custom-compile-command "make lock" $(LOCKFLAGS) \
 	    -o requirements/lock.txt pyproject.toml
 	$(LOCK_VENV)/bin/python tools/lock_torch.py requirements/lock.txt requirements/torch-cpu.sha256
+
+.PHONY: dist executed-notebooks
 
 # Maintainer: the sdist and the wheel in dist/, checked by twine (the release workflow runs it).
 dist: $(STAMP)
