@@ -15,7 +15,7 @@ def tiny(vocab=11, block=16, seed=0, **kw):
 def test_config_errors():
     with pytest.raises(ValueError, match="not divisible"):
         GPTConfig(vocab_size=10, n_embd=10, n_head=3)
-    with pytest.raises(ValueError, match="vocab_size must be positive"):
+    with pytest.raises(ValueError, match="vocab_size must be a positive int, got 0"):
         GPTConfig(vocab_size=0)
 
 
@@ -161,7 +161,7 @@ def test_block_with_a_key_mask_and_without_the_causal_mask():
 
 def test_rope_block_scores_depend_on_offsets_only_and_cache_matches():
     torch.manual_seed(0)
-    m = tiny(rope=True)
+    m = tiny(positions="rope")
     idx = torch.randint(0, 11, (1, 10))
     full, _ = m(idx)
     caches = [KVCache() for _ in m.blocks]
