@@ -197,8 +197,8 @@ BLOCKWISE = [
         "K needs at least one key", "no-keys"),
     row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 4)), Z((3, 2)), block_size=0), ValueError,
         "block_size must be a positive int", "block_size-zero"),
-    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 4)), Z((3, 2)), block_size=True), ValueError,
-        "block_size must be a positive int", "block_size-bool"),
+    row(lambda: blockwise.blockwise_attention(Z((2, 4)), Z((3, 4)), Z((3, 2)), block_size=True), TypeError,
+        "block_size must be an int, got bool", "block_size-bool"),
 ]
 
 tok = text.CharTokenizer("abc")

@@ -17,7 +17,7 @@ def integer(name: str, value: object) -> int:
 
 def positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:
     """`value` as an int; a TypeError for non-ints (bool included), a ValueError below 1 (or 0)."""
-    integer(name, value)
+    value = integer(name, value)
     low = 0 if allow_zero else 1
     if value < low:
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else 'a positive int'}, got {value}")

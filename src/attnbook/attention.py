@@ -182,6 +182,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
                                                   is_causal=is_causal), None
         band = causal if bias is None else bias if causal is None else bias.masked_fill(
             ~causal, float("-inf"))  # the band as a mask (KV cache), or the bias with it
+        assert band is not None  # (bias and band both None returned above)
         if band.dtype == torch.bool or not torch.isneginf(band).all(dim=-1).any():
             return F.scaled_dot_product_attention(q, k, v, attn_mask=band, dropout_p=dropout_p), None
     # Explicit path: the weights are wanted, or a row may have no key left. Its guard gives

@@ -18,7 +18,6 @@ Only the keys and values are cached while generating, so the cache shrinks by th
 """
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from ._checks import floating, positive_int, tensor
