@@ -10,7 +10,8 @@ the layout `torch.nn.functional.scaled_dot_product_attention(..., enable_gqa=Tru
     H_kv = 1   multi-query attention (MQA): every query head reads the same keys and values
 
 `repeat_kv` lives beside `attention.attend`, the one attention core, which calls it whenever
-it gets fewer key/value heads than query heads; it is re-exported here, where it is taught.
+it gets fewer key/value heads than query heads, and `kv_cache_bytes` beside `KVCache`
+(`attnbook.multihead`, chapter 6); both are re-exported here, where they are taught.
 
 Only the keys and values are cached while generating, so the cache shrinks by the factor g:
 
@@ -20,8 +21,9 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ._checks import floating, positive_int, tensor
+from ._checks import floating, tensor
 from .attention import attend, repeat_kv
+from .multihead import kv_cache_bytes
 
 __all__ = ["repeat_kv", "grouped_query_attention", "kv_cache_bytes"]
 
@@ -44,15 +46,3 @@ def grouped_query_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
     out, weights = attend(q, k, v, mask, is_causal=is_causal, need_weights=True)
     assert weights is not None
     return out, weights
-
-
-def kv_cache_bytes(n_tokens: int, n_layer: int, n_kv_head: int, d_head: int,
-                   bytes_per_number: int, batch_size: int = 1) -> int:
-    """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
-    2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
-    The package's one formula for it (chapter 8); `KVCache.nbytes` measures a real cache."""
-    for name, value in (("n_layer", n_layer), ("n_kv_head", n_kv_head), ("d_head", d_head),
-                        ("bytes_per_number", bytes_per_number), ("batch_size", batch_size)):
-        positive_int(name, value)
-    positive_int("n_tokens", n_tokens, allow_zero=True)
-    return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size

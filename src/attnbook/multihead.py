@@ -29,7 +29,7 @@ from ._checks import boolean, positive_int, tensor
 from .attention import attend
 from .positional import alibi_bias, apply_rope
 
-__all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
+__all__ = ["MultiHeadAttention", "KVCache", "kv_cache_bytes", "split_heads", "merge_heads"]
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -83,6 +83,19 @@ class KVCache:
         return self.k, self.v
 
 
+def kv_cache_bytes(n_tokens: int, n_layer: int, n_kv_head: int, d_head: int,
+                   bytes_per_number: int, batch_size: int = 1) -> int:
+    """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
+    2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
+    The package's one formula for it (chapters 6 and 8, where n_kv_head < n_head shrinks it);
+    `KVCache.nbytes` measures a real cache."""
+    for name, value in (("n_layer", n_layer), ("n_kv_head", n_kv_head), ("d_head", d_head),
+                        ("bytes_per_number", bytes_per_number), ("batch_size", batch_size)):
+        positive_int(name, value)
+    positive_int("n_tokens", n_tokens, allow_zero=True)
+    return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size
+
+
 class MultiHeadAttention(nn.Module):
     """H attention heads in parallel, then an output projection W_o (chapter 3).
 
@@ -134,12 +147,10 @@ class MultiHeadAttention(nn.Module):
 
         is_causal: add the causal mask (query i sees keys up to its own position; with a
             `kv_cache` the queries are the last positions of the sequence).
-        need_weights: False takes PyTorch's fused kernel, which computes the same output
-            without materialising the (T_q, T_k) weights (returned as None).
+        need_weights: False returns None for the weights and, without a `mask`, takes
+            PyTorch's fused kernel, which never materialises them (`attention.attend`).
         kv_cache: keys/values of earlier positions; this call's are appended to it.
         """
-        key = query if key is None else key
-        value = key if value is None else value
         query, key, value, mask, unbatched = self._checked(query, key, value, mask, is_causal, kv_cache)
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
         k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
@@ -150,9 +161,8 @@ class MultiHeadAttention(nn.Module):
             k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)  # (B, H_kv, T_seen + T_k, d_k): only the shared heads
-        bias = None
-        if self.alibi:  # (H, T_q, T_k): -m_h x distance, -inf on later keys
-            bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], q.dtype, q.device)
+        # ALiBi (chapter 8): (H, T_q, T_k), -m_h x distance to each key, -inf on later keys
+        bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], q.dtype, q.device) if self.alibi else None
         heads, weights = attend(q, k, v, mask, is_causal=is_causal, bias=bias,
                                 dropout_p=self.dropout if self.training else 0.0,
                                 need_weights=need_weights)  # (B, H, T_q, d_k)
@@ -161,11 +171,14 @@ class MultiHeadAttention(nn.Module):
             return out.squeeze(0), None if weights is None else weights.squeeze(0)
         return out, weights
 
-    def _checked(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None,
+    def _checked(self, query: Tensor, key: Tensor | None, value: Tensor | None, mask: Tensor | None,
                  is_causal: bool, kv_cache: KVCache | None
                  ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
-        """The inputs batched (B, T, d_model), the mask with a head axis (B|1, H|1, T_q|1, T_k)
-        and whether the inputs were unbatched; a clear error for anything that does not fit."""
+        """The inputs batched (B, T, d_model) (key and value default to query), the mask with a
+        head axis (B|1, H|1, T_q|1, T_k) and whether the inputs were unbatched; a clear error
+        for anything that does not fit."""
+        key = query if key is None else key
+        value = key if value is None else value
         shape = f"(B, T, d_model={self.d_model}) or (T, d_model)"
         for name, x in (("query", query), ("key", key), ("value", value)):
             tensor(name, x, shape)
