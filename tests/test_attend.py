@@ -58,8 +58,11 @@ def test_a_query_with_no_key_gets_zeros_and_finite_gradients(need_weights):
     out.sum().backward()
     assert all(torch.isfinite(t.grad).all() for t in (q, k, v))
     bias = torch.zeros(4, 4, dtype=torch.float64).masked_fill(~mask, float("-inf"))
-    via_bias, _ = attend(q, k, v, bias=bias, need_weights=need_weights)  # the same as a bias
+    q2, k2, v2 = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    via_bias, _ = attend(q2, k2, v2, bias=bias, need_weights=need_weights)  # the row blocked by a bias
     torch.testing.assert_close(via_bias, out)
+    via_bias.sum().backward()  # -inf + scores reaches the softmax: the guard keeps NaN out
+    assert all(torch.isfinite(t.grad).all() for t in (q2, k2, v2))
 
 
 def test_shared_key_value_heads_are_repeated_in_place():

@@ -104,7 +104,7 @@ def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
             done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return "TIMEOUT (not caught)", time.perf_counter() - start
-    failed = re.search(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)
+    failed = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", done.stdout, re.MULTILINE)
     if done.returncode == 0:
         return "NOT CAUGHT", time.perf_counter() - start
     return (failed.group(1) if failed else f"pytest exit {done.returncode}"), time.perf_counter() - start
