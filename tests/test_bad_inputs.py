@@ -149,6 +149,19 @@ MULTIHEAD = [
 
 rope = positional.apply_rope
 POSITIONAL = [
+    row(lambda: positional.position_embedding("absolute", 8, 4), ValueError,
+        r"positions must be one of \('learned', 'sinusoidal', 'rope', 'alibi', 'none'\), got 'absolute'",
+        "scheme-unknown"),
+    row(lambda: positional.SinusoidalPositionalEncoding(8, 4)(torch.zeros(1, 5, 4), offset=4), ValueError,
+        "sequence length 9 is longer than max_len=8", "sinusoidal-offset-too-far"),
+    row(lambda: masks.causal_mask(5, 4), ValueError, "T=5 queries cannot be the last positions of T_k=4 keys",
+        "causal-more-queries-than-keys"),
+    row(lambda: attention.attend(t(1, 4, 3, 8), t(1, 3, 3, 8), t(1, 3, 3, 8)), ValueError,
+        "H must be divisible by H_kv", "attend-groups"),
+    row(lambda: attention.attend(t(1, 2, 3, 8), t(1, 2, 3, 8), t(1, 2, 3, 8), dropout_p=1.0), ValueError,
+        r"dropout_p must be in \[0, 1\)", "attend-dropout"),
+    row(lambda: cars.AttentionClassifier(10, positions="alibi"), ValueError,
+        "positions='alibi' is implemented for causal models only", "classifier-alibi"),
     row(lambda: positional.sinusoidal_encoding(0, 8), ValueError, "seq_len must be a positive int", "table-seq_len"),
     row(lambda: positional.sinusoidal_encoding(8, 0), ValueError, "d_model must be a positive int", "table-d_model"),
     row(lambda: positional.sinusoidal_encoding(8.0, 8), TypeError, "seq_len must be an int", "table-float"),
