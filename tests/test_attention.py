@@ -142,7 +142,7 @@ def test_self_attention_passes_the_mask_and_rejects_wrong_width():
     assert torch.all(w.triu(1) == 0)
     with pytest.raises(ValueError, match="expects d_in=3"):
         layer(torch.randn(4, 5))
-    with pytest.raises(ValueError, match="d_in and d_out must be positive"):
+    with pytest.raises(ValueError, match="d_in must be a positive int"):
         SelfAttention(0, 3)
 
 

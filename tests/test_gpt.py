@@ -15,7 +15,7 @@ def tiny(vocab=11, block=16, seed=0, **kw):
 def test_config_errors():
     with pytest.raises(ValueError, match="not divisible"):
         GPTConfig(vocab_size=10, n_embd=10, n_head=3)
-    with pytest.raises(ValueError, match="vocab_size must be positive"):
+    with pytest.raises(ValueError, match="vocab_size must be a positive int, got 0"):
         GPTConfig(vocab_size=0)
 
 
@@ -161,7 +161,7 @@ def test_block_with_a_key_mask_and_without_the_causal_mask():
 
 def test_rope_block_scores_depend_on_offsets_only_and_cache_matches():
     torch.manual_seed(0)
-    m = tiny(rope=True)
+    m = tiny(positions="rope")
     idx = torch.randint(0, 11, (1, 10))
     full, _ = m(idx)
     caches = [KVCache() for _ in m.blocks]
@@ -174,3 +174,27 @@ def test_rope_block_scores_depend_on_offsets_only_and_cache_matches():
     _, w = attn(x)
     _, w_shifted = attn(shifted, mask=torch.tensor([[[False] * 3 + [True] * 5]]))  # (1, 1, 8)
     torch.testing.assert_close(w[0], w_shifted[0, :, 3:, 3:], atol=1e-5, rtol=0)
+
+
+def test_sinusoidal_means_the_table_added_and_scaling_is_its_own_option():
+    """One meaning of "sinusoidal" (the fixed table added); sqrt(C) scaling is
+    `GPTConfig.scale_embeddings`, on by default with sinusoidal positions only, off in the
+    car classifier."""
+    import dataclasses
+    import math
+
+    from attnbook.cars import AttentionClassifier
+
+    config = GPTConfig(vocab_size=11, n_embd=16, n_head=2, positions="sinusoidal")
+    assert config.embedding_scale == math.sqrt(16)
+    assert dataclasses.replace(config, positions="learned").embedding_scale is None
+    assert dataclasses.replace(config, scale_embeddings=False).embedding_scale is None
+    assert dataclasses.replace(config, positions="rope", scale_embeddings=True).embedding_scale == 4.0
+    torch.manual_seed(0)
+    model = GPT(config).eval()
+    idx = torch.randint(0, 11, (2, 7))
+    expected = model.tok_emb(idx) * 4.0 + model.pos_emb.pe[:7]
+    torch.testing.assert_close(model._embed(idx), expected)
+    torch.testing.assert_close(model._embed(idx[:, 3:], offset=3), expected[:, 3:])
+    classifier = AttentionClassifier(11, positions="sinusoidal", d_model=16)
+    assert classifier.config.embedding_scale is None  # the table is added to unscaled embeddings

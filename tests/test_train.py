@@ -36,12 +36,16 @@ def test_a_short_run_beats_the_unigram_baseline():
     assert not model.training
 
 
-def test_time_budget_stops_early():
+def test_time_budget_stops_early(monkeypatch):
+    """A fake clock makes every step take one second: max_seconds=3.5 stops after step 4,
+    whatever the machine's speed (and a broken budget ends at max_iters, not never)."""
+    ticks = iter(range(10**6))
+    monkeypatch.setattr("attnbook.train.time.perf_counter", lambda: float(next(ticks)))
     data = torch.randint(0, 5, (500,))
     model = GPT(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8))
-    result = train(model, data, data, TrainConfig(max_iters=10**6, max_seconds=0.5, eval_iters=1,
-                                                  eval_interval=10**9, progress=False))
-    assert result.iters < 10**6 and result.history[-1]["iter"] == result.iters
+    result = train(model, data, data, TrainConfig(max_iters=50, max_seconds=3.5, eval_iters=1,
+                                                  eval_interval=1000, progress=False))
+    assert result.iters == 4 and result.history[-1]["iter"] == 4
 
 
 @pytest.mark.parametrize("field, value", [("eval_interval", 0), ("eval_iters", 0), ("max_iters", -1),

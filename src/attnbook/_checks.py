@@ -8,10 +8,16 @@ import torch
 from torch import Tensor
 
 
-def positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:
-    """`value` as an int; a TypeError for non-ints (bool included), a ValueError below 1 (or 0)."""
+def integer(name: str, value: object) -> int:
+    """`value` as an int; a TypeError for anything else (bool included)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    return value
+
+
+def positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:
+    """`value` as an int; a TypeError for non-ints (bool included), a ValueError below 1 (or 0)."""
+    value = integer(name, value)
     low = 0 if allow_zero else 1
     if value < low:
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else 'a positive int'}, got {value}")
@@ -39,11 +45,13 @@ def tensor(name: str, x: object, shape: str, *, dims: tuple[int, ...] | None = N
 
 
 def floating(name: str, x: Tensor) -> None:
+    """A TypeError unless `x` holds floating-point numbers."""
     if not x.dtype.is_floating_point:
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
 
 
 def boolean(name: str, mask: object, meaning: str = "True = may attend") -> Tensor:
+    """`mask` as a boolean Tensor; a TypeError naming `meaning` otherwise."""
     if not isinstance(mask, Tensor):
         raise TypeError(f"{name} must be a boolean torch.Tensor ({meaning}), got {type(mask).__name__}")
     if mask.dtype != torch.bool:

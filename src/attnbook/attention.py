@@ -14,9 +14,13 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["scaled_dot_product_attention", "SelfAttention", "row_entropy"]
+from ._checks import positive_int, tensor
+from .masks import causal_mask
+
+__all__ = ["scaled_dot_product_attention", "attend", "repeat_kv", "SelfAttention", "row_entropy"]
 
 
 def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
@@ -99,19 +103,93 @@ def scaled_dot_product_attention(
         output are exactly zero (never NaN).
     """
     _check_inputs(q, k, v, mask)
-    d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
-    if mask is None:
-        weights = torch.softmax(scores, dim=-1)  # softmax subtracts the row max: stable
-        return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+    return _explicit(q, k, v, mask, None, 0.0)
 
-    mask = mask.expand_as(scores) if mask.shape != scores.shape else mask
-    has_key = mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): False for a fully masked row
-    scores = scores.masked_fill(~mask, float("-inf"))
-    # A row of only -inf would give 0/0 = NaN; give it finite scores, then zero its weights.
-    scores = scores.masked_fill(~has_key, 0.0)
-    weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)  # (..., T_q, T_k)
-    return weights @ v, weights  # (..., T_q, d_v)
+
+def _explicit(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias: Tensor | None,
+              dropout_p: float) -> tuple[Tensor, Tensor]:
+    """softmax(q k^T / sqrt(d_k) + bias, masked) v with its weights: the one masked softmax.
+    A query row whose keys are all blocked gets weights and output exactly 0."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+    if bias is not None:
+        scores = scores + bias  # additive: ALiBi's distance penalty (chapter 8), -inf = blocked
+    if mask is None and bias is None:
+        weights = torch.softmax(scores, dim=-1)  # softmax subtracts the row max: stable
+    else:
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        has_key = scores.amax(dim=-1, keepdim=True) > float("-inf")  # False: a fully blocked row
+        # A row of only -inf would give 0/0 = NaN; give it finite scores, then zero its weights.
+        scores = scores.masked_fill(~has_key, 0.0)
+        weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)  # (..., T_q, T_k)
+    if dropout_p > 0:
+        weights = torch.nn.functional.dropout(weights, dropout_p)  # attention dropout
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
+    """(B, H_kv, T, d) -> (B, H_kv * n_rep, T, d): each key/value head repeated n_rep times in
+    place, so that query head h of the result reads head h // n_rep of `x` (grouped-query
+    attention, chapter 8; `attnbook.gqa` explains it, `attend` uses it)."""
+    tensor("x", x, "(B, H_kv, T, d)", dims=(4,))
+    positive_int("n_rep", n_rep)
+    if n_rep == 1:
+        return x
+    B, H_kv, T, d = x.shape
+    expanded = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d), no copy yet
+    return expanded.reshape(B, H_kv * n_rep, T, d)  # (B, H, T, d): heads 0 0 .. 1 1 ..
+
+
+def attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
+           is_causal: bool = False, bias: Tensor | None = None, dropout_p: float = 0.0,
+           need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+    """The attention of every layer of the package (chapters 1-8), in one place.
+
+    q: (B, H, T_q, d_k); k, v: (B, H_kv, T_k, d_k) with H_kv dividing H (grouped-query
+    attention, chapter 8: each key/value head serves H / H_kv query heads).
+    mask: boolean, True = may attend, broadcastable to (B, H, T_q, T_k) (chapter 4).
+    is_causal: the queries are the last T_q of the T_k positions (T_q < T_k when decoding
+        with a key/value cache, chapter 6) and see no later key: `masks.causal_mask(T_q, T_k)`.
+    bias: additive, broadcastable to (B, H, T_q, T_k), e.g. ALiBi's (chapter 8); -inf blocks.
+    dropout_p: attention dropout on the weights (pass 0.0 in eval mode).
+    need_weights: True computes the weights explicitly and returns them (B, H, T_q, T_k);
+        False returns None and, without a `mask`, takes PyTorch's fused kernel (chapter 2),
+        which never holds them (a `mask` keeps the explicit path: see below).
+    A query whose keys are all blocked gets output 0, never NaN (forward and backward).
+    """
+    tensor("q", q, "(B, H, T_q, d_k)", dims=(4,))
+    tensor("k", k, "(B, H_kv, T_k, d_k)", dims=(4,))
+    tensor("v", v, "(B, H_kv, T_k, d_v)", dims=(4,))
+    H, H_kv = q.shape[1], k.shape[1]
+    if H % H_kv:
+        raise ValueError(f"the {H} query heads cannot be split into groups over {H_kv} key/value "
+                         f"heads: H must be divisible by H_kv")
+    if v.shape[1] != H_kv:
+        raise ValueError(f"k and v must have the same number of heads H_kv, got {H_kv} and {v.shape[1]}")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
+    k, v = repeat_kv(k, H // H_kv), repeat_kv(v, H // H_kv)  # (B, H, T_k, d)
+    _check_inputs(q, k, v, mask)
+    T_q, T_k = q.shape[-2], k.shape[-2]
+    if is_causal and T_q > T_k:
+        raise ValueError(f"is_causal needs T_q <= T_k (the queries are the last positions), "
+                         f"got T_q={T_q}, T_k={T_k}")
+    causal = causal_mask(T_q, T_k, device=q.device) if is_causal else None  # bottom-right
+    if not need_weights and mask is None:  # PyTorch's fused kernel (chapter 2)
+        if bias is None and (causal is None or T_q == T_k):
+            # its own causal band is aligned top-left: ours only when T_q == T_k
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p,
+                                                  is_causal=is_causal), None
+        band = causal if bias is None else bias if causal is None else bias.masked_fill(
+            ~causal, float("-inf"))  # the band as a mask (KV cache), or the bias with it
+        assert band is not None  # (bias and band both None returned above)
+        if band.dtype == torch.bool or not torch.isneginf(band).all(dim=-1).any():
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=band, dropout_p=dropout_p), None
+    # Explicit path: the weights are wanted, or a row may have no key left. Its guard gives
+    # such a row zeros on every device and version (fused kernels have differed there).
+    mask = causal if mask is None else mask if causal is None else mask & causal
+    out, weights = _explicit(q, k, v, mask, bias, dropout_p)
+    return out, weights if need_weights else None
 
 
 class SelfAttention(nn.Module):
@@ -123,11 +201,8 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_in: int, d_out: int, bias: bool = False) -> None:
         super().__init__()
-        for name, size in (("d_in", d_in), ("d_out", d_out)):
-            if isinstance(size, bool) or not isinstance(size, int):
-                raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
-        if d_in <= 0 or d_out <= 0:
-            raise ValueError(f"d_in and d_out must be positive, got d_in={d_in}, d_out={d_out}")
+        positive_int("d_in", d_in)
+        positive_int("d_out", d_out)
         self.d_in, self.d_out = d_in, d_out
         self.W_q = nn.Linear(d_in, d_out, bias=bias)
         self.W_k = nn.Linear(d_in, d_out, bias=bias)

@@ -33,8 +33,7 @@ def blockwise_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_size:
     if K.shape[0] == 0 or Q.shape[1] == 0:
         raise ValueError(f"K needs at least one key and Q, K at least one feature, got shapes "
                          f"Q {Q.shape}, K {K.shape}")
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    positive_int("block_size", block_size)
     scale = 1.0 / np.sqrt(Q.shape[1])
     m = np.full(Q.shape[0], -np.inf)  # running max of each query's scores   (T_q,)
     l = np.zeros(Q.shape[0])  # running sum of exp(score - m)                 (T_q,)

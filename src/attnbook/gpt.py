@@ -10,12 +10,12 @@ function as the explicit path used to draw attention maps. Generation keeps a ke
 per layer and gives exactly the tokens of recomputing the whole prefix at every step.
 
 Chapter 8's options: `n_kv_head` key/value heads shared by groups of query heads
-(grouped-query attention; 1 = multi-query), and `positions`, what tells the model where a
-token sits: "learned" (the default above), "sinusoidal" (chapter 5's fixed table, added to the token
-embeddings scaled by sqrt(n_embd), as in the original transformer: the table's entries are
-of size 1, the embeddings start at 0.02),
-"rope" (queries and keys rotated in every block), "alibi" (a linear distance penalty on the
-scores) or "none".
+(grouped-query attention; 1 = multi-query), and `positions` (`positional.POSITIONS`), what
+tells the model where a token sits: "learned" (the default above), "sinusoidal" (chapter 5's
+fixed table, added), "rope" (queries and keys rotated in every block), "alibi" (a linear
+distance penalty on the scores) or "none". `scale_embeddings` multiplies the token embeddings
+by sqrt(n_embd) before positions are added, as the original transformer does; by default
+only with "sinusoidal" (the table's entries are of size 1, the embeddings start at 0.02).
 """
 from __future__ import annotations
 
@@ -26,16 +26,18 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._checks import positive_int
 from .multihead import KVCache, MultiHeadAttention
-from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .positional import POSITIONS, embed_tokens, position_embedding
 
 __all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token", "POSITIONS"]
-
-POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")  # GPTConfig.positions (chapter 8)
 
 
 @dataclass
 class GPTConfig:
+    """The hyper-parameters of the tiny GPT (chapter 6) and of chapter 7's classifier, which
+    builds its blocks from one. Vary one with `dataclasses.replace(config, field=value)`."""
+
     vocab_size: int
     block_size: int = 64  # the longest context the model can take
     n_layer: int = 4
@@ -44,19 +46,22 @@ class GPTConfig:
     dropout: float = 0.0
     bias: bool = False  # biases in Linear layers and LayerNorms
     causal: bool = True  # False: every token may attend to every (real) token (chapter 7)
-    rope: bool = False  # rotate queries and keys by their positions (RoPE, chapter 5)
     n_kv_head: int | None = None  # key/value heads (chapter 8); None = n_head (multi-head)
-    positions: str = "learned"  # one of POSITIONS (chapter 8)
+    positions: str = "learned"  # one of POSITIONS (chapters 5 and 8)
+    scale_embeddings: bool | None = None  # x sqrt(n_embd) first; None: only with "sinusoidal"
+
+    @property
+    def embedding_scale(self) -> float | None:
+        """sqrt(n_embd) if the token embeddings are scaled (`scale_embeddings`), else None."""
+        scale = self.positions == "sinusoidal" if self.scale_embeddings is None else self.scale_embeddings
+        return math.sqrt(self.n_embd) if scale else None
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+            positive_int(name, getattr(self, name))
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
-        if self.n_kv_head is not None and (
-                isinstance(self.n_kv_head, bool) or not isinstance(self.n_kv_head, int)
-                or self.n_kv_head <= 0 or self.n_head % self.n_kv_head):
+        if self.n_kv_head is not None and self.n_head % positive_int("n_kv_head", self.n_kv_head):
             raise ValueError(f"n_kv_head must be a positive int dividing n_head={self.n_head} "
                              f"(or None), got {self.n_kv_head!r}")
         if self.positions not in POSITIONS:
@@ -90,7 +95,7 @@ class Block(nn.Module):
         self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.causal = config.causal
         self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias,
-                                       rope=config.rope or config.positions == "rope",
+                                       rope=config.positions == "rope",
                                        n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi")
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)
@@ -153,11 +158,7 @@ class GPT(nn.Module):
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
-        self.pos_emb: LearnedPositionalEmbedding | SinusoidalPositionalEncoding | None = None
-        if config.positions == "learned":
-            self.pos_emb = LearnedPositionalEmbedding(config.block_size, config.n_embd)
-        elif config.positions == "sinusoidal":
-            self.pos_emb = SinusoidalPositionalEncoding(config.block_size, config.n_embd)
+        self.pos_emb = position_embedding(config.positions, config.block_size, config.n_embd)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
@@ -195,15 +196,9 @@ class GPT(nn.Module):
             raise ValueError(f"token ids must be in [0, {self.config.vocab_size}), got "
                              f"{int(idx.min())} .. {int(idx.max())}")
 
-    def _add_positions(self, x: Tensor, offset: int) -> Tensor:
-        """x (B, T, C) plus the vectors of positions offset .. offset+T-1, if the model adds any
-        ("rope" and "alibi" put positions into the attention scores instead)."""
-        if isinstance(self.pos_emb, LearnedPositionalEmbedding):
-            return self.pos_emb(x, offset=offset)
-        if isinstance(self.pos_emb, SinusoidalPositionalEncoding):
-            pe = self.pos_emb.pe[offset:offset + x.shape[1]].to(x.dtype)  # (T, C)
-            return x * math.sqrt(self.config.n_embd) + pe  # (B, T, C)
-        return x
+    def _embed(self, idx: Tensor, offset: int = 0) -> Tensor:
+        """idx (B, T) -> (B, T, C): the shared front end (`positional.embed_tokens`)."""
+        return embed_tokens(self.tok_emb, self.pos_emb, idx, offset, self.config.embedding_scale)
 
     def forward(self, idx: Tensor, targets: Tensor | None = None,
                 kv_caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
@@ -211,7 +206,7 @@ class GPT(nn.Module):
         With `kv_caches` (one per layer) idx holds only the new positions."""
         offset = len(kv_caches[0]) if kv_caches else 0
         self._check_tokens(idx, offset)
-        x = self.drop(self._add_positions(self.tok_emb(idx), offset))  # (B, T, C)
+        x = self.drop(self._embed(idx, offset))  # (B, T, C)
         for i, block in enumerate(self.blocks):
             x, _ = block(x, kv_cache=kv_caches[i] if kv_caches else None)
         logits = self.head(self.ln_f(x))  # (B, T, vocab)
@@ -224,7 +219,7 @@ class GPT(nn.Module):
     def attention_maps(self, idx: Tensor) -> list[Tensor]:
         """Each layer's attention weights (B, H, T, T) from its actual input, explicit path."""
         self._check_tokens(idx)
-        x = self._add_positions(self.tok_emb(idx), 0)
+        x = self._embed(idx)
         maps = []
         for block in self.blocks:
             x, weights = block(x, need_weights=True)
@@ -243,8 +238,7 @@ class GPT(nn.Module):
         feeds only the newest token; when the context would outgrow block_size the cache is
         rebuilt from the last block_size tokens, exactly what the uncached path sees.
         """
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be a non-negative int, got {max_new_tokens!r}")
+        positive_int("max_new_tokens", max_new_tokens, allow_zero=True)
         if not isinstance(idx, Tensor):
             raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
         self._check_tokens(idx[:, -self.config.block_size:])

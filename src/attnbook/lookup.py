@@ -13,8 +13,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from attnbook.attention import SelfAttention
-from attnbook.train import TrainConfig, train_loop
+from .attention import SelfAttention
+from .train import TrainConfig, train_loop
 
 __all__ = ["marked_letter_batch", "token_names", "LookupHead", "train_lookup_head", "lookup_scores"]
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._checks import boolean, positive_int, tensor
+from ._checks import boolean, integer, positive_int, tensor
 
 __all__ = [
     "causal_mask", "sliding_window_mask", "padding_mask", "padding_mask_from_lengths", "combine_masks",
@@ -28,10 +28,19 @@ __all__ = [
 ADDITIVE_THRESHOLD = -1e4  # from_additive: a value <= this is "blocked"
 
 
-def causal_mask(T: int, device: torch.device | str | None = None) -> Tensor:
-    """(T, T) lower-triangular boolean mask: query i may attend to keys 0..i."""
+def causal_mask(T: int, T_k: int | None = None, *,
+                device: torch.device | str | None = None) -> Tensor:
+    """(T, T) lower-triangular boolean mask: query i may attend to keys 0..i (chapter 4).
+
+    With `T_k` >= T keys (decoding with a key/value cache, chapter 6) the T queries are the
+    last T of T_k positions: (T, T_k), query i may attend to keys 0 .. T_k - T + i (the band
+    aligned bottom-right; `F.scaled_dot_product_attention(is_causal=True)` aligns it top-left).
+    """
     positive_int("T", T)
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
+    T_k = T if T_k is None else positive_int("T_k", T_k)
+    if T > T_k:
+        raise ValueError(f"T={T} queries cannot be the last positions of T_k={T_k} keys")
+    return torch.ones(T, T_k, dtype=torch.bool, device=device).tril(T_k - T)  # (T, T_k)
 
 
 def sliding_window_mask(T: int, window: int, device: torch.device | str | None = None) -> Tensor:
@@ -39,18 +48,17 @@ def sliding_window_mask(T: int, window: int, device: torch.device | str | None =
     `window` most recent positions, itself included. window >= T gives `causal_mask(T)`."""
     positive_int("T", T)
     positive_int("window", window)
-    i = torch.arange(T, device=device)
-    offset = i[:, None] - i[None, :]  # (T, T): how far key j lies behind query i
-    return (offset >= 0) & (offset < window)  # (T, T)
+    causal = causal_mask(T, device=device)  # (T, T)
+    return causal & ~causal.tril(-window)  # (T, T): drop keys `window` or more behind
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
-    """Key mask (B, 1, T) from token ids (B, T): True where the token is not padding."""
+    """Key mask (B, 1, T) from token ids (B, T): True where the token is not padding.
+    The package's one padding-mask shape: it broadcasts over the queries (chapters 4, 7)."""
     tensor("tokens", tokens, "(B, T) tensor of ids", dims=(2,))
     if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer ids, got dtype {tokens.dtype}")
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-        raise TypeError(f"pad_id must be an int, got {type(pad_id).__name__} {pad_id!r}")
+    integer("pad_id", pad_id)
     return (tokens != pad_id).unsqueeze(1)  # (B, 1, T): broadcasts over the queries
 
 

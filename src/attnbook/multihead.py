@@ -20,19 +20,16 @@ distance penalty to the scores (causal attention only).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import boolean, positive_int, tensor
-from .attention import scaled_dot_product_attention
-from .gqa import repeat_kv
+from .attention import attend
 from .positional import alibi_bias, apply_rope
 
-__all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
+__all__ = ["MultiHeadAttention", "KVCache", "kv_cache_bytes", "split_heads", "merge_heads"]
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -67,7 +64,7 @@ class KVCache:
         """Bytes held by the cached keys and values (chapter 8)."""
         if self.k is None or self.v is None:
             return 0
-        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+        return self.k.nbytes + self.v.nbytes  # `gqa.kv_cache_bytes` predicts it
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add the new positions' keys and values; return all keys and values so far."""
@@ -86,11 +83,17 @@ class KVCache:
         return self.k, self.v
 
 
-def _heads_mask(mask: Tensor) -> Tensor:
-    """Give a (B, T_q|1, T_k) mask a head axis, (B, 1, T_q|1, T_k); leave others as they are."""
-    if mask.dim() != 3:
-        return mask
-    return mask.unsqueeze(1)
+def kv_cache_bytes(n_tokens: int, n_layer: int, n_kv_head: int, d_head: int,
+                   bytes_per_number: int, batch_size: int = 1) -> int:
+    """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
+    2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
+    The package's one formula for it (chapters 6 and 8, where n_kv_head < n_head shrinks it);
+    `KVCache.nbytes` measures a real cache."""
+    for name, value in (("n_layer", n_layer), ("n_kv_head", n_kv_head), ("d_head", d_head),
+                        ("bytes_per_number", bytes_per_number), ("batch_size", batch_size)):
+        positive_int(name, value)
+    positive_int("n_tokens", n_tokens, allow_zero=True)
+    return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size
 
 
 class MultiHeadAttention(nn.Module):
@@ -101,18 +104,18 @@ class MultiHeadAttention(nn.Module):
     `mask` is boolean, True = may attend, shaped (T_q, T_k), (B, T_q or 1, T_k) or
     (B, H or 1, T_q or 1, T_k). Returns `(output, weights)`: (B, T_q, d_model) and
     (B, H, T_q, T_k).
+
+    Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
+    `n_kv_heads` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
+    penalty on the scores (chapter 8), `dropout` on the attention weights in training.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False,
-                 n_kv_heads: int | None = None, alibi: bool = False) -> None:
+                 n_kv_heads: int | None = None, alibi: bool = False, dropout: float = 0.0) -> None:
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         for name, size in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
-            if isinstance(size, bool) or not isinstance(size, int):
-                raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
-        if n_heads <= 0 or d_model <= 0 or n_kv_heads <= 0:
-            raise ValueError(f"d_model, n_heads and n_kv_heads must be positive, got {d_model}, "
-                             f"{n_heads} and {n_kv_heads}")
+            positive_int(name, size)
         if n_heads % n_kv_heads:
             raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
                              "key/value head serves a group of the same number of query heads")
@@ -122,39 +125,18 @@ class MultiHeadAttention(nn.Module):
                 f"the same width d_k = d_model / n_heads (try n_heads in "
                 f"{[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}…)"
             )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         self.d_model, self.n_heads, self.d_k, self.bias = d_model, n_heads, d_model // n_heads, bias
         if rope and self.d_k % 2:
             raise ValueError(f"rope=True rotates feature pairs: d_k={self.d_k} must be even")
         self.rope = rope  # rotate queries and keys by their positions (chapter 5's apply_rope)
         self.n_kv_heads, self.alibi = n_kv_heads, bool(alibi)  # chapter 8
+        self.dropout = dropout  # attention dropout, applied in training mode only
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
         self.W_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
-
-    def _check(self, name: str, x: Tensor) -> None:
-        shape = f"(B, T, d_model={self.d_model}) or (T, d_model)"
-        tensor(name, x, shape)
-        if x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
-            raise ValueError(f"{name} must be {shape}, got {tuple(x.shape)}")
-        if x.shape[-2] == 0:
-            raise ValueError(f"{name} must hold at least one token, got {tuple(x.shape)}")
-
-    def _check_mask(self, mask: Tensor, B: int, T_q: int, T_k: int) -> Tensor:
-        """The mask with a head axis, (B|1, H|1, T_q|1, T_k); a clear error if it does not fit."""
-        boolean("mask", mask)
-        target = (B, self.n_heads, T_q, T_k)
-        heads = _heads_mask(mask)
-        try:
-            ok = mask.dim() in (2, 3, 4) and torch.broadcast_shapes(heads.shape, target) == target
-        except RuntimeError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {target}: "
-                "give it as (T_q, T_k), (B, T_q or 1, T_k) or (B, H or 1, T_q or 1, T_k)"
-            )
-        return heads
 
     def forward(
         self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
@@ -165,14 +147,45 @@ class MultiHeadAttention(nn.Module):
 
         is_causal: add the causal mask (query i sees keys up to its own position; with a
             `kv_cache` the queries are the last positions of the sequence).
-        need_weights: False takes PyTorch's fused kernel, which computes the same output
-            without materialising the (T_q, T_k) weights (returned as None).
+        need_weights: False returns None for the weights and, without a `mask`, takes
+            PyTorch's fused kernel, which never materialises them (`attention.attend`).
         kv_cache: keys/values of earlier positions; this call's are appended to it.
         """
+        query, key, value, mask, unbatched = self._checked(query, key, value, mask, is_causal, kv_cache)
+        q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
+        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
+        if self.rope:  # positions continue after the cached ones
+            q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
+            k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
+        if kv_cache is not None:
+            k, v = kv_cache.append(k, v)  # (B, H_kv, T_seen + T_k, d_k): only the shared heads
+        # ALiBi (chapter 8): (H, T_q, T_k), -m_h x distance to each key, -inf on later keys
+        bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], q.dtype, q.device) if self.alibi else None
+        heads, weights = attend(q, k, v, mask, is_causal=is_causal, bias=bias,
+                                dropout_p=self.dropout if self.training else 0.0,
+                                need_weights=need_weights)  # (B, H, T_q, d_k)
+        out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
+        if unbatched:
+            return out.squeeze(0), None if weights is None else weights.squeeze(0)
+        return out, weights
+
+    def _checked(self, query: Tensor, key: Tensor | None, value: Tensor | None, mask: Tensor | None,
+                 is_causal: bool, kv_cache: KVCache | None
+                 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
+        """The inputs batched (B, T, d_model) (key and value default to query), the mask with a
+        head axis (B|1, H|1, T_q|1, T_k) and whether the inputs were unbatched; a clear error
+        for anything that does not fit."""
         key = query if key is None else key
         value = key if value is None else value
+        shape = f"(B, T, d_model={self.d_model}) or (T, d_model)"
         for name, x in (("query", query), ("key", key), ("value", value)):
-            self._check(name, x)
+            tensor(name, x, shape)
+            if x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
+                raise ValueError(f"{name} must be {shape}, got {tuple(x.shape)}")
+            if x.shape[-2] == 0:
+                raise ValueError(f"{name} must hold at least one token, got {tuple(x.shape)}")
         if not query.dim() == key.dim() == value.dim():
             raise ValueError("query, key and value must all be batched (B, T, d) or all unbatched (T, d)")
         unbatched = query.dim() == 2
@@ -184,63 +197,31 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes")
         if kv_cache is not None and not isinstance(kv_cache, KVCache):
             raise TypeError(f"kv_cache must be a KVCache, got {type(kv_cache).__name__}")
-        T_seen = 0 if kv_cache is None else len(kv_cache)
-        if mask is not None:
-            mask = self._check_mask(mask, query.shape[0], query.shape[1], T_seen + key.shape[1])
-
         if self.alibi and not is_causal:
             raise ValueError("alibi=True is implemented for causal attention only: pass is_causal=True")
-        q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
-        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
-        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
-        if self.rope:  # positions continue after the cached ones
-            seen = 0 if kv_cache is None else len(kv_cache)
-            q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
-            k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
-        if kv_cache is not None:
-            k, v = kv_cache.append(k, v)  # (B, H_kv, T_seen + T_k, d_k): only the shared heads
-        group = self.n_heads // self.n_kv_heads
-        k, v = repeat_kv(k, group), repeat_kv(v, group)  # (B, H, T_k, d_k)
-        T_q, T_k = q.shape[-2], k.shape[-2]
-        if self.alibi:
-            heads, weights = self._alibi_attention(q, k, v, mask, need_weights)  # (B, H, T_q, d_k)
-        elif not need_weights and mask is None and (not is_causal or T_q == T_k):
-            # Fast path: PyTorch's fused kernel computes the same function without ever
-            # holding the (T_q, T_k) weights (chapter 2); weights are not returned.
-            heads = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)  # (B, H, T_q, d_k)
-            weights = None
-        else:
-            if is_causal:
-                # the queries are the last T_q of T_k positions: query i sees keys 0 .. T_k-T_q+i
-                causal = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).tril(T_k - T_q)
-                mask = causal if mask is None else mask & causal
-            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k)
-            weights = weights if need_weights else None
-        out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
-        if unbatched:
-            out = out.squeeze(0)
-            weights = None if weights is None else weights.squeeze(0)
-        return out, weights
-
-    def _alibi_attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None,
-                         need_weights: bool) -> tuple[Tensor, Tensor | None]:
-        """Causal attention with ALiBi's bias added to the scores (chapter 8): q (B, H, T_q, d_k),
-        k and v (B, H, T_k, d_k), mask None or boolean (B|1, H|1, T_q|1, T_k)."""
-        bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], dtype=q.dtype, device=q.device)
-        if mask is not None:
-            bias = bias.masked_fill(~mask, float("-inf"))  # (B|1, H, T_q, T_k)
-        if not need_weights and mask is None:  # fused kernel, the bias as an additive mask
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias), None
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k) + bias  # (B, H, T_q, T_k)
-        has_key = scores.amax(dim=-1, keepdim=True) > float("-inf")  # False: every key masked
-        weights = torch.softmax(scores.masked_fill(~has_key, 0.0), dim=-1).masked_fill(~has_key, 0.0)
-        return weights @ v, weights if need_weights else None
+        if mask is None:
+            return query, key, value, None, unbatched
+        boolean("mask", mask)
+        target = (query.shape[0], self.n_heads, query.shape[1],
+                  key.shape[1] + (0 if kv_cache is None else len(kv_cache)))
+        heads = mask.unsqueeze(1) if mask.dim() == 3 else mask  # (B, T_q|1, T_k) gets a head axis
+        try:
+            ok = mask.dim() in (2, 3, 4) and torch.broadcast_shapes(heads.shape, target) == target
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {target}: "
+                "give it as (T_q, T_k), (B, T_q or 1, T_k) or (B, H or 1, T_q or 1, T_k)"
+            )
+        return query, key, value, heads, unbatched
 
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""
+        drop = f", dropout={self.dropout}" if self.dropout else ""
         kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
         alibi = ", alibi=True" if self.alibi else ""
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}"
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
 
     # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
     def to_torch(self) -> nn.MultiheadAttention:

@@ -8,8 +8,8 @@ problem; the smoothing here is *interpolated absolute discounting* (Ney, Essen &
 
 where N(h, c) counts context h followed by c, N(h) counts h, U(h) is the number of distinct
 tokens seen after h, and h' is h without its oldest token. A context never seen in training
-falls back to P_{n-1}. The bottom of the ladder is the add-one unigram of
-`attnbook.train.unigram_loss`. Every probability is > 0 and each row sums to 1.
+falls back to P_{n-1}. The bottom of the ladder is the add-one unigram (`unigram_loss`, the
+baseline of chapter 6's training curves). Every probability is > 0 and each row sums to 1.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from torch import Tensor
 
 from ._checks import positive_int, tensor
 
-__all__ = ["ngram_losses"]
+__all__ = ["ngram_losses", "unigram_loss"]
 
 
 def _codes(ids: np.ndarray, n: int, vocab_size: int) -> np.ndarray:
@@ -84,3 +84,10 @@ def ngram_losses(train_data: Tensor, val_data: Tensor, vocab_size: int, max_n: i
         p = np.where(seen, (np.maximum(n_hc - discount, 0.0) + discount * u_h * p) / safe, p)
         losses.append(float(-np.log(p).mean()))
     return losses
+
+
+def unigram_loss(train_data: Tensor, val_data: Tensor, vocab_size: int) -> float:
+    """Cross-entropy on val_data of a model that ignores context: token frequencies of
+    train_data, add-one smoothed (chapter 6). Any useful language model must beat it. The
+    first rung of `ngram_losses`."""
+    return ngram_losses(train_data, val_data, vocab_size, max_n=1)[0]

@@ -15,9 +15,16 @@ import torch
 from torch import Tensor, nn
 
 from ._checks import floating, positive_float, positive_int, tensor
+from .masks import causal_mask
 
 __all__ = ["sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
-           "apply_rope", "alibi_slopes", "alibi_bias"]
+           "POSITIONS", "position_embedding", "embed_tokens", "apply_rope", "alibi_slopes",
+           "alibi_bias"]
+
+#: The package's one vocabulary of position schemes (chapters 5 and 8): "learned" and
+#: "sinusoidal" add a vector to each token's (`embed_tokens`), "rope" rotates queries and keys
+#: and "alibi" penalises the scores inside attention, "none" gives no position at all.
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")
 
 
 def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Tensor:
@@ -45,12 +52,14 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.max_len, self.d_model = positive_int("max_len", max_len), positive_int("d_model", d_model)
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model, base), persistent=False)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """x: (B, T, d_model); positions offset .. offset+T-1 (offset > 0 when decoding with a cache)."""
         _check_x(x, self.d_model)
+        positive_int("offset", offset, allow_zero=True)
         T = x.shape[-2]
-        if T > self.max_len:
-            raise ValueError(f"sequence length {T} is longer than max_len={self.max_len}")
-        return x + self.pe[:T].to(x.dtype)  # (B, T, d_model)
+        if offset + T > self.max_len:
+            raise ValueError(f"sequence length {offset + T} is longer than max_len={self.max_len}")
+        return x + self.pe[offset:offset + T].to(x.dtype)  # (B, T, d_model)
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -72,6 +81,32 @@ class LearnedPositionalEmbedding(nn.Module):
                              f"with max_len={self.max_len} (the longest sequence it can take)")
         positions = torch.arange(offset, offset + T, device=x.device)  # (T,)
         return x + self.embedding(positions)  # (B, T, d_model)
+
+
+def position_embedding(positions: str, max_len: int, d_model: int
+                       ) -> LearnedPositionalEmbedding | SinusoidalPositionalEncoding | None:
+    """The module that adds position vectors under scheme `positions` (one of `POSITIONS`):
+    a `LearnedPositionalEmbedding`, a `SinusoidalPositionalEncoding`, or None for the schemes
+    that add nothing to the token vectors (chapter 5)."""
+    if positions not in POSITIONS:
+        raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+    if positions == "learned":
+        return LearnedPositionalEmbedding(max_len, d_model)
+    if positions == "sinusoidal":
+        return SinusoidalPositionalEncoding(max_len, d_model)
+    return None
+
+
+def embed_tokens(token: nn.Embedding, position: nn.Module | None, ids: Tensor, offset: int = 0,
+                 scale: float | None = None) -> Tensor:
+    """The front end of the tiny GPT (chapter 6) and of the car classifier (chapter 7):
+    token ids (B, T) -> token vectors (B, T, d_model), multiplied by `scale` if given, plus
+    the vectors of positions offset .. offset+T-1 if `position` (`position_embedding`) adds
+    any. "sinusoidal" always means the fixed table added; scaling is this separate option."""
+    x = token(ids)  # (B, T, d_model)
+    if scale is not None:
+        x = x * scale
+    return x if position is None else position(x, offset=offset)  # (B, T, d_model)
 
 
 def _check_x(x: Tensor, d_model: int) -> None:
@@ -139,4 +174,4 @@ def alibi_bias(n_heads: int, T_q: int, T_k: int | None = None,
     pos_k = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
     distance = (pos_q - pos_k).to(torch.float64)  # (T_q, T_k): i - j
     bias = -alibi_slopes(n_heads).to(device)[:, None, None] * distance + 0.0  # (H, T_q, T_k), no -0.0
-    return bias.masked_fill(distance < 0, float("-inf")).to(dtype)
+    return bias.masked_fill(~causal_mask(T_q, T_k, device=device), float("-inf")).to(dtype)

@@ -10,6 +10,8 @@ import math
 import time
 from collections.abc import Callable, Iterable
 
+from ._checks import positive_int
+
 __all__ = ["best_time", "loglog_slope"]
 
 
@@ -18,8 +20,7 @@ def best_time(fn: Callable[[], object], repeats: int = 3, warmup: bool = True) -
     warm-up call (first calls pay for lazy initialisation) unless `warmup` is False."""
     if not callable(fn):
         raise TypeError(f"fn must be a callable, got {type(fn).__name__}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}")
+    positive_int("repeats", repeats)
     if warmup:
         fn()
     times = []

@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from torch import Tensor, nn
 from tqdm import tqdm  # the text bar: widget bars would need JavaScript from a CDN in the book
 
+from .ngram import unigram_loss  # re-exported: chapter 6 reads the baseline from here
 from .text import get_batch
 
 __all__ = ["TrainConfig", "TrainResult", "train_loop", "train", "evaluating", "lr_at",
@@ -196,14 +197,6 @@ def train(model: nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConf
                         cfg, evaluate=evaluate)
     result.tokens_per_second = result.iters * cfg.batch_size * block_size / max(result.train_seconds, 1e-9)
     return result
-
-
-def unigram_loss(train_data: Tensor, val_data: Tensor, vocab_size: int) -> float:
-    """Cross-entropy on val_data of a model that ignores context: token frequencies of
-    train_data (add-one smoothed). Any useful language model must beat it."""
-    counts = torch.bincount(train_data, minlength=vocab_size).double() + 1.0
-    log_p = torch.log(counts / counts.sum())
-    return float(-log_p[val_data].mean())
 
 
 def plot_losses(result: TrainResult, baseline: float | None = None, ax: Axes | None = None) -> Axes:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
+from ..masks import padding_mask
 from ..train import TrainConfig, TrainResult, evaluating, train_loop
 from .data import Sentence, Vocabulary, encode_batch, make_split, overlap_share
 from .models import build_model
@@ -38,8 +39,9 @@ def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
 
 
 def _trim(ids: Tensor) -> Tensor:
-    """Drop the columns that are padding (id 0) in every row of a right-padded batch."""
-    return ids[:, : max(1, int((ids != 0).sum(dim=1).max()))]  # (B, T_batch)
+    """Drop the columns that are padding in every row of a right-padded batch."""
+    real = padding_mask(ids, Vocabulary.pad_id)  # (B, 1, T): True = real token
+    return ids[:, : max(1, int(real.sum(dim=-1).max()))]  # (B, T_batch)
 
 
 @torch.no_grad()
@@ -106,7 +108,7 @@ def run_seed(kind: str, sentences: Sequence[Sentence], split: str = "random pair
     ids, _ = encode_batch([s.text for s in sentences], vocab, max_len=max_len)  # (N, max_len)
     labels = torch.tensor([float(s.label) for s in sentences])  # (N,)
     config = config or CHAPTER_CONFIG
-    config = TrainConfig(**{**config.__dict__, "seed": seed})
+    config = replace(config, seed=seed)
     torch.manual_seed(seed)
     model = build_model(kind, len(vocab), max_len=max_len, **model_kwargs)
     sides = {"train": (ids[train_idx], labels[train_idx]), "test": (ids[test_idx], labels[test_idx])}

@@ -7,9 +7,10 @@ All map token ids (B, T), right-padded with id 0, to one logit per sentence (B,)
   attention);
 - `NGramMLP`: counts of word uni-, bi- and trigrams (hashed into buckets) -> MLP (sees local
   order, has no attention);
-- `AttentionClassifier`: token embeddings, position information ("learned", "sinusoidal",
-  "rope" or "none"), the package's transformer `Block` (chapter 6) with the padding mask and
-  no causal mask, masked mean pooling, one logit.
+- `AttentionClassifier`: token embeddings with position information (the GPT's front end,
+  `positional.embed_tokens`: "learned", "sinusoidal", "rope" or "none", token embeddings not
+  scaled), the package's transformer `Block` (chapter 6) with the padding mask and no causal
+  mask, masked mean pooling, one logit.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from torch import Tensor, nn
 
 from ..gpt import Block, GPTConfig
 from ..masks import padding_mask
-from ..positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from ..positional import POSITIONS, embed_tokens, position_embedding
 from ..train import evaluating
 from .data import Vocabulary, encode_batch
 
@@ -30,10 +31,14 @@ __all__ = ["masked_mean", "bag_of_words_counts", "BagOfWordsMLP", "PositionWordM
 
 
 def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
-    """Masked mean pooling (chapter 7): x (B, T, D), mask (B, T) bool (True = real token) ->
-    (B, D), the mean over the real tokens only; a row without real tokens gives zeros."""
+    """Masked mean pooling (chapter 7): x (B, T, D), mask bool (True = real token), either the
+    key mask (B, 1, T) of `masks.padding_mask` or (B, T) -> (B, D), the mean over the real
+    tokens only; a row without real tokens gives zeros."""
+    if x.dim() == 3 and mask.dim() == 3 and mask.shape[1] == 1:
+        mask = mask[:, 0]  # the key mask (B, 1, T) read as (B, T)
     if x.dim() != 3 or mask.shape != x.shape[:2]:
-        raise ValueError(f"x must be (B, T, D) and mask (B, T); got {tuple(x.shape)} and {tuple(mask.shape)}")
+        raise ValueError(f"x must be (B, T, D) and mask (B, T) or (B, 1, T); got {tuple(x.shape)} "
+                         f"and {tuple(mask.shape)}")
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must be boolean (True = real token), got {mask.dtype}")
     m = mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1): broadcasts over the features
@@ -89,7 +94,8 @@ class PositionWordMLP(nn.Module):
             raise ValueError(f"sentences of {T} tokens; this model was built for max_len={self.max_len}")
         slot = torch.arange(T, device=ids.device) * self.vocab_size + ids  # (B, T): feature index
         features = torch.zeros(B, self.max_len * self.vocab_size, device=ids.device)
-        features.scatter_(1, slot, (ids != self.pad_id).float())  # (B, max_len * V) one-hots
+        real = padding_mask(ids, self.pad_id)[:, 0]  # (B, T): True = real token
+        features.scatter_(1, slot, real.float())  # (B, max_len * V) one-hots
         return self.mlp(features).squeeze(-1)
 
 
@@ -105,7 +111,7 @@ class NGramMLP(nn.Module):
     def forward(self, ids: Tensor) -> Tensor:
         """ids (B, T) -> logits (B,)."""
         _check_ids(ids)
-        real = ids != self.pad_id  # (B, T)
+        real = padding_mask(ids, self.pad_id)[:, 0]  # (B, T): True = real token
         codes, keep = [], []
         for n in (1, 2, 3):
             if ids.shape[1] < n:
@@ -123,35 +129,27 @@ class NGramMLP(nn.Module):
         return self.mlp(counts).squeeze(-1)
 
 
-POSITIONS = ("learned", "sinusoidal", "rope", "none")
-
-
 class AttentionClassifier(nn.Module):
     """Token embeddings (+ positions) -> `n_layers` of the package's `Block` (chapter 6, not
     causal, padded keys masked) -> LayerNorm -> mean over real tokens -> one logit.
 
-    positions: "learned" (a trained vector per position, added), "sinusoidal" (chapter 5's
-    fixed table, added), "rope" (queries and keys rotated in every block) or "none". With
-    "none" every block is permutation-equivariant and the mean permutation-invariant, so the
-    logit depends only on the bag of words (chapter 5).
+    positions (`positional.POSITIONS`, not "alibi": it is causal): "learned" (a trained vector
+    per position, added), "sinusoidal" (chapter 5's fixed table, added to the token embeddings,
+    which are not scaled: `GPTConfig.scale_embeddings=False`), "rope" (queries and keys rotated
+    in every block) or "none". With "none" every block is permutation-equivariant and the mean
+    permutation-invariant, so the logit depends only on the bag of words (chapter 5).
     """
 
-    def __init__(self, vocab_size: int, positions: str | bool = "learned", d_model: int = 32,
+    def __init__(self, vocab_size: int, positions: str = "learned", d_model: int = 32,
                  n_layers: int = 2, n_heads: int = 1, max_len: int = 64, pad_id: int = 0) -> None:
         super().__init__()
-        if isinstance(positions, bool):  # the older switch: True = learned, False = none
-            positions = "learned" if positions else "none"
-        if positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
         self.pad_id, self.positions = pad_id, positions
-        config = GPTConfig(vocab_size=vocab_size, block_size=max_len, n_layer=n_layers,
-                           n_head=n_heads, n_embd=d_model, bias=True, causal=False,
-                           rope=positions == "rope")
+        self.config = GPTConfig(vocab_size=vocab_size, block_size=max_len, n_layer=n_layers,
+                                n_head=n_heads, n_embd=d_model, bias=True, causal=False,
+                                positions=positions, scale_embeddings=False)
         self.token = nn.Embedding(vocab_size, d_model)
-        self.position = {"learned": lambda: LearnedPositionalEmbedding(max_len, d_model),
-                         "sinusoidal": lambda: SinusoidalPositionalEncoding(max_len, d_model)
-                         }.get(positions, lambda: None)()
-        self.blocks = nn.ModuleList(Block(config) for _ in range(n_layers))
+        self.position = position_embedding(positions, max_len, d_model)
+        self.blocks = nn.ModuleList(Block(self.config) for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, 1)
 
@@ -162,14 +160,12 @@ class AttentionClassifier(nn.Module):
         own input, with weight exactly 0 on padded keys."""
         _check_ids(ids)
         key_mask = padding_mask(ids, self.pad_id)  # (B, 1, T): True = real token
-        x = self.token(ids)  # (B, T, d_model)
-        if self.position is not None:
-            x = self.position(x)  # x_t + p_t
+        x = embed_tokens(self.token, self.position, ids, scale=self.config.embedding_scale)  # (B, T, d)
         weights = []
         for block in self.blocks:
             x, w = block(x, key_mask=key_mask, need_weights=return_attention)  # (B, T, d), (B, H, T, T)
             weights.append(w)
-        logits = self.head(masked_mean(self.norm(x), key_mask.squeeze(1))).squeeze(-1)  # (B,)
+        logits = self.head(masked_mean(self.norm(x), key_mask)).squeeze(-1)  # (B,)
         return (logits, weights) if return_attention else logits
 
 
