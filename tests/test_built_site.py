@@ -63,3 +63,33 @@ def test_hidden_tests_appear_in_no_built_page(pages, defined, hidden, name) -> N
         for path, text in pages.items():
             assert fname not in defined[path], f"hidden test {fname} leaked into {path}"
             assert longest not in text, f"a line of hidden test {fname} leaked into {path}"
+
+
+# A figure reference renders as Sphinx's numref text, "Fig. 2.1". Prose that writes the word
+# itself before it ("Figure {numref}`...`") shows "Figure Fig. 2.1" on the page.
+NUMREF = re.compile(r'<span class="std std-numref">')
+DOUBLED_NUMREF = re.compile(
+    r'\b(?:Figures?|Fig\.)\s*(?:<a\b[^>]*>\s*)?<span class="std std-numref">', re.IGNORECASE
+)
+
+
+def doubled_figure_references(html: str) -> list[str]:
+    """The figure references of a page that name the figure twice, with some context."""
+    return [html[max(m.start() - 40, 0):m.end() + 20] for m in DOUBLED_NUMREF.finditer(html)]
+
+
+def test_the_doubled_form_is_recognised() -> None:
+    bad = ('see Figure <a class="reference internal" href="#fig-a">'
+           '<span class="std std-numref">Fig. 1.1</span></a>')
+    good = ('see <a class="reference internal" href="#fig-a">'
+            '<span class="std std-numref">Fig. 1.1</span></a>, the Figure below')
+    assert doubled_figure_references(bad) and not doubled_figure_references(good)
+
+
+def test_figure_references_name_the_figure_once(pages) -> None:
+    html = {path: text for path, text in pages.items() if path.suffix == ".html"}
+    assert sum(len(NUMREF.findall(text)) for text in html.values()) >= 10, \
+        "expected the chapters' figure references on the site"
+    doubled = {str(path.relative_to(SITE)): found for path, text in html.items()
+               if (found := doubled_figure_references(text))}
+    assert not doubled, f"figure references rendered twice ('Figure Fig. x.y'): {doubled}"

@@ -88,7 +88,7 @@ def draw() -> plt.Figure:
     arrow(ax, (X, top2), (X, bottom))
     ax.text(1.05, 2.05, "positions", ha="right", va="center", fontsize=10.5, color=INK)
     arrow(ax, (1.12, 2.05), (X - R, 2.05))
-    note(ax, 2.05, "chapter 5")
+    note(ax, 2.05, "chapter 5; ALiBi:\nchapter 8")
 
     # The block, repeated N times: a dashed frame around two sub-layers.
     frame_lo, frame_hi = 2.45, 8.05
@@ -110,7 +110,7 @@ def draw() -> plt.Figure:
     b, top = plus(ax, y_plus)
     arrow(ax, (X, t_att), (X, b))
     skip(ax, y_from, y_plus)
-    note(ax, 4.1, "chapters 1–4")
+    note(ax, 4.1, "chapters 1–4; shared\nkey/value heads and\nwindows: chapter 8")
 
     # Sub-layer 2: LayerNorm -> feed-forward MLP (each token on its own) -> add.
     y_from, y_plus = 5.27, 7.4
@@ -126,9 +126,9 @@ def draw() -> plt.Figure:
     # After the last block: a final LayerNorm and one output vector per token.
     b, t_norm = box(ax, 8.5, "final LayerNorm", "norm")
     arrow(ax, (X, top), (X, b))
-    b, _ = box(ax, 9.3, "output: one vector per token", "io")
+    b, _ = box(ax, 9.3, "one vector per token → output", "io")
     arrow(ax, (X, t_norm), (X, b))
-    note(ax, 8.9, "chapters 6–7 put\nthis to work")
+    note(ax, 8.9, "output layer: next token\n(ch. 6), class (ch. 7)")
     return fig
 
 
