@@ -57,9 +57,14 @@ def pick_device(prefer: DeviceLike | None = None) -> torch.device:
     """The device to compute on (chapter 6): `prefer` if given, else the environment variable
     ATTNBOOK_DEVICE if set, else the first of CUDA, MPS and the CPU that is available.
     "auto" (argument or variable) means the automatic choice."""
-    choice = prefer if prefer is not None else os.environ.get(DEVICE_ENV, "").strip() or "auto"
+    if prefer is not None and prefer != "auto":
+        return as_device(prefer)
+    choice = (os.environ.get(DEVICE_ENV, "").strip() or "auto") if prefer is None else "auto"
     if choice != "auto":
-        return as_device(choice)
+        try:
+            return as_device(choice)
+        except ValueError as err:
+            raise ValueError(f"the environment variable {DEVICE_ENV}={choice!r}: {err}") from None
     if torch.cuda.is_available():
         return torch.device("cuda")
     if _mps_available():
@@ -69,10 +74,10 @@ def pick_device(prefer: DeviceLike | None = None) -> torch.device:
 
 def model_device(model: nn.Module) -> torch.device:
     """The device of a model's first parameter (or buffer); the CPU for a model without any."""
-    for t in model.parameters():
-        return t.device
-    for t in model.buffers():
-        return t.device
+    for p in model.parameters():
+        return p.device
+    for b in model.buffers():
+        return b.device
     return torch.device("cpu")
 
 

@@ -139,12 +139,13 @@ def lr_at(it: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (cfg.learning_rate - cfg.min_lr)
 
 
-def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
-    """AdamW with weight decay on matrices only (not on LayerNorm gains or biases)."""
+def _optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    """AdamW with weight decay on matrices only (not on LayerNorm gains or biases); fused
+    where the device has the kernel (torch checks only at the first step)."""
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    if cfg.fused_adamw:
+    if cfg.fused_adamw and device.type in ("cpu", "cuda", "mps"):
         try:
             return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=cfg.betas, fused=True)
         except (RuntimeError, TypeError):  # older torch, or no fused AdamW on this device
@@ -229,7 +230,7 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
     scaler = torch.amp.GradScaler(dev.type) if amp_dtype == torch.float16 else None
     step_model = cast(nn.Module, torch.compile(model)) if cfg.compile else model
     batch_gen = torch.Generator().manual_seed(cfg.seed)
-    opt = _optimizer(model, cfg)
+    opt = _optimizer(model, cfg, dev)
     result = TrainResult()
     model.train()
     bar = tqdm(range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it")
