@@ -84,7 +84,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def profile(model: GPT, train_data: torch.Tensor, val_data: torch.Tensor, cfg: TrainConfig, steps: int,
             device: torch.device) -> str:
-    """torch.profiler's table of `steps` more training steps (one-batch evaluations around them)."""
+    """torch.profiler's table of `steps` more training steps (one-batch evaluations around them);
+    its last lines compare the host's time (Self CPU) with the GPU's (Self CUDA)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
@@ -93,7 +94,7 @@ def profile(model: GPT, train_data: torch.Tensor, val_data: torch.Tensor, cfg: T
                            "warmup_iters": 0, "step_times": False})
     with torch_profile(activities=activities) as prof:
         train(model, train_data, val_data, short, device=device)
-    key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     return prof.key_averages().table(sort_by=key, row_limit=25)
 
 
