@@ -413,8 +413,28 @@ NGRAM = [
 ]
 
 
+# --- devices (chapter 6, "On a GPU") -------------------------------------------------------------
+from attnbook import device  # noqa: E402
+
+DEVICE = [
+    row(lambda: device.as_device("tpu"), ValueError, "unknown device 'tpu'", "device-unknown"),
+    row(lambda: device.pick_device("gpu"), ValueError, "unknown device 'gpu'", "pick-device-unknown"),
+    row(lambda: device.as_device(0), TypeError, "device must be a str or torch.device", "device-int"),
+    row(lambda: device.as_device("cuda:99"), ValueError, "device 'cuda:99'", "device-no-such-gpu"),
+    row(lambda: device.check_float64("mps", "apply_rope"), ValueError, "apply_rope needs float64.*MPS has no",
+        "mps-float64"),
+    row(lambda: text.get_batch(torch.arange(20), 4, 2, device="tpu"), ValueError, "unknown device 'tpu'",
+        "batch-device"),
+    row(lambda: train.TrainConfig(amp="fp8"), ValueError, "amp must be one of", "amp-unknown"),
+    row(lambda: train.TrainConfig(compile="yes"), TypeError, "compile must be True or False", "compile-str"),
+    row(lambda: train.autocast_dtype("fp16", "cpu"), ValueError, "fp16.*on the CPU use 'bf16' or 'none'",
+        "amp-fp16-cpu"),
+]
+
+
 # One test over every table; each row's id says which call it is.
-TABLES = [ATTENTION, MASKS, MULTIHEAD, POSITIONAL, BLOCKWISE, TEXT, PLOT, GPT, TRAIN, CARS, CHAPTER_8, NGRAM]
+TABLES = [ATTENTION, MASKS, MULTIHEAD, POSITIONAL, BLOCKWISE, TEXT, PLOT, GPT, TRAIN, CARS, CHAPTER_8, NGRAM,
+          DEVICE]
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [r for table in TABLES for r in table])

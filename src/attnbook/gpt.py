@@ -148,6 +148,8 @@ def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | Non
         drop = drop_sorted.scatter(-1, order, drop_sorted)  # (B, vocab), back in vocabulary order
         probs = probs.masked_fill(drop, 0.0)
         probs = probs / probs.sum(dim=-1, keepdim=True)
+    if generator is not None and generator.device.type != probs.device.type:  # a CPU generator
+        return torch.multinomial(probs.cpu(), 1, generator=generator).to(probs.device)  # (B, 1)
     return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
 
 

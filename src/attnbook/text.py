@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 from ._checks import positive_float, positive_int, tensor
+from .device import as_device, to_device
 
 __all__ = [
     "STDLIB_MODULES", "load_python_corpus", "TINY_SHAKESPEARE_URL", "TINY_SHAKESPEARE_SHA256",
@@ -167,17 +168,28 @@ def split_train_val(data: Tensor, val_fraction: float = 0.1) -> tuple[Tensor, Te
 
 
 def get_batch(data: Tensor, block_size: int, batch_size: int,
-              generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
-    """Random windows: x (B, T) and y (B, T) = x shifted by one token."""
+              generator: torch.Generator | None = None,
+              device: str | torch.device | None = None) -> tuple[Tensor, Tensor]:
+    """Random windows: x (B, T) and y (B, T) = x shifted by one token.
+
+    The windows are cut where `data` lives and then moved to `device` (default: stay there).
+    For a GPU run, put `data` on the GPU once: only the B start positions then cross to it.
+    The starts are drawn on the generator's device, so a CPU generator draws the same
+    windows whatever device `data` is on."""
     tensor("data", data, "(N,) tensor of token ids", dims=(1,))
     positive_int("block_size", block_size)
     positive_int("batch_size", batch_size)
     if len(data) <= block_size:
         raise ValueError(f"need more than block_size={block_size} tokens, got {len(data)}")
-    starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)  # (B,)
-    offsets = torch.arange(block_size)  # (T,)
+    where = generator.device if generator is not None else data.device
+    starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator, device=where)  # (B,)
+    (starts,) = to_device((starts,), data.device)
+    offsets = torch.arange(block_size, device=data.device)  # (T,)
     x = data[starts[:, None] + offsets]  # (B, T)
     y = data[starts[:, None] + offsets + 1]  # (B, T)
+    if device is None:
+        return x, y
+    x, y = to_device((x, y), as_device(device))
     return x, y
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
+from ..device import DeviceLike, as_device, model_device, to_device
 from ..masks import padding_mask
 from ..train import TrainConfig, TrainResult, evaluating, train_loop
 from .data import Sentence, Vocabulary, encode_batch, make_split, overlap_share
@@ -48,28 +49,32 @@ def _trim(ids: Tensor) -> Tensor:
 def accuracy(model: nn.Module, ids: Tensor, labels: Tensor) -> float:
     """Share of sentences whose logit has the sign of the label; ids (N, T), labels (N,)."""
     with evaluating(model):
-        logits = model(_trim(ids).to(next(model.parameters()).device)).cpu()  # (N,)
-    return float(((logits > 0).float() == labels).float().mean())
+        logits = model(_trim(ids).to(model_device(model))).cpu()  # (N,)
+    return float(((logits > 0).float() == labels.cpu()).float().mean())
 
 
 def train_classifier(model: nn.Module, ids: Tensor, labels: Tensor, config: TrainConfig,
-                     evaluate_on: dict[str, tuple[Tensor, Tensor]] | None = None) -> TrainResult:
+                     evaluate_on: dict[str, tuple[Tensor, Tensor]] | None = None,
+                     device: DeviceLike | None = None) -> TrainResult:
     """Train a car classifier with `train_loop`: each step a random batch of `config.
     batch_size` sentences (ids (N, T), labels (N,) float), binary cross-entropy on the logits.
-    `evaluate_on` maps a name to (ids, labels) whose accuracy the history records."""
+    `evaluate_on` maps a name to (ids, labels) whose accuracy the history records. `device`:
+    where to train (default: where the model is); the sentences are copied there once."""
     if ids.dim() != 2 or labels.shape != ids.shape[:1]:
         raise ValueError(f"ids must be (N, T) and labels (N,); got {tuple(ids.shape)}, {tuple(labels.shape)}")
+    dev = model_device(model) if device is None else as_device(device)
+    ids, labels = to_device((ids, labels), dev)
     loss_fn = nn.BCEWithLogitsLoss()
 
     def next_batch(g: torch.Generator) -> tuple[Tensor, Tensor]:
-        rows = torch.randint(len(ids), (config.batch_size,), generator=g)  # (B,)
+        rows = torch.randint(len(ids), (config.batch_size,), generator=g).to(dev)  # (B,)
         return _trim(ids[rows]), labels[rows]
 
     def evaluate(m: nn.Module) -> dict[str, float]:
         return {f"{name}_accuracy": accuracy(m, x, y) for name, (x, y) in (evaluate_on or {}).items()}
 
     return train_loop(model, next_batch, config, loss_fn=lambda m, b: loss_fn(m(b[0]), b[1]),
-                      evaluate=evaluate)
+                      evaluate=evaluate, device=dev)
 
 
 @dataclass
@@ -98,10 +103,12 @@ class SeedRun:
 
 def run_seed(kind: str, sentences: Sequence[Sentence], split: str = "random pairs", seed: int = 0,
              config: TrainConfig | None = None, max_len: int = 64,
-             held_out: Sequence[str] | None = None, **model_kwargs) -> SeedRun:
+             held_out: Sequence[str] | None = None, device: DeviceLike | None = None,
+             **model_kwargs) -> SeedRun:
     """Split with `seed` (`held_out`: see `make_split`), build the vocabulary from the
-    training sentences, build a `kind` model with weights seeded by `seed`, train it
-    (batches drawn with `seed` too)."""
+    training sentences, build a `kind` model with weights seeded by `seed` (on the CPU, so
+    the same weights on every device), train it on `device` (default: the CPU; batches drawn
+    with `seed` too)."""
     start = time.perf_counter()
     train_idx, test_idx = make_split(split, sentences, seed, held_out=held_out)
     vocab = Vocabulary.build(sentences[i].text for i in train_idx)
@@ -112,7 +119,7 @@ def run_seed(kind: str, sentences: Sequence[Sentence], split: str = "random pair
     torch.manual_seed(seed)
     model = build_model(kind, len(vocab), max_len=max_len, **model_kwargs)
     sides = {"train": (ids[train_idx], labels[train_idx]), "test": (ids[test_idx], labels[test_idx])}
-    result = train_classifier(model, *sides["train"], config, evaluate_on=sides)
+    result = train_classifier(model, *sides["train"], config, evaluate_on=sides, device=device)
     return SeedRun(kind, split, seed, model, vocab, train_idx, test_idx, result,
                    overlap_share(sentences, train_idx, test_idx), time.perf_counter() - start)
 

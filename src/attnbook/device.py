@@ -1,0 +1,125 @@
+"""Where tensors live: CPU, a CUDA GPU or Apple's MPS (chapter 6, "On a GPU").
+
+`pick_device()` chooses the fastest device this machine has (CUDA, then MPS, then the CPU),
+unless an argument or the environment variable ATTNBOOK_DEVICE names one. `to_device` moves a
+batch once per training step (from pinned memory, without blocking the host, on CUDA).
+`synchronize` waits for queued GPU work, so that a timer measures it. `check_float64` gives
+the clear error MPS does not: it has no float64.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["DEVICE_ENV", "DEVICE_TYPES", "pick_device", "as_device", "model_device", "to_device",
+           "synchronize", "check_float64", "supports_bf16"]
+
+DEVICE_ENV = "ATTNBOOK_DEVICE"  # e.g. ATTNBOOK_DEVICE=cpu forces the CPU on a GPU machine
+DEVICE_TYPES = ("cpu", "cuda", "mps", "meta")  # meta: shapes only, no data (tests)
+
+DeviceLike = str | torch.device
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def as_device(device: DeviceLike) -> torch.device:
+    """`device` as a torch.device that this machine has; a ValueError naming the problem
+    (an unknown name, no such GPU, a CUDA index past the last GPU) otherwise."""
+    if isinstance(device, bool) or not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__} {device!r}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"unknown device {device!r}: use one of {DEVICE_TYPES} "
+                         "(optionally with an index, e.g. 'cuda:1')") from None
+    if dev.type not in DEVICE_TYPES:
+        raise ValueError(f"device {device!r}: attnbook runs on {DEVICE_TYPES}, not {dev.type!r}")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} asked for, but this torch ({torch.__version__}) sees no "
+                             "CUDA GPU: on Colab choose a GPU runtime, or use 'cpu'")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA "
+                             f"GPU(s), numbered from 0")
+    if dev.type == "mps" and not _mps_available():
+        raise ValueError(f"device {device!r} asked for, but MPS is not available (it needs Apple "
+                         "silicon, macOS 12.3+ and a torch built with MPS)")
+    return dev
+
+
+def pick_device(prefer: DeviceLike | None = None) -> torch.device:
+    """The device to compute on (chapter 6): `prefer` if given, else the environment variable
+    ATTNBOOK_DEVICE if set, else the first of CUDA, MPS and the CPU that is available.
+    "auto" (argument or variable) means the automatic choice."""
+    if prefer is not None and prefer != "auto":
+        return as_device(prefer)
+    choice = (os.environ.get(DEVICE_ENV, "").strip() or "auto") if prefer is None else "auto"
+    if choice != "auto":
+        try:
+            return as_device(choice)
+        except ValueError as err:
+            raise ValueError(f"the environment variable {DEVICE_ENV}={choice!r}: {err}") from None
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if _mps_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def model_device(model: nn.Module) -> torch.device:
+    """The device of a model's first parameter (or buffer); the CPU for a model without any."""
+    for p in model.parameters():
+        return p.device
+    for b in model.buffers():
+        return b.device
+    return torch.device("cpu")
+
+
+def to_device(batch: Iterable[Tensor], device: DeviceLike) -> tuple[Tensor, ...]:
+    """Each tensor of a batch on `device`. Tensors already there are returned as they are; on
+    CUDA a CPU tensor is copied from pinned (page-locked) memory without blocking the host,
+    so the next step's Python runs while the copy is under way."""
+    dev = torch.device(device)
+    moved = []
+    for t in batch:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"a batch must hold tensors, got {type(t).__name__}")
+        if t.device == dev or (dev.index is None and t.device.type == dev.type):
+            moved.append(t)
+        elif dev.type == "cuda" and t.device.type == "cpu":
+            moved.append(t.pin_memory().to(dev, non_blocking=True))
+        else:
+            moved.append(t.to(dev))
+    return tuple(moved)
+
+
+def synchronize(device: DeviceLike) -> None:
+    """Wait until the work queued on `device` is done (a no-op on the CPU): GPU calls return
+    before the GPU has finished, so a timer must call this before it reads the clock."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    elif dev.type == "mps":
+        torch.mps.synchronize()
+
+
+def check_float64(device: DeviceLike, what: str) -> None:
+    """A ValueError saying that `what` needs float64, which MPS does not have."""
+    if torch.device(device).type == "mps":
+        raise ValueError(f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
+                         "compute it on the CPU (device='cpu') and move the result")
+
+
+def supports_bf16(device: DeviceLike) -> bool:
+    """Whether autocast to bfloat16 runs fast on `device`: CUDA GPUs from Ampere (A100, RTX 30xx)
+    on, and the CPU (slowly, but correctly). A T4 or V100 has no bf16: use fp16 there."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    return dev.type == "cpu"
