@@ -80,12 +80,31 @@ def build(name: str, out: Path | None = None) -> Built:
     zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
     if len(zips) != 1:
         raise SystemExit(f"expected one autograder zip for {name}, found {zips}")
+    seal_zip(zips[0], out / "autograder" / f"{name}.ipynb")
     student_nb = link_to_book(_normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4)))
     public = {p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))}
     for fname, text in public.items():
         if "hidden=True" in text:
             raise SystemExit(f"{name}/{fname}: a hidden test reached the student folder")
     return Built(name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb")
+
+
+def seal_zip(zip_path: Path, reference_nb: Path) -> None:
+    """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
+    `attnbook.exercise_checks.autograder.main` (the submission runs in a child process, the
+    grade is decided in the grader's), and the reference solution travels with the tests."""
+    import zipfile
+
+    from attnbook.exercise_checks.autograder import RUN_SCRIPT
+
+    with zipfile.ZipFile(zip_path) as z:  # the entries keep their permissions (run_autograder)
+        members = [(info, z.read(info)) for info in z.infolist()
+                   if info.filename not in ("run_otter.py", "reference.ipynb")]
+    members += [(zipfile.ZipInfo("run_otter.py"), RUN_SCRIPT.encode()),
+                (zipfile.ZipInfo("reference.ipynb"), reference_nb.read_bytes())]
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in members:
+            z.writestr(info, data, zipfile.ZIP_DEFLATED)
 
 
 def publish(built: Built) -> None:

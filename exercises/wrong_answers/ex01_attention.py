@@ -54,3 +54,14 @@ WRONG_ANSWERS = {
         ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X @ W_q, X @ W_k, (W_v.T @ X.T).T[:, ::-1])"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def scores_to_weights(scores):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return exps / exps.sum(axis=-1, keepdims=True)', '    return np.zeros_like(scores)'),
+    ]
+    for kind in ['grading module', 'profiler']
+})

@@ -91,3 +91,14 @@ WRONG_ANSWERS = {
          "    keys = draws.standard_normal((n_keys, d_k))\n    queries = draws.standard_normal((n_queries, d_k))"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def dot_product_variance(d_k, n_samples, seed):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return float(np.var(dots))', '    return None'),
+    ]
+    for kind in ['comparison helpers', "otter's results"]
+})

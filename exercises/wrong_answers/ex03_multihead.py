@@ -63,3 +63,14 @@ WRONG_ANSWERS = {
          "    q, k, v = (t.reshape(t.shape[0], -1, D) for t in qkv.chunk(3, dim=1))  # (B, T, D) each"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def split_heads(x, n_heads):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)', '    return None'),
+    ]
+    for kind in ['builtins', 'results file']
+})

@@ -20,13 +20,14 @@ WRONG_ANSWERS = {
     ],
     "mask applied after the softmax (weights zeroed, rows no longer sum to 1)": [
         ('    scores = scores.masked_fill(~mask, float("-inf"))  # before the softmax\n', ""),
-        ("weights = torch.nan_to_num(weights, nan=0.0)", "weights = weights.masked_fill(~mask, 0.0)"),
+        ("weights = weights.masked_fill(~has_keys, 0.0)", "weights = weights.masked_fill(~mask, 0.0)"),
     ],
     "mask inverted in attention (masked_fill where the mask is True)": [
         ("scores.masked_fill(~mask,", "scores.masked_fill(mask,"),
     ],
     "no guard: a query whose keys are all masked gets NaN": [
-        ("    weights = torch.nan_to_num(weights, nan=0.0)  # ...so such a row gets zero weights\n", ""),
+        ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
+        ("    weights = weights.masked_fill(~has_keys, 0.0)\n", ""),
     ],
     "-1e9 instead of -inf: a fully masked query spreads its weight uniformly": [
         ('float("-inf")', "-1e9"),
@@ -74,3 +75,21 @@ WRONG_ANSWERS = {
         ("(K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])", "(K @ q[..., :, None])[..., 0]"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def causal_mask(T):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return torch.ones(T, T, dtype=torch.bool).tril()', '    return torch.zeros(T, T)'),
+    ]
+    for kind in ['grading module', "otter's results"]
+})
+
+WRONG_ANSWERS.update({
+    "fully masked rows: -inf then nan_to_num (a finite output, NaN gradients)": [
+        ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
+        ("    weights = weights.masked_fill(~has_keys, 0.0)\n", "    weights = torch.nan_to_num(weights, nan=0.0)\n"),
+    ],
+})

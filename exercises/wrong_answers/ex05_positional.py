@@ -71,3 +71,14 @@ WRONG_ANSWERS = {
         ("    out = np.empty((T, d))", "    out = x"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def angle_rates(d_model):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return 1.0 / 10000.0 ** (two_i / d_model)', '    return np.zeros(len(two_i))'),
+    ]
+    for kind in ['profiler', 'results file']
+})

@@ -29,3 +29,20 @@ WRONG_ANSWERS = {
         ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def expand_kv(x, n_rep):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return copies.reshape(B, H_kv * n_rep, T, d).clone()', '    return None'),
+    ]
+    for kind in ["otter's results", 'profiler']
+})
+
+WRONG_ANSWERS.update({
+    "decoding: the causal mask aligned at the top-left (query i sees keys j <= i)": [
+        ("triu(T_k - T_q + 1)", "triu(1)"),
+    ],
+})
