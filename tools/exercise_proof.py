@@ -28,12 +28,12 @@ from pathlib import Path
 
 import nbformat
 
-from exercise_build import (
-    ANSWER_TAG, BUILD, ROOT, WRONG_ANSWERS, Built, build, publish_zip_only, stale_files,
+from tools.exercise_build import (
+    ANSWER_TAG, BUILD, ROOT, WRONG_ANSWERS, Built, ExerciseError, build, publish_zip_only,
+    stale_files,
 )
-from exercise_grading import Grade, Grader, function_names, rename_tests, zip_test_files
+from tools.exercise_grading import Grade, Grader, function_names, rename_tests, zip_test_files
 
-TOOL = Path(__file__).resolve().with_name("exercises.py")  # the command line that runs a proof
 CORRECT_PREFIX = "correct:"  # correct answers written differently: they must score 100 %
 
 # ----------------------------------------------------------------------------- proofs
@@ -99,7 +99,7 @@ def reference_answer(built: Built, student_source: str) -> str:
     found = [c.source for c in solution.cells
              if c.cell_type == "code" and c.source.splitlines()[:1] == [first]]
     if len(found) != 1:
-        raise SystemExit(f"{built.name}: {len(found)} solution cells start with {first!r}; expected 1")
+        raise ExerciseError(f"{built.name}: {len(found)} solution cells start with {first!r}; expected 1")
     return found[0]
 
 
@@ -112,12 +112,12 @@ def make_submission(built: Built, edits: list[tuple[str, str]] | None) -> nbform
         return nb
     mine = answer_cells(nb)
     if not mine:
-        raise SystemExit(f"{built.name}: the student notebook has no answer cells")
+        raise ExerciseError(f"{built.name}: the student notebook has no answer cells")
     sources = [reference_answer(built, cell.source) for cell in mine]
     for old, new in edits:
         hits = sum(s.count(old) for s in sources)
         if hits != 1:
-            raise SystemExit(f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once")
+            raise ExerciseError(f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once")
         sources = [s.replace(old, new) for s in sources]
     for cell, source in zip(mine, sources):
         cell.source = source
@@ -209,7 +209,7 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
     with tempfile.TemporaryDirectory(prefix="attnbook-prove-") as tmp:
         def run(name: str) -> tuple[str, dict | None, str]:
             out = Path(tmp) / f"{name}.json"
-            cmd = [sys.executable, str(TOOL), "_prove-one", name, str(out), str(timeout)]
+            cmd = [sys.executable, "-m", "tools.exercises", "_prove-one", name, str(out), str(timeout)]
             proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if proc.returncode != 0 or not out.is_file():
                 return name, None, proc.stdout + proc.stderr

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Build, check, prove and grade the course's graded exercises (otter-grader 7, no Docker).
 
-    python tools/exercises.py build            student notebooks, public checks, autograder zips
-    python tools/exercises.py check            the committed student files match the masters
-    python tools/exercises.py prove [NAME ...] the proofs of `make exercises-prove` (below)
-    python tools/exercises.py grade NAME DIR [--out grades.csv] [--timeout 300]
+    python -m tools.exercises build            student notebooks, public checks, autograder zips
+    python -m tools.exercises check            the committed student files match the masters
+    python -m tools.exercises prove [NAME ...] the proofs of `make exercises-prove` (below)
+    python -m tools.exercises grade NAME DIR [--out grades.csv] [--timeout 300]
 
 Each exercise is one master notebook `exercises/masters/NAME.ipynb` (solutions, public tests,
 hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, then publishes:
@@ -43,24 +43,24 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# noqa E402: the tool's other modules, beside it (building, grading, proofs); their names are
-# re-exported here, where the tests and instructors look for them.
-from exercise_build import (  # noqa: E402
-    ANSWER_TAG, BUILD, CHECKS, MASTERS, ROOT, STUDENT, WRONG_ANSWERS, Built, book_url, build,
+# The tool's other modules (building, grading, proofs); their names are re-exported here,
+# where the tests and instructors look for them.
+from tools.exercise_build import (
+    ANSWER_TAG, BUILD, CHECKS, MASTERS, ROOT, STUDENT, WRONG_ANSWERS, Built, ExerciseError,
+    book_url, build,
     exercise_names, link_to_book, publish, publish_zip_only, stale_files,
 )
-from exercise_grading import (  # noqa: E402
+from tools.exercise_grading import (
     DEFAULT_TIMEOUT, Grade, Grader, diagnosis, exercise_total, function_names, grade,
     load_exercise, read_submission, rename_tests, zip_test_files,
 )
-from exercise_proof import (  # noqa: E402
+from tools.exercise_proof import (
     CORRECT_PREFIX, REFERENCE, TAMPER, TAMPERS, TAMPER_PREFIX, UNTOUCHED, answer_cells, check_proof,
     load_wrong_answers, make_submission, prove, prove_one, reference_answer, tampered_questions,
 )
 
 __all__ = [
-    "ANSWER_TAG", "BUILD", "CHECKS", "MASTERS", "ROOT", "STUDENT", "WRONG_ANSWERS", "Built",
+    "ANSWER_TAG", "BUILD", "CHECKS", "MASTERS", "ROOT", "STUDENT", "WRONG_ANSWERS", "Built", "ExerciseError",
     "book_url", "build", "exercise_names", "link_to_book", "publish", "publish_zip_only",
     "stale_files", "DEFAULT_TIMEOUT", "Grade", "Grader", "class_report", "diagnosis",
     "exercise_total", "function_names", "grade", "load_exercise", "read_submission",
@@ -77,7 +77,7 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
     Each notebook runs in a child process within `timeout` seconds (else "timeout", 0 points)."""
     submissions = sorted(p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith("."))
     if not submissions:
-        raise SystemExit(f"no files in {folder}")
+        raise ExerciseError(f"no files in {folder}")
     with tempfile.TemporaryDirectory(prefix="attnbook-grading-") as tmp:
         zip_path = BUILD / "autograder" / f"{name}.zip"
         if not zip_path.is_file():  # build into the temporary folder, never into the repository
@@ -137,7 +137,15 @@ def class_report(name: str, grades: list[Grade]) -> str:
 
 # ----------------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """The command line: typed errors from the tool's modules become exit code 1."""
+    try:
+        return _run(sys.argv[1:] if argv is None else argv)
+    except ExerciseError as err:
+        print(f"exercises: {err}", file=sys.stderr)
+        return 1
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["_prove-one"]:
         prove_one(argv[1], Path(argv[2]), float(argv[3]))
         return 0
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if prove(names, args.timeout, args.jobs) else 1
     if args.command == "grade":
         if args.name not in exercise_names():
-            raise SystemExit(f"unknown exercise {args.name!r}; known: {exercise_names()}")
+            raise ExerciseError(f"unknown exercise {args.name!r}; known: {exercise_names()}")
         grade_folder(args.name, args.folder, args.out or Path(f"grades-{args.name}.csv"), args.timeout)
         return 0
     return 2

@@ -29,7 +29,7 @@ WRONG_ANSWERS = {
         ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
         ("    weights = weights.masked_fill(~has_keys, 0.0)\n", ""),
     ],
-    "-1e9 instead of -inf: a fully masked query spreads its weight uniformly": [
+    "correct: -1e9 instead of -inf (the fully masked rows are handled apart)": [
         ('float("-inf")', "-1e9"),
     ],
     "no scaling by sqrt(d_k)": [
@@ -44,7 +44,9 @@ WRONG_ANSWERS = {
          "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), weights"),
     ],
     "softmax written out without subtracting the row maximum: NaN on large scores": [
-        ("weights = torch.softmax(scores, dim=-1)", "weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)"),
+        ("weights = torch.softmax(scores.masked_fill(~has_keys, 0.0), dim=-1)",
+         "weights = scores.masked_fill(~has_keys, 0.0).exp()\n"
+         "    weights = weights / weights.sum(dim=-1, keepdim=True)"),
     ],
     "scales the caller's queries in place (q /= sqrt(d_k))": [
         ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)",
@@ -88,7 +90,9 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({
-    "fully masked rows: -inf then nan_to_num (a finite output, NaN gradients)": [
+    "fully masked rows: an additive -inf mask, then nan_to_num (a finite output, NaN gradients)": [
+        ('    scores = scores.masked_fill(~mask, float("-inf"))  # before the softmax',
+         '    scores = scores + torch.zeros(mask.shape, dtype=scores.dtype).masked_fill(~mask, float("-inf"))'),
         ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
         ("    weights = weights.masked_fill(~has_keys, 0.0)\n", "    weights = torch.nan_to_num(weights, nan=0.0)\n"),
     ],

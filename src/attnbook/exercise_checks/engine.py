@@ -288,7 +288,7 @@ class _Environment(dict):
         self.exercise, self.question = exercise, question
         self.student, self.reference = student, reference
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         owner = self.exercise.question_of(name)
         session = self.student if owner == self.question else self.reference
         described = session.describe(name)

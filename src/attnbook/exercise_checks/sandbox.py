@@ -195,7 +195,7 @@ def serve(conn: Any, sources: list[str], swaps: dict[str, list[str]], workdir: s
     _isolate(workdir)
     import otter
 
-    otter.Notebook = _SilentNotebook  # type: ignore[misc]
+    otter.Notebook = _SilentNotebook
     namespace: dict = {"__name__": "__main__", "__builtins__": builtins, "get_ipython": _NoShell}
     try:
         errors = run_cells(sources, namespace)

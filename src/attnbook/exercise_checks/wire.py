@@ -132,10 +132,10 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
         tensor = tensor.view(torch.bfloat16) if dtype == torch.bfloat16 else tensor
         return tensor.requires_grad_(bool(item.get("grad"))) if tensor.is_floating_point() else tensor
     if "$np" in item or "$npscalar" in item:
-        dtype = np.dtype(str(item.get("$np", item.get("$npscalar"))))
-        if dtype.kind not in _NUMPY_KINDS:
-            raise WireError(f"refused NumPy dtype {dtype}")
-        array = np.frombuffer(_bytes(item), dtype=dtype).copy()
+        np_dtype = np.dtype(str(item.get("$np", item.get("$npscalar"))))
+        if np_dtype.kind not in _NUMPY_KINDS:
+            raise WireError(f"refused NumPy dtype {np_dtype}")
+        array = np.frombuffer(_bytes(item), dtype=np_dtype).copy()
         return array.reshape(_shape(item)) if "$np" in item else array.reshape(())[()]
     if "$tgen" in item:
         generator = torch.Generator()
@@ -146,12 +146,12 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
         if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
             raise WireError("only PCG64 NumPy generators cross")
         bit_generator = np.random.PCG64()
-        bit_generator.state = state
+        bit_generator.state = state  # type: ignore[assignment]
         return np.random.Generator(bit_generator)
     if "$pyrandom" in item:
-        generator = random.Random()
-        generator.setstate(decode(item["$pyrandom"]))
-        return generator
+        python_generator = random.Random()
+        python_generator.setstate(decode(item["$pyrandom"]))
+        return python_generator
     if "$range" in item:
         return range(*(int(n) for n in item["$range"]))
     if "$opaque" in item:
