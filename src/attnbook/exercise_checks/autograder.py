@@ -43,13 +43,20 @@ def main(root: str = "/autograder", timeout: float = 600.0) -> None:
     folder = Path(root)
     exercise = read_exercise(folder / "source")
     notebooks = sorted((folder / "submission").glob("*.ipynb"))
+    message = "the notebook has no code cells"
     if notebooks:
-        reference = reference_session(exercise)
         try:
-            result = grade_notebook(exercise, code_sources(json.loads(notebooks[0].read_text())),
-                                    reference, timeout)
-        finally:
-            reference.close()
+            sources = code_sources(json.loads(notebooks[0].read_text()))
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+            sources, message = [], f"not a notebook: {type(err).__name__}"
+        if sources:
+            reference = reference_session(exercise)
+            try:
+                result = grade_notebook(exercise, sources, reference, timeout)
+            finally:
+                reference.close()
+        else:
+            result = {"score": 0.0, "questions": {}, "tests": [], "message": message}
     else:
         result = {"score": 0.0, "questions": {}, "tests": [], "message": "no .ipynb file was submitted"}
     out = folder / "results" / "results.json"
