@@ -74,3 +74,19 @@ WRONG_ANSWERS.update({
     ]
     for kind in ['builtins', 'results file']
 })
+
+# The headline mistakes of question 3, each flagged by its public check on the example.
+WRONG_ANSWERS.update({
+    "layer: scores divided by sqrt(D), not sqrt(d_k)": [
+        ("    d_k = q.shape[-1]\n    scores = q @ k", "    d_k = x.shape[-1]\n    scores = q @ k"),
+    ],
+    "layer: the output projection W_o forgotten": [
+        ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads), weights"),
+    ],
+    "layer: the keys made with W_q": [
+        ("    k = split_heads(x @ W_k, n_heads)", "    k = split_heads(x @ W_q, n_heads)"),
+    ],
+    "layer: W_o applied transposed (column-vector convention)": [
+        ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads) @ W_o.T, weights"),
+    ],
+})
