@@ -42,7 +42,7 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "tampering: comparison helpers replaced, and two of the three functions wrong": [
+    "tampering: every kind at once (TAMPER), and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),

@@ -74,7 +74,7 @@ WRONG_ANSWERS = {
         ("    z = np.asarray(scores, dtype=float) / temperature",
          "    z = np.asarray(scores, dtype=float)\n    z /= temperature"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def dot_product_variance(d_k, n_samples, seed):", TAMPER + "def dot_product_variance(d_k, n_samples, seed):"),
         ("np.sum(q * k, axis=1)", "np.sum(q * k, axis=0)"),
         ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T"),

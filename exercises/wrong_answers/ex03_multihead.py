@@ -45,7 +45,7 @@ WRONG_ANSWERS = {
         ("    heads = weights @ v  # (B, H, T, d_k)",
          "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def split_heads(x, n_heads):", TAMPER + "def split_heads(x, n_heads):"),
         ("return x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "return x.reshape(B, n_heads, T, d_k)"),
         ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
