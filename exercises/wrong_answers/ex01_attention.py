@@ -65,3 +65,10 @@ WRONG_ANSWERS.update({
     ]
     for kind in ['grading module', 'profiler']
 })
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: the normalising sum written with np.sum': [
+        ('    return exps / exps.sum(axis=-1, keepdims=True)',
+         '    return exps / np.sum(exps, axis=-1, keepdims=True)'),
+    ],
+})

@@ -102,3 +102,10 @@ WRONG_ANSWERS.update({
     ]
     for kind in ['comparison helpers', "otter's results"]
 })
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: the dot products with np.einsum': [
+        ('    dots = np.sum(q * k, axis=1)',
+         '    dots = np.einsum("ij,ij->i", q, k)'),
+    ],
+})

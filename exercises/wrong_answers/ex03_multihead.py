@@ -90,3 +90,10 @@ WRONG_ANSWERS.update({
         ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads) @ W_o.T, weights"),
     ],
 })
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: split with view and permute': [
+        ('    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)',
+         '    return x.view(B, T, n_heads, d_k).permute(0, 2, 1, 3)'),
+    ],
+})

@@ -114,3 +114,10 @@ WRONG_ANSWERS.update({
         ("    total = x.masked_fill(~m, 0).sum(dim=1)", "    total = (x * m.to(x.dtype)).sum(dim=1)"),
     ],
 })
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: padding removed with torch.where': [
+        ('    total = x.masked_fill(~m, 0).sum(dim=1)',
+         '    total = torch.where(m, x, torch.zeros((), dtype=x.dtype)).sum(dim=1)'),
+    ],
+})

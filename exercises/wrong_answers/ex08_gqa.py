@@ -46,3 +46,10 @@ WRONG_ANSWERS.update({
         ("triu(T_k - T_q + 1)", "triu(1)"),
     ],
 })
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: heads repeated with repeat_interleave': [
+        ('    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    return copies.reshape(B, H_kv * n_rep, T, d).clone()',
+         '    return x.repeat_interleave(n_rep, dim=1)'),
+    ],
+})
