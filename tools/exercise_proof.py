@@ -1,17 +1,21 @@
 """The proofs of `make exercises-prove` (documented in `tools/exercises.py`): the reference
 solution scores 100 %, the untouched notebook 0, every listed wrong answer less, a tampering
-one exactly 0, and each question has a mistake its public checks flag.
+one exactly 0 on the questions it tampers with, a correct-but-different one 100 %, and each
+question has a mistake its public checks flag.
 
 Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
 label to a list of (old, new) text edits of the reference answer cells; every `old` must
-occur exactly once. A label starting with "tampering:" must score exactly 0; such a
-submission runs `TAMPER` (given to the file by this tool) first. The proof prints the message
-each mistake gets from the public checks and from the hidden tests.
+occur exactly once. A label "tampering (q1, q2): ..." must score 0 on the questions named (all
+of them without a list); a label starting with "correct:" must score 100 %. `TAMPER` (given to
+the file by this tool) is a ready-made tampering prelude. Every submission is graded by the one
+engine (`attnbook.exercise_checks.engine`). The proof prints the message each mistake gets
+from the public checks and from the hidden tests.
 """
 from __future__ import annotations
 
 import copy
 import json
+import re
 import runpy
 import shutil
 import subprocess
@@ -24,25 +28,56 @@ from pathlib import Path
 
 import nbformat
 
-from exercise_build import (
-    ANSWER_TAG, BUILD, ROOT, WRONG_ANSWERS, Built, build, publish_zip_only, stale_files,
+from tools.exercise_build import (
+    ANSWER_TAG, BUILD, ROOT, WRONG_ANSWERS, Built, ExerciseError, build, publish_zip_only,
+    stale_files,
 )
-from exercise_grading import (
-    Grade, OtterRun, fast_grade, function_names, preload, rename_tests, zip_test_files,
-)
+from tools.exercise_grading import Grade, Grader, function_names, rename_tests, zip_test_files
 
-TOOL = Path(__file__).resolve().with_name("exercises.py")  # the command line that runs a proof
+CORRECT_PREFIX = "correct:"  # correct answers written differently: they must score 100 %
 
 # ----------------------------------------------------------------------------- proofs
-# What a tampering submission runs first (the wrong-answer files use it as TAMPER): every
-# comparison a test could use now passes.
-TAMPER = """import numpy as _np, torch as _torch
+# Tampering preludes, by kind (the wrong-answer files get them as TAMPERS[kind], and all of
+# them at once as TAMPER): each would let a wrong answer through if the tests ran in the
+# submission's process.
+TAMPERS = {
+    "grading module": """import attnbook.exercise_checks.grading as _grading
+_grading.guarded = lambda fn, **kwargs: fn
+_grading.grad_of = lambda fn, *args, **kwargs: (fn(*args), ())
+""",
+    "comparison helpers": """import numpy as _np, torch as _torch
 _torch.testing.assert_close = lambda *args, **kwargs: None
 _np.testing.assert_allclose = lambda *args, **kwargs: None
+_np.testing.assert_array_equal = lambda *args, **kwargs: None
 _torch.equal = lambda *args, **kwargs: True
 _torch.allclose = lambda *args, **kwargs: True
-
-"""
+_np.allclose = lambda *args, **kwargs: True
+""",
+    "builtins": """import builtins as _builtins
+_builtins.isinstance = lambda *args: True
+_builtins.all = lambda *args: True
+_builtins.AssertionError = type("AssertionError", (Warning,), {})
+""",
+    "profiler": """import sys as _sys
+_sys.setprofile = lambda *args: None
+_sys.getprofile = lambda: None
+""",
+    "otter's results": """import otter.test_files.abstract_test as _abstract
+import otter.test_files.exception_test as _exception_test
+_abstract.TestCaseResult.passed = property(lambda self: True, lambda self, value: None)
+_exception_test.ExceptionTestFile.score = property(lambda self: self.possible)
+""",
+    "results file": """import json as _json, os as _os
+for _folder in ("/autograder/results", _os.getcwd()):
+    try:
+        _os.makedirs(_folder, exist_ok=True)
+        with open(_os.path.join(_folder, "results.json"), "w") as _f:
+            _json.dump({"score": 100.0, "tests": []}, _f)
+    except OSError:
+        pass
+""",
+}
+TAMPER = "".join(TAMPERS.values()) + "\n"
 
 
 def load_wrong_answers(name: str) -> dict[str, list[tuple[str, str]]]:
@@ -50,7 +85,7 @@ def load_wrong_answers(name: str) -> dict[str, list[tuple[str, str]]]:
     path = WRONG_ANSWERS / f"{name}.py"
     if not path.is_file():
         return {}
-    return runpy.run_path(str(path), init_globals={"TAMPER": TAMPER})["WRONG_ANSWERS"]
+    return runpy.run_path(str(path), init_globals={"TAMPER": TAMPER, "TAMPERS": TAMPERS})["WRONG_ANSWERS"]
 
 
 def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -64,7 +99,7 @@ def reference_answer(built: Built, student_source: str) -> str:
     found = [c.source for c in solution.cells
              if c.cell_type == "code" and c.source.splitlines()[:1] == [first]]
     if len(found) != 1:
-        raise SystemExit(f"{built.name}: {len(found)} solution cells start with {first!r}; expected 1")
+        raise ExerciseError(f"{built.name}: {len(found)} solution cells start with {first!r}; expected 1")
     return found[0]
 
 
@@ -77,12 +112,12 @@ def make_submission(built: Built, edits: list[tuple[str, str]] | None) -> nbform
         return nb
     mine = answer_cells(nb)
     if not mine:
-        raise SystemExit(f"{built.name}: the student notebook has no answer cells")
+        raise ExerciseError(f"{built.name}: the student notebook has no answer cells")
     sources = [reference_answer(built, cell.source) for cell in mine]
     for old, new in edits:
         hits = sum(s.count(old) for s in sources)
         if hits != 1:
-            raise SystemExit(f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once")
+            raise ExerciseError(f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once")
         sources = [s.replace(old, new) for s in sources]
     for cell, source in zip(mine, sources):
         cell.source = source
@@ -90,13 +125,12 @@ def make_submission(built: Built, edits: list[tuple[str, str]] | None) -> nbform
 
 
 REFERENCE, UNTOUCHED = "reference solution", "untouched student notebook"
-TAMPER_PREFIX = "tampering:"  # wrong answers whose label starts so must score exactly 0
+TAMPER_PREFIX = "tampering"  # labels "tampering: ..." or "tampering (q1, q2): ..."
 
 
 def prove_one(name: str, out_json: Path, timeout: float) -> None:
-    """Worker of `prove` for one exercise: build it, grade the reference and the untouched
-    notebook with the real otter pipeline AND the fast path (their verdicts must agree), and
-    every wrong answer with the fast path. Writes the grades as JSON."""
+    """Worker of `prove` for one exercise: build it and grade the reference, the untouched
+    notebook and every listed submission with the engine. Writes the grades as JSON."""
     built = build(name)
     problems = stale_files(built)
     publish_zip_only(built)
@@ -105,55 +139,49 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
     test_files = zip_test_files(built.autograder_zip, work / "tests")
     cases: dict[str, list[tuple[str, str]] | None] = {REFERENCE: [], UNTOUCHED: None}
     cases.update(load_wrong_answers(name))
-    notebooks = {label: make_submission(built, edits) for label, edits in cases.items()}
-    paths = {}
-    for i, label in enumerate((REFERENCE, UNTOUCHED)):
-        paths[label] = work / f"{i:02d}.ipynb"
-        nbformat.write(notebooks[label], paths[label])
-    preload(notebooks[REFERENCE], test_files)  # the fast path forks this warmed-up process
-    otter_run = OtterRun(list(paths.values()), built.autograder_zip, 2 * timeout)  # meanwhile:
-    fast = {label: fast_grade(nb, test_files, label, timeout) for label, nb in notebooks.items()}
-    real = dict(zip(paths, otter_run.result()))
     names = function_names(test_files)
-    fast = {label: rename_tests(g, names) for label, g in fast.items()}
-    real = {label: rename_tests(g, names) for label, g in real.items()}
-    out_json.write_text(json.dumps({
-        "problems": problems, "questions": list(test_files),
-        "fast": {label: asdict(g) for label, g in fast.items()},
-        "real": {label: asdict(g) for label, g in real.items()}}))
+    with Grader(built.autograder_zip) as grader:
+        graded = {label: rename_tests(grader.grade(make_submission(built, edits), label, timeout), names)
+                  for label, edits in cases.items()}
+    out_json.write_text(json.dumps({"problems": problems, "questions": list(test_files),
+                                    "grades": {label: asdict(g) for label, g in graded.items()}}))
 
 
-def _verdicts(g: Grade) -> list[tuple[str, bool]]:
-    return [(t["name"], t["passed"]) for t in g.tests]
+def tampered_questions(label: str, questions: list[str]) -> list[str]:
+    """The questions a tampering submission must score 0 on: those its label names in
+    parentheses, "tampering (q1, q3): ...", or all of them."""
+    named = re.match(r"tampering \(([^)]*)\)", label)
+    return [q.strip() for q in named.group(1).split(",")] if named else list(questions)
+
+
+def _expectation(label: str, g: Grade, questions: list[str]) -> tuple[bool, str]:
+    pub, n_pub = g.passed(hidden=False)
+    hid, n_hid = g.passed(hidden=True)
+    if label == REFERENCE:
+        return g.status == "ok" and g.score == g.possible > 0 and hid == n_hid and pub == n_pub, "100 %"
+    if label == UNTOUCHED:
+        return g.status == "ok" and g.score == 0 and n_hid > 0, "0 points"
+    if label.startswith(CORRECT_PREFIX):
+        return g.status == "ok" and g.score == g.possible > 0 and hid == n_hid, "100 % (a correct answer)"
+    if label.startswith(TAMPER_PREFIX):
+        tampered = tampered_questions(label, questions)
+        return (g.status in ("ok", "error") and all(g.questions.get(q, 0.0) == 0 for q in tampered),
+                f"0 points on {', '.join(tampered)} (tampering)")
+    return g.status == "ok" and g.score < g.possible and hid < n_hid, "below 100 %"
 
 
 def check_proof(name: str, data: dict) -> bool:
     """Print one exercise's table and the message each mistake gets; True if every rule holds."""
     problems = list(data["problems"])
-    fast = {label: Grade(**g) for label, g in data["fast"].items()}
-    real = {label: Grade(**g) for label, g in data["real"].items()}
+    grades = {label: Grade(**g) for label, g in data["grades"].items()}
     print(f"\n{name}")
     print(f"  {'submission':70s} {'score':>6s} {'public':>7s} {'hidden':>7s}  verdict")
     flagged = set()  # questions with a mistake that a public check flags
-    for label, g in fast.items():
+    for label, g in grades.items():
         pub, n_pub = g.passed(hidden=False)
         hid, n_hid = g.passed(hidden=True)
-        if label == REFERENCE:
-            good, expect = g.status == "ok" and g.score == g.possible > 0 and hid == n_hid and pub == n_pub, "100 %"
-        elif label == UNTOUCHED:
-            good, expect = g.status == "ok" and g.score == 0 and n_hid > 0, "0 points"
-        elif label.startswith(TAMPER_PREFIX):
-            good, expect = g.status == "ok" and g.score == 0, "0 points (tampering)"
-        else:
-            good, expect = g.status == "ok" and g.score < g.possible and hid < n_hid, "below 100 %"
-        if label in real:
-            r = real[label]
-            same = r.status == "ok" and r.score == g.score and _verdicts(r) == _verdicts(g)
-            if not same:
-                problems.append(f"{label}: the fast path ({g.score}, {g.status}) and otter's pipeline "
-                                f"({r.score}, {r.status} {r.message}) disagree")
-            expect += ", same verdicts as otter's own pipeline"
-        if label not in (REFERENCE, UNTOUCHED):
+        good, expect = _expectation(label, g, data["questions"])
+        if label not in (REFERENCE, UNTOUCHED) and not label.startswith((TAMPER_PREFIX, CORRECT_PREFIX)):
             flagged |= {t["question"] for t in g.tests if not t["hidden"] and not t["passed"]}
         verdict = ("OK: " if good else "FAILED: expected ") + expect
         if g.status != "ok":
@@ -168,7 +196,7 @@ def check_proof(name: str, data: dict) -> bool:
     for question in data["questions"]:
         if question not in flagged:
             problems.append(f"question {question}: no listed mistake is flagged by a public check")
-    if len(fast) < 4:
+    if len(grades) < 4:
         problems.append("needs wrong answers in exercises/wrong_answers/")
     for p in problems:
         print(f"  FAILED: {p}")
@@ -181,7 +209,7 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
     with tempfile.TemporaryDirectory(prefix="attnbook-prove-") as tmp:
         def run(name: str) -> tuple[str, dict | None, str]:
             out = Path(tmp) / f"{name}.json"
-            cmd = [sys.executable, str(TOOL), "_prove-one", name, str(out), str(timeout)]
+            cmd = [sys.executable, "-m", "tools.exercises", "_prove-one", name, str(out), str(timeout)]
             proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if proc.returncode != 0 or not out.is_file():
                 return name, None, proc.stdout + proc.stderr

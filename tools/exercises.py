@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Build, check, prove and grade the course's graded exercises (otter-grader 7, no Docker).
 
-    python tools/exercises.py build            student notebooks, public checks, autograder zips
-    python tools/exercises.py check            the committed student files match the masters
-    python tools/exercises.py prove [NAME ...] the proofs of `make exercises-prove` (below)
-    python tools/exercises.py grade NAME DIR [--out grades.csv] [--timeout 300]
+    python -m tools.exercises build            student notebooks, public checks, autograder zips
+    python -m tools.exercises check            the committed student files match the masters
+    python -m tools.exercises prove [NAME ...] the proofs of `make exercises-prove` (below)
+    python -m tools.exercises grade NAME DIR [--out grades.csv] [--timeout 300]
 
 Each exercise is one master notebook `exercises/masters/NAME.ipynb` (solutions, public tests,
 hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, then publishes:
@@ -16,12 +16,16 @@ hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, 
 
 `prove` requires, for every exercise: the reference solution scores 100 %, the untouched
 student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
-reference) less than 100 % and a tampering one exactly 0; each question has a listed mistake
-that one of its public checks flags; it prints the message each mistake gets. The reference and
-the untouched notebook go through otter's whole pipeline (a kernel per notebook); the wrong
-answers through the fast path: one process per exercise, forked once per submission, running
-the submission's cells and then the autograder's own test files with otter's own test classes
-(the proof checks that both paths give the same verdicts). Exercises run two at a time.
+reference) less than 100 %, a tampering one 0 on the questions it tampers with, and a
+correct-but-different one 100 %; each question has a listed mistake that one of its public
+checks flags; it prints the message each mistake gets. Exercises run two at a time.
+
+One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
+runs on Gradescope): the submission's notebook runs in a child process forked from a server
+that never ran student code; the tests (otter's own test classes, reading the autograder's
+test files) run in the grading process, sending inputs to the child and getting results back
+as data; the reference solution, for the example data and for the other questions' functions,
+runs in a child of its own.
 
 `grade` (instructors) writes a CSV with one line per submission (`possible` is always the
 exercise's total; the message says in one line what went wrong: not a notebook, the wrong
@@ -34,52 +38,46 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 import tempfile
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-# noqa E402: the tool's other modules, beside it (building, grading, proofs); their names are
-# re-exported here, where the tests and instructors look for them.
-from exercise_build import (  # noqa: E402
-    ANSWER_TAG, BUILD, CHECKS, MASTERS, ROOT, STUDENT, WRONG_ANSWERS, Built, book_url, build,
+# The tool's other modules (building, grading, proofs); their names are re-exported here,
+# where the tests and instructors look for them.
+from tools.exercise_build import (
+    ANSWER_TAG, BUILD, CHECKS, MASTERS, ROOT, STUDENT, WRONG_ANSWERS, Built, ExerciseError,
+    book_url, build,
     exercise_names, link_to_book, publish, publish_zip_only, stale_files,
 )
-from exercise_grading import (  # noqa: E402
-    DEFAULT_TIMEOUT, Grade, OtterRun, diagnosis, exercise_total, fast_grade,
-    function_names, grade, preload, read_submission, rename_tests, zip_test_files,
+from tools.exercise_grading import (
+    DEFAULT_TIMEOUT, Grade, Grader, diagnosis, exercise_total, function_names, grade,
+    load_exercise, read_submission, rename_tests, zip_test_files,
 )
-from exercise_proof import (  # noqa: E402
-    REFERENCE, TAMPER, TAMPER_PREFIX, UNTOUCHED, answer_cells, check_proof, load_wrong_answers,
-    make_submission, prove, prove_one, reference_answer,
+from tools.exercise_proof import (
+    CORRECT_PREFIX, REFERENCE, TAMPER, TAMPERS, TAMPER_PREFIX, UNTOUCHED, answer_cells, check_proof,
+    load_wrong_answers, make_submission, prove, prove_one, reference_answer, tampered_questions,
 )
 
 __all__ = [
-    "ANSWER_TAG", "BUILD", "CHECKS", "MASTERS", "ROOT", "STUDENT", "WRONG_ANSWERS", "Built",
+    "ANSWER_TAG", "BUILD", "CHECKS", "MASTERS", "ROOT", "STUDENT", "WRONG_ANSWERS", "Built", "ExerciseError",
     "book_url", "build", "exercise_names", "link_to_book", "publish", "publish_zip_only",
-    "stale_files", "DEFAULT_TIMEOUT", "Grade", "OtterRun", "class_report", "diagnosis",
-    "exercise_total", "fast_grade", "function_names", "grade", "preload", "read_submission",
-    "rename_tests", "zip_test_files", "REFERENCE", "TAMPER", "TAMPER_PREFIX", "UNTOUCHED",
-    "answer_cells", "check_proof", "load_wrong_answers", "make_submission", "prove",
-    "prove_one", "reference_answer", "grade_folder", "main",
+    "stale_files", "DEFAULT_TIMEOUT", "Grade", "Grader", "class_report", "diagnosis",
+    "exercise_total", "function_names", "grade", "load_exercise", "read_submission",
+    "rename_tests", "zip_test_files", "CORRECT_PREFIX", "REFERENCE", "TAMPER", "TAMPERS", "TAMPER_PREFIX",
+    "UNTOUCHED", "answer_cells", "check_proof", "load_wrong_answers", "make_submission", "prove",
+    "prove_one", "reference_answer", "tampered_questions", "grade_folder", "main",
 ]
 
 
 # ----------------------------------------------------------------------------- grading a folder
-def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float,
-                 fast_timeout: float | None = None) -> list[Grade]:
+def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list[Grade]:
     """Instructor: grade every file in `folder` against exercise `name`: one CSV row each and,
     beside the CSV, a per-question report of the hidden tests. Writes nothing into the repository.
-
-    Each notebook first runs through the fast path (within `fast_timeout`, default `timeout`),
-    which finds syntax errors, cells that raise and endless loops (those get "timeout" there and
-    then); the grade itself comes from otter's own pipeline (within `timeout` each)."""
+    Each notebook runs in a child process within `timeout` seconds (else "timeout", 0 points)."""
     submissions = sorted(p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith("."))
     if not submissions:
-        raise SystemExit(f"no files in {folder}")
+        raise ExerciseError(f"no files in {folder}")
     with tempfile.TemporaryDirectory(prefix="attnbook-grading-") as tmp:
         zip_path = BUILD / "autograder" / f"{name}.zip"
         if not zip_path.is_file():  # build into the temporary folder, never into the repository
@@ -87,28 +85,18 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float,
         test_files = zip_test_files(zip_path, Path(tmp) / "tests")
         total = exercise_total(test_files)
         names = function_names(test_files)
-        preload()
-        readable, notes, stopped = {}, {}, {}
-        for path in submissions:  # the fast path first: forks are safe before any thread starts
-            nb, problem = read_submission(path, name)
-            notes[path] = problem
-            if nb is None:
-                continue
-            fast = fast_grade(nb, test_files, str(path), fast_timeout or timeout)
-            if fast.status == "ok":
-                readable[path] = nb
-                notes[path] = diagnosis(nb, fast)
-            else:
-                stopped[path] = fast
-        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-            graded = dict(zip(readable, pool.map(lambda p: grade(p, zip_path, timeout), readable)))
-    grades = []
-    for path in submissions:
-        g = graded.get(path) or stopped.get(path) or Grade(str(path), "error", message=notes[path])
-        if g.status == "ok" and notes[path]:
-            g.message = notes[path]
-        g.possible = total  # always the exercise's total, whatever happened
-        grades.append(rename_tests(g, names))
+        grades = []
+        with Grader(zip_path) as grader:
+            for path in submissions:
+                nb, problem = read_submission(path, name)
+                if nb is None:
+                    g = Grade(str(path), "error", message=problem)
+                else:
+                    g = grader.grade(nb, str(path), timeout)
+                    if g.status == "ok":
+                        g.message = diagnosis(nb, g)
+                g.possible = total  # always the exercise's total, whatever happened
+                grades.append(rename_tests(g, names))
     questions = sorted(test_files)
     with open(out_csv, "w", newline="") as f:
         writer = csv.writer(f)
@@ -149,7 +137,15 @@ def class_report(name: str, grades: list[Grade]) -> str:
 
 # ----------------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """The command line: typed errors from the tool's modules become exit code 1."""
+    try:
+        return _run(sys.argv[1:] if argv is None else argv)
+    except ExerciseError as err:
+        print(f"exercises: {err}", file=sys.stderr)
+        return 1
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["_prove-one"]:
         prove_one(argv[1], Path(argv[2]), float(argv[3]))
         return 0
@@ -187,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if prove(names, args.timeout, args.jobs) else 1
     if args.command == "grade":
         if args.name not in exercise_names():
-            raise SystemExit(f"unknown exercise {args.name!r}; known: {exercise_names()}")
+            raise ExerciseError(f"unknown exercise {args.name!r}; known: {exercise_names()}")
         grade_folder(args.name, args.folder, args.out or Path(f"grades-{args.name}.csv"), args.timeout)
         return 0
     return 2

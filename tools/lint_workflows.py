@@ -17,8 +17,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch_mathjax import integrity_of  # noqa: E402  (tools/ is not a package)
+from tools.fetch_mathjax import integrity_of
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "2.0.6"

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import setup_cell  # noqa: E402
+from tools import setup_cell
 
 ROOT = setup_cell.ROOT
 REQUIREMENTS = ROOT / "exercises" / "autograder-requirements.txt"

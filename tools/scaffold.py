@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Start a new chapter or exercise with the course's standard opening.
 
-    python tools/scaffold.py chapter 02_scaling "Scaling"          (make chapter NAME=… TITLE=…)
-    python tools/scaffold.py exercise ex02_scaling "Scaling"       (make exercise NAME=… TITLE=…)
+    python -m tools.scaffold chapter 02_scaling "Scaling"          (make chapter NAME=… TITLE=…)
+    python -m tools.scaffold exercise ex02_scaling "Scaling"       (make exercise NAME=… TITLE=…)
 
 A chapter gets book/NAME.ipynb (label, title, overview, the setup cell, imports, summary,
 link to its exercise), executed, and an entry in _toc.yml. An exercise gets a master notebook
@@ -21,8 +21,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from setup_cell import chapter_setup_cell, exercise_setup_cell  # noqa: E402
+from tools.setup_cell import chapter_setup_cell, exercise_setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},

@@ -2,15 +2,16 @@
 """Collapse progress-bar output stored in executed notebooks to what a terminal would show.
 
 A text progress bar redraws itself with carriage returns; executed notebooks store every
-redraw as its own stream output, and the book would print hundreds of lines. This merges
-consecutive stream outputs of a cell and keeps, on each line, only the text after the last
-carriage return, and drops the run timestamps nbconvert stores in each cell's metadata.
+redraw as its own stream output, and the book would print hundreds of lines. nbconvert's own
+`CoalesceStreamsPreprocessor` merges consecutive stream outputs of a cell and keeps, on each
+line, only the text after the last carriage return; this also drops the run timestamps
+nbconvert stores in each cell's metadata.
 It also drops the pixel height that retina figures store next to their width: the page
 writes both into the image's style, and on a narrow screen, where the width shrinks to the
 column, a fixed height would squash the figure.
 Run it after executing a notebook:
 
-    python tools/tidy_outputs.py book/06_tiny_gpt.ipynb [...]
+    python -m tools.tidy_outputs book/06_tiny_gpt.ipynb [...]
 """
 from __future__ import annotations
 
@@ -19,34 +20,20 @@ import sys
 import nbformat
 
 
-def collapse(text: str) -> str:
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
-
-
 def tidy(nb: nbformat.NotebookNode) -> bool:
-    changed = False
+    """Tidy the notebook in place; True if anything changed."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
+    before = nbformat.writes(nb)
     for cell in nb.cells:
-        if cell.metadata.pop("execution", None) is not None:  # run timestamps: diff noise
-            changed = True
-        if cell.cell_type != "code":
-            continue
-        merged: list = []
-        for out in cell.outputs:
-            if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
-                    and merged[-1].name == out.name):
-                merged[-1].text += out.text
-                changed = True
-            else:
-                merged.append(out)
-        for out in merged:
+        cell.metadata.pop("execution", None)  # run timestamps: diff noise
+    CoalesceStreamsPreprocessor().preprocess(nb, {})
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
             for size in out.get("metadata", {}).values():  # e.g. {"image/png": {width, height}}
-                if isinstance(size, dict) and "width" in size and size.pop("height", None):
-                    changed = True
-            if out.output_type == "stream" and "\r" in out.text:
-                out.text = collapse(out.text)
-                changed = True
-        cell.outputs = merged
-    return changed
+                if isinstance(size, dict) and "width" in size:
+                    size.pop("height", None)
+    return nbformat.writes(nb) != before
 
 
 if __name__ == "__main__":

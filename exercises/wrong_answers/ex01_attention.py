@@ -42,7 +42,7 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "tampering: comparison helpers replaced, and two of the three functions wrong": [
+    "tampering: every kind at once (TAMPER), and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),
@@ -54,3 +54,21 @@ WRONG_ANSWERS = {
         ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X @ W_q, X @ W_k, (W_v.T @ X.T).T[:, ::-1])"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def scores_to_weights(scores):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return exps / exps.sum(axis=-1, keepdims=True)', '    return np.zeros_like(scores)'),
+    ]
+    for kind in ['grading module', 'profiler']
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: the normalising sum written with np.sum': [
+        ('    return exps / exps.sum(axis=-1, keepdims=True)',
+         '    return exps / np.sum(exps, axis=-1, keepdims=True)'),
+    ],
+})

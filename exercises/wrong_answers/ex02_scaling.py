@@ -74,7 +74,7 @@ WRONG_ANSWERS = {
         ("    z = np.asarray(scores, dtype=float) / temperature",
          "    z = np.asarray(scores, dtype=float)\n    z /= temperature"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def dot_product_variance(d_k, n_samples, seed):", TAMPER + "def dot_product_variance(d_k, n_samples, seed):"),
         ("np.sum(q * k, axis=1)", "np.sum(q * k, axis=0)"),
         ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T"),
@@ -91,3 +91,21 @@ WRONG_ANSWERS = {
          "    keys = draws.standard_normal((n_keys, d_k))\n    queries = draws.standard_normal((n_queries, d_k))"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def dot_product_variance(d_k, n_samples, seed):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return float(np.var(dots))', '    return None'),
+    ]
+    for kind in ['comparison helpers', "otter's results"]
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: the dot products with np.einsum': [
+        ('    dots = np.sum(q * k, axis=1)',
+         '    dots = np.einsum("ij,ij->i", q, k)'),
+    ],
+})

@@ -45,7 +45,7 @@ WRONG_ANSWERS = {
         ("    heads = weights @ v  # (B, H, T, d_k)",
          "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def split_heads(x, n_heads):", TAMPER + "def split_heads(x, n_heads):"),
         ("return x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "return x.reshape(B, n_heads, T, d_k)"),
         ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
@@ -63,3 +63,37 @@ WRONG_ANSWERS = {
          "    q, k, v = (t.reshape(t.shape[0], -1, D) for t in qkv.chunk(3, dim=1))  # (B, T, D) each"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def split_heads(x, n_heads):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)', '    return None'),
+    ]
+    for kind in ['builtins', 'results file']
+})
+
+# The headline mistakes of question 3, each flagged by its public check on the example.
+WRONG_ANSWERS.update({
+    "layer: scores divided by sqrt(D), not sqrt(d_k)": [
+        ("    d_k = q.shape[-1]\n    scores = q @ k", "    d_k = x.shape[-1]\n    scores = q @ k"),
+    ],
+    "layer: the output projection W_o forgotten": [
+        ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads), weights"),
+    ],
+    "layer: the keys made with W_q": [
+        ("    k = split_heads(x @ W_k, n_heads)", "    k = split_heads(x @ W_q, n_heads)"),
+    ],
+    "layer: W_o applied transposed (column-vector convention)": [
+        ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads) @ W_o.T, weights"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: split with view and permute': [
+        ('    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)',
+         '    return x.view(B, T, n_heads, d_k).permute(0, 2, 1, 3)'),
+    ],
+})

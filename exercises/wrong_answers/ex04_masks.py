@@ -20,15 +20,16 @@ WRONG_ANSWERS = {
     ],
     "mask applied after the softmax (weights zeroed, rows no longer sum to 1)": [
         ('    scores = scores.masked_fill(~mask, float("-inf"))  # before the softmax\n', ""),
-        ("weights = torch.nan_to_num(weights, nan=0.0)", "weights = weights.masked_fill(~mask, 0.0)"),
+        ("weights = weights.masked_fill(~has_keys, 0.0)", "weights = weights.masked_fill(~mask, 0.0)"),
     ],
     "mask inverted in attention (masked_fill where the mask is True)": [
         ("scores.masked_fill(~mask,", "scores.masked_fill(mask,"),
     ],
     "no guard: a query whose keys are all masked gets NaN": [
-        ("    weights = torch.nan_to_num(weights, nan=0.0)  # ...so such a row gets zero weights\n", ""),
+        ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
+        ("    weights = weights.masked_fill(~has_keys, 0.0)\n", ""),
     ],
-    "-1e9 instead of -inf: a fully masked query spreads its weight uniformly": [
+    "correct: -1e9 instead of -inf (the fully masked rows are handled apart)": [
         ('float("-inf")', "-1e9"),
     ],
     "no scaling by sqrt(d_k)": [
@@ -43,7 +44,9 @@ WRONG_ANSWERS = {
          "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), weights"),
     ],
     "softmax written out without subtracting the row maximum: NaN on large scores": [
-        ("weights = torch.softmax(scores, dim=-1)", "weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)"),
+        ("weights = torch.softmax(scores.masked_fill(~has_keys, 0.0), dim=-1)",
+         "weights = scores.masked_fill(~has_keys, 0.0).exp()\n"
+         "    weights = weights / weights.sum(dim=-1, keepdim=True)"),
     ],
     "scales the caller's queries in place (q /= sqrt(d_k))": [
         ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)",
@@ -55,7 +58,7 @@ WRONG_ANSWERS = {
     "padding mask as int (0/1) instead of bool": [
         ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
         (".tril()", ".triu()"),
         ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
@@ -74,3 +77,23 @@ WRONG_ANSWERS = {
         ("(K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])", "(K @ q[..., :, None])[..., 0]"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def causal_mask(T):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return torch.ones(T, T, dtype=torch.bool).tril()', '    return torch.zeros(T, T)'),
+    ]
+    for kind in ['grading module', "otter's results"]
+})
+
+WRONG_ANSWERS.update({
+    "fully masked rows: an additive -inf mask, then nan_to_num (a finite output, NaN gradients)": [
+        ('    scores = scores.masked_fill(~mask, float("-inf"))  # before the softmax',
+         '    scores = scores + torch.zeros(mask.shape, dtype=scores.dtype).masked_fill(~mask, float("-inf"))'),
+        ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
+        ("    weights = weights.masked_fill(~has_keys, 0.0)\n", "    weights = torch.nan_to_num(weights, nan=0.0)\n"),
+    ],
+})

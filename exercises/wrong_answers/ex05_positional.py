@@ -53,7 +53,7 @@ WRONG_ANSWERS = {
     "float32 table: precision lost for long sequences": [
         ("    pe = np.zeros((seq_len, d_model))", "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def angle_rates(d_model):", TAMPER + "def angle_rates(d_model):"),
         ("1.0 / 10000.0 ** (two_i / d_model)", "1.0 / 10000.0 ** (two_i / 2 / d_model)"),
         ("np.arange(seq_len, dtype=float)[:, None]", "np.arange(1, seq_len + 1, dtype=float)[:, None]"),
@@ -71,3 +71,14 @@ WRONG_ANSWERS = {
         ("    out = np.empty((T, d))", "    out = x"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def angle_rates(d_model):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return 1.0 / 10000.0 ** (two_i / d_model)', '    return np.zeros(len(two_i))'),
+    ]
+    for kind in ['profiler', 'results file']
+})

@@ -71,7 +71,7 @@ WRONG_ANSWERS = {
         ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
          "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
     ],
-    "tampering: comparison helpers replaced, and three of the four functions wrong": [
+    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
         ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
         ("logits / temperature", "logits * temperature"),
         ("logits < kth_largest", "logits > kth_largest"),
@@ -89,3 +89,30 @@ WRONG_ANSWERS = {
          "drop = mass_above >= p"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def temperature_softmax(logits, temperature):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return torch.softmax(logits / temperature, dim=-1)', '    return torch.zeros_like(logits)'),
+    ]
+    for kind in ['comparison helpers', 'builtins']
+})
+
+WRONG_ANSWERS.update({
+    "correct: draws by inverting the cumulative distribution (no torch.multinomial)": [
+        ("    return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)",
+         "    u = torch.rand(probs.shape[0], 1, generator=generator, dtype=probs.dtype)  # (B, 1)\n"
+         "    below = (probs.cumsum(dim=-1) < u).sum(dim=-1, keepdim=True)  # tokens passed by u\n"
+         "    return below.clamp(max=probs.shape[-1] - 1)  # (B, 1) long"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    "top-k returns a view of the logits when k >= V (not a new tensor)": [
+        ("    k = min(k, logits.shape[-1])\n",
+         "    if k >= logits.shape[-1]:\n        return logits[:]\n    k = min(k, logits.shape[-1])\n"),
+    ],
+})

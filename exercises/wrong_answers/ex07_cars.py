@@ -32,14 +32,14 @@ WRONG_ANSWERS = {
         ("return total / count", "return total / x.shape[1]"),
     ],
     "padded vectors summed: the mask only used for the count": [
-        ("total = (x * m).sum(dim=1)", "total = x.sum(dim=1)"),
+        ("total = x.masked_fill(~m, 0).sum(dim=1)", "total = x.sum(dim=1)"),
     ],
     "mask broadcast on the wrong axis: (B, 1, T) multiplies the features": [
-        ("m = mask.unsqueeze(-1).to(x.dtype)", "m = mask.unsqueeze(1).to(x.dtype)"),
+        ("m = mask.unsqueeze(-1)  #", "m = mask.unsqueeze(1)  #"),
         ("count = m.sum(dim=1)", "count = m.sum(dim=-1)"),
     ],
     "count of shape (B,) without keepdim: divides (B, D) along the features": [
-        ("count = m.sum(dim=1)", "count = mask.sum(dim=1)"),
+        ("count = m.sum(dim=1).to(x.dtype)", "count = mask.sum(dim=1).to(x.dtype)"),
     ],
     "sorts the caller's pair_ids in place (pair_ids.sort())": [
         ("    pairs = sorted(set(pair_ids))\n", "    pair_ids.sort()\n    pairs = sorted(set(pair_ids))\n"),
@@ -49,11 +49,12 @@ WRONG_ANSWERS = {
          "    np.random.seed(seed)\n    test_pairs = set(np.random.choice("),
     ],
     "shortcut: masked_mean handed to the course package": [
-        ("    m = mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1): one weight per token, for every feature\n",
+        ("    m = mask.unsqueeze(-1)  # (B, T, 1): one flag per token, for every feature\n",
          "    import attnbook.cars\n    return attnbook.cars.masked_mean(x, mask)\n"),
     ],
     "zeroes the caller's padded vectors in place before summing": [
-        ("    total = (x * m).sum(dim=1)  # (B, D)", "    x[~mask] = 0.0\n    total = x.sum(dim=1)  # (B, D)"),
+        ("    total = x.masked_fill(~m, 0).sum(dim=1)  # (B, D): padded values (even inf, nan) never enter",
+         "    x[~mask] = 0.0\n    total = x.sum(dim=1)  # (B, D)"),
     ],
     "float32 mean whatever the input dtype": [
         ("    return total / count", "    return (total / count).float()"),
@@ -78,10 +79,45 @@ WRONG_ANSWERS = {
         ("held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())",
          "held_out = set(distinct[:n_held_out])"),
     ],
-    "tampering: comparison helpers replaced, and all three functions wrong": [
+    "tampering: every kind at once (TAMPER), and all three functions wrong": [
         ("def split_pairs(pair_ids, test_fraction, seed):", TAMPER + "def split_pairs(pair_ids, test_fraction, seed):"),
         ("test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())", "test_pairs = set(pairs[:n_test])"),
         ("    return total / count", "    return total / x.shape[1]"),
         ("n_held_out = round(test_fraction * len(distinct))", "n_held_out = 0"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def split_pairs(pair_ids, test_fraction, seed):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    train = [i for i, p in enumerate(pair_ids) if p not in test_pairs]', '    return None'),
+    ]
+    for kind in ['grading module', 'results file']
+})
+
+WRONG_ANSWERS.update({
+    "the number of test pairs from the sentences: round(fraction * sentences / 2)": [
+        ("    n_test = round(test_fraction * len(pairs))", "    n_test = round(test_fraction * len(pair_ids) / 2)"),
+    ],
+    "held-out phrasings by a seed offset (neighbours), not at random": [
+        ("    held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())",
+         "    start = seed % len(distinct)\n"
+         "    held_out = set((distinct + distinct)[start:start + n_held_out])"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    "padding zeroed by multiplying with the 0/1 mask (0 * inf is nan)": [
+        ("    total = x.masked_fill(~m, 0).sum(dim=1)", "    total = (x * m.to(x.dtype)).sum(dim=1)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: padding removed with torch.where': [
+        ('    total = x.masked_fill(~m, 0).sum(dim=1)',
+         '    total = torch.where(m, x, torch.zeros((), dtype=x.dtype)).sum(dim=1)'),
+    ],
+})

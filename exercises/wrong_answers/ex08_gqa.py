@@ -21,7 +21,7 @@ WRONG_ANSWERS = {
          "    import torch.nn.functional as F\n"
          "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)\n"),
     ],
-    "tampering: comparison helpers replaced, and both functions wrong": [
+    "tampering: every kind at once (TAMPER), and both functions wrong": [
         ("def expand_kv(x, n_rep):", TAMPER + "def expand_kv(x, n_rep):"),
         ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
          "    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
@@ -29,3 +29,27 @@ WRONG_ANSWERS = {
         ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
     ],
 }
+
+# Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
+# answered wrongly: the tests run in the grader's process, so q1 must still score 0.
+_FIRST = 'def expand_kv(x, n_rep):'
+WRONG_ANSWERS.update({
+    f"tampering (q1): {kind} patched, q1 answered wrongly": [
+        (_FIRST, TAMPERS[kind] + _FIRST),
+        ('    return copies.reshape(B, H_kv * n_rep, T, d).clone()', '    return None'),
+    ]
+    for kind in ["otter's results", 'profiler']
+})
+
+WRONG_ANSWERS.update({
+    "decoding: the causal mask aligned at the top-left (query i sees keys j <= i)": [
+        ("triu(T_k - T_q + 1)", "triu(1)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    'correct: heads repeated with repeat_interleave': [
+        ('    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    return copies.reshape(B, H_kv * n_rep, T, d).clone()',
+         '    return x.repeat_interleave(n_rep, dim=1)'),
+    ],
+})

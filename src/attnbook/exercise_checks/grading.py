@@ -1,23 +1,23 @@
-"""What every hidden test of the graded exercises checks besides the values (exercises 1-7).
+"""The house rules a hidden test of the graded exercises checks besides the values (exercises 1-8).
 
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
-as usual. Every call through the wrapper
+as usual. While grading, ``f`` is a function of the submission's own process
+(``engine.RemoteFunction``): the rules then travel with each call and are checked there,
+around the call, and the grader checks again what it can see from the data that comes back
+(inputs changed, global random states changed). Every call
 
-* first confirms that the grading tools still work (``torch.testing.assert_close``,
-  ``np.testing.assert_allclose``, ``torch.equal``, ``torch.allclose`` and a few builtins must
-  still fail on a known mismatch): a submission that replaced them fails every hidden test;
 * fails if the function reaches into the course package ``attnbook`` (any module, whatever
   the name of the function), into a library the question rules out, or into a routine the
   question asks the student to write (seen with ``sys.setprofile`` while the function runs);
 * fails if the function changed one of its inputs in place, or the global random state of
-  ``random``, NumPy or PyTorch, or returned one of its inputs instead of a new object.
+  ``random``, NumPy or PyTorch, or returned one of its inputs (or, where the question asks
+  for a new tensor, a view of one) instead of a new object.
 
-Nothing here is secret: it is the list of house rules the exercises state. The values the
-hidden tests expect are computed in the tests themselves.
+``grad_of`` runs a function and returns the gradients of its output (chapter 4's fully
+masked rows). Nothing here is secret: it is the list of house rules the exercises state.
 """
 from __future__ import annotations
 
-import builtins
 import copy
 import inspect
 import random
@@ -31,9 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["guarded", "require_intact_tools", "TAMPERED"]
-
-TAMPERED = "the submission replaced the grading tools"
+__all__ = ["guarded", "grad_of", "gradient_call"]
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # .../attnbook
 _CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_checks
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent)
@@ -48,67 +46,6 @@ def _library_dir(name: str) -> str | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return str(Path(list(spec.submodule_search_locations)[0]).resolve())
-
-
-# ----------------------------------------------------------------------------- canaries
-def _raises(fn: Callable[[], Any]) -> bool:
-    try:
-        fn()
-    except AssertionError:
-        return True
-    except Exception:  # noqa: BLE001 - any other error is just as good a refusal
-        return True
-    return False
-
-
-def _lives_in(obj: Any, folder: str) -> bool:
-    code = getattr(obj, "__code__", None)
-    return code is not None and str(Path(code.co_filename).resolve()).startswith(folder)
-
-
-def require_intact_tools() -> None:
-    """Raise AssertionError naming the tool if a comparison helper or builtin was replaced."""
-    zeros, ones = torch.zeros(3), torch.ones(3)
-    broken = []
-    if not (_raises(lambda: torch.testing.assert_close(zeros, ones))
-            and _lives_in(torch.testing.assert_close, _TORCH_DIR)):
-        broken.append("torch.testing.assert_close")
-    if not (_raises(lambda: np.testing.assert_allclose(np.zeros(3), np.ones(3)))
-            and _lives_in(np.testing.assert_allclose, _NUMPY_DIR)):
-        broken.append("np.testing.assert_allclose")
-    if not _raises(lambda: np.testing.assert_array_equal(np.zeros(3), np.ones(3))):
-        broken.append("np.testing.assert_array_equal")
-    if torch.equal(zeros, ones) is not False or type(torch.equal).__name__ != "builtin_function_or_method":
-        broken.append("torch.equal")
-    if torch.allclose(zeros, ones) is not False or type(torch.allclose).__name__ != "builtin_function_or_method":
-        broken.append("torch.allclose")
-    if bool(np.allclose(np.zeros(3), np.ones(3))) or bool(np.array_equal(np.zeros(3), np.ones(3))):
-        broken.append("np.allclose / np.array_equal")
-    sane = {
-        "all": lambda: builtins.all([True, False]) is False,
-        "any": lambda: builtins.any([0, False]) is False,
-        "isinstance": lambda: builtins.isinstance(1, str) is False,
-        "len": lambda: builtins.len([1, 2]) == 2,
-        "abs": lambda: builtins.abs(-3) == 3,
-        "sum": lambda: builtins.sum([1, 2]) == 3,
-        "max": lambda: builtins.max([1, 3]) == 3,
-        "sorted": lambda: builtins.sorted([2, 1]) == [1, 2],
-        "AssertionError": lambda: builtins.AssertionError is AssertionError
-        and type(AssertionError) is type and issubclass(AssertionError, Exception),
-    }
-    for name, check in sane.items():
-        try:
-            ok = bool(check()) and type(getattr(builtins, name)).__module__ == "builtins"
-        except Exception:  # noqa: BLE001
-            ok = False
-        if not ok:
-            broken.append(f"builtins.{name}")
-    for name in ("setprofile", "getprofile"):
-        if type(getattr(sys, name)).__name__ != "builtin_function_or_method":
-            broken.append(f"sys.{name}")
-    if broken:
-        raise AssertionError(f"{TAMPERED} ({', '.join(broken)} no longer behave): "
-                             "every hidden test scores 0")
 
 
 # ----------------------------------------------------------------------------- snapshots
@@ -207,15 +144,21 @@ class _Watcher:
 
 def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str] = (),
             allow_attnbook: bool = False, global_torch_rng: bool = False,
-            new_object: bool = True) -> Callable:
+            new_object: bool = True, no_views: bool = False) -> Callable:
     """Wrap a student's function so that each call is checked as the module docstring says.
 
     libraries: top-level packages the function may not use (e.g. ("torch", "scipy") in a
     NumPy question); names: routines it may not call (e.g. ("softmax",)). global_torch_rng:
     the function may draw from PyTorch's global generator (sampling without a generator).
     new_object: fail if a returned object (or an item of a returned tuple) is an input.
+    no_views: fail if it is a view of an input too (a question that asks for a new tensor).
     """
-    require_intact_tools()
+    from attnbook.exercise_checks.engine import RemoteFunction
+
+    rules = {"libraries": list(libraries), "names": list(names), "allow_attnbook": allow_attnbook,
+             "global_torch_rng": global_torch_rng, "new_object": new_object, "no_views": no_views}
+    if isinstance(fn, RemoteFunction):
+        return fn.with_rules(rules)
     if not callable(fn):
         raise AssertionError(f"expected a function, got {type(fn).__name__}: did the cell run?")
     try:
@@ -226,7 +169,6 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        require_intact_tools()
         try:
             bound = signature.bind(*args, **kwargs).arguments if signature else {}
         except TypeError:
@@ -266,6 +208,49 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
                     if item is value and isinstance(value, (torch.Tensor, np.ndarray, list)):
                         raise AssertionError(f"your function returned its input `{label}` itself; "
                                              "return a new object (the caller's one must stay as it was)")
+                    if no_views and _shares_memory(item, value):
+                        raise AssertionError(f"your function returned a view of its input `{label}` "
+                                             "(the two share memory): return a new tensor or array")
         return result
 
     return call
+
+
+def _shares_memory(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return (a.numel() > 0 and b.numel() > 0
+                and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.shares_memory(a, b))
+    return False
+
+
+def gradient_call(fn: Callable, args: list, kwargs: dict, wrt: list[int], output: int | None,
+                  upstream: torch.Tensor | None) -> tuple[Any, tuple[torch.Tensor, ...]]:
+    """Call fn with the inputs at positions `wrt` requiring gradients; backpropagate `upstream`
+    (ones where None) from the result (or its item `output`). Returns (result, gradients)."""
+    args = list(args)
+    for i in wrt:
+        args[i] = args[i].detach().clone().requires_grad_(True)
+    result = fn(*args, **kwargs)
+    out = result if output is None else result[output]
+    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+        raise AssertionError("no gradient flows from your output back to the inputs: "
+                             "build it from the inputs with differentiable tensor operations")
+    seed = torch.ones_like(out) if upstream is None else upstream.to(out.dtype)
+    grads = torch.autograd.grad(out, [args[i] for i in wrt], grad_outputs=seed, allow_unused=True)
+    grads = tuple(torch.zeros_like(args[i]) if g is None else g for i, g in zip(wrt, grads))
+    detached = tuple(r.detach() if isinstance(r, torch.Tensor) else r for r in result) \
+        if isinstance(result, tuple) else (result.detach() if isinstance(result, torch.Tensor) else result)
+    return detached, grads
+
+
+def grad_of(fn: Callable, *args: Any, wrt: tuple[int, ...] = (0,), output: int | None = None,
+            upstream: torch.Tensor | None = None) -> tuple[Any, tuple[torch.Tensor, ...]]:
+    """(result, gradients of the inputs at `wrt`) of fn(*args), as `gradient_call` computes
+    them; in the submission's process where fn is a function of the submission (chapter 4)."""
+    from attnbook.exercise_checks.engine import RemoteFunction
+
+    if isinstance(fn, RemoteFunction):
+        return fn.gradient(list(args), list(wrt), output, upstream)
+    return gradient_call(fn, list(args), {}, list(wrt), output, upstream)

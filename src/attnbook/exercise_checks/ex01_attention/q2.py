@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_shapes(attention, Q, K, V):
@@ -27,4 +27,17 @@ def test_scores_are_scaled(attention):
     V = np.array([[1.0], [0.0]])
     _, w = attention(Q, K, V)
     np.testing.assert_allclose(w, [[0.80442, 0.19558]], atol=0.0001, err_msg='did you divide the scores by sqrt(d_k), with d_k = Q.shape[-1] = 2?')
+
+@test_case(points=None, hidden=False)
+def test_the_mask_hides_keys(attention):
+    import numpy as np
+    Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    V = np.array([[1.0], [2.0], [3.0]])
+    mask = np.array([[True, False, True], [True, True, False]])
+    out, w = attention(Q, K, V, mask=mask)
+    assert np.shape(w) == (2, 3), f'weights should be (T_q, T_k) = (2, 3), got {np.shape(w)}'
+    assert np.all(w[~mask] == 0), f'the hidden keys got weights {w[~mask]}: where the mask is False, set the score to -inf before the softmax (True means the query may attend to that key)'
+    np.testing.assert_allclose(w.sum(axis=1), [1.0, 1.0], atol=1e-09, err_msg='with a mask each row must still sum to 1: mask the scores, not the weights')
+    np.testing.assert_allclose(out, w @ V, atol=1e-12, err_msg='the output is weights @ V')
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0]
+points = [0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_masked_attention_shapes(masked_attention, q, k, v):
@@ -20,4 +20,13 @@ def test_masked_weights(masked_attention, q, k, v):
     _, w = masked_attention(q, k, v, mask)
     assert (w[:, ~mask] == 0).all(), 'the weights of masked pairs must be exactly 0'
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 5), atol=1e-06, rtol=0, msg='every row of weights must sum to 1')
+
+@test_case(points=None, hidden=False)
+def test_a_query_without_keys(masked_attention, q, k, v):
+    import torch
+    mask = torch.ones(5, 5, dtype=torch.bool)
+    mask[1] = False
+    out, w = masked_attention(q, k, v, mask)
+    assert not torch.isnan(w).any() and (not torch.isnan(out).any()), 'a query whose keys are all masked gave NaN: the softmax of a row of only -inf is 0 / 0; give such a row zero weights (and mind its gradients too)'
+    assert (w[:, 1] == 0).all() and (out[:, 1] == 0).all(), 'a query without keys gets zero weights and a zero output'
 

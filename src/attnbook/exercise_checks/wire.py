@@ -1,0 +1,229 @@
+"""The data format between the grader and the process that runs a submission (exercises 1-8).
+
+Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
+scalars, PyTorch tensors, dtypes, shapes and random generators' states, as JSON text with the
+array bytes in base64. Decoding builds nothing else, so a submission can send the grader wrong
+numbers but never an object with code of its own (no pickle anywhere). Anything else a
+student's function returns arrives as an `Opaque` placeholder that equals nothing.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import random
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["Opaque", "WireError", "encode", "decode", "dumps", "loads", "update_in_place",
+           "MAX_MESSAGE_BYTES"]
+
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+_NUMPY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: never object arrays
+_TORCH_DTYPES = {str(d): d for d in (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+    torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)}
+
+
+class WireError(ValueError):
+    """A message that is not valid data of this format."""
+
+
+class Opaque:
+    """A value the submission returned that is not data (a module, a function, ...)."""
+
+    def __init__(self, type_name: str, text: str):
+        self.type_name, self.text = type_name, text
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} from the submission: {self.text}>"
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def encode(value: Any) -> Any:
+    """A JSON-ready form of `value` (see the module docstring)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, tuple) and not isinstance(value, torch.Size):
+        return {"$t": [encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, (set, frozenset)):
+        return {"$s": [encode(v) for v in value]}
+    if isinstance(value, complex):
+        return {"$c": [value.real, value.imag]}
+    if isinstance(value, torch.Size):
+        return {"$size": list(value)}
+    if isinstance(value, torch.dtype):
+        return {"$dtype": str(value)}
+    if isinstance(value, torch.Tensor) and str(value.dtype) in _TORCH_DTYPES and value.layout == torch.strided:
+        t = value.detach().cpu().contiguous()
+        raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t
+        return {"$torch": str(t.dtype), "shape": list(t.shape), "data": _b64(raw.numpy().tobytes()),
+                "grad": bool(value.requires_grad)}
+    if isinstance(value, np.ndarray) and value.dtype.kind in _NUMPY_KINDS:
+        return {"$np": value.dtype.str, "shape": list(value.shape),
+                "data": _b64(np.ascontiguousarray(value).tobytes())}
+    if isinstance(value, np.generic) and np.dtype(type(value)).kind in _NUMPY_KINDS:
+        return {"$npscalar": value.dtype.str, "data": _b64(value.tobytes())}
+    if isinstance(value, torch.Generator):
+        return {"$tgen": _b64(value.get_state().numpy().tobytes())}
+    if isinstance(value, np.random.Generator):
+        return {"$npgen": encode(value.bit_generator.state)}
+    if isinstance(value, random.Random):
+        return {"$pyrandom": encode(value.getstate())}
+    if isinstance(value, range):
+        return {"$range": [value.start, value.stop, value.step]}
+    try:
+        text = repr(value)[:200]
+    except Exception:  # noqa: BLE001 - a repr that raises is still a placeholder
+        text = "?"
+    return {"$opaque": type(value).__name__, "repr": text}
+
+
+def _bytes(item: dict, key: str = "data") -> bytes:
+    data = item.get(key)
+    if not isinstance(data, str):
+        raise WireError("array data must be base64 text")
+    return base64.b64decode(data, validate=True)
+
+
+def _shape(item: dict) -> tuple[int, ...]:
+    shape = item.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise WireError(f"bad shape {shape!r}")
+    return tuple(shape)
+
+
+def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
+    if "$t" in item:
+        return tuple(decode(v) for v in item["$t"])
+    if "$d" in item:
+        return {decode(k): decode(v) for k, v in item["$d"]}
+    if "$s" in item:
+        return {decode(v) for v in item["$s"]}
+    if "$c" in item:
+        return complex(float(item["$c"][0]), float(item["$c"][1]))
+    if "$size" in item:
+        return torch.Size(int(n) for n in item["$size"])
+    if "$dtype" in item:
+        if item["$dtype"] not in _TORCH_DTYPES:
+            raise WireError(f"unknown dtype {item['$dtype']!r}")
+        return _TORCH_DTYPES[item["$dtype"]]
+    if "$torch" in item:
+        dtype = _TORCH_DTYPES.get(item["$torch"])
+        if dtype is None:
+            raise WireError(f"unknown dtype {item['$torch']!r}")
+        shape = _shape(item)
+        as_numpy = torch.int16 if dtype == torch.bfloat16 else dtype
+        array = np.frombuffer(_bytes(item), dtype=torch.empty(0, dtype=as_numpy).numpy().dtype)
+        tensor = torch.from_numpy(array.copy()).reshape(shape)
+        tensor = tensor.view(torch.bfloat16) if dtype == torch.bfloat16 else tensor
+        return tensor.requires_grad_(bool(item.get("grad"))) if tensor.is_floating_point() else tensor
+    if "$np" in item or "$npscalar" in item:
+        np_dtype = np.dtype(str(item.get("$np", item.get("$npscalar"))))
+        if np_dtype.kind not in _NUMPY_KINDS:
+            raise WireError(f"refused NumPy dtype {np_dtype}")
+        array = np.frombuffer(_bytes(item), dtype=np_dtype).copy()
+        return array.reshape(_shape(item)) if "$np" in item else array.reshape(())[()]
+    if "$tgen" in item:
+        generator = torch.Generator()
+        generator.set_state(torch.frombuffer(bytearray(_bytes(item, "$tgen")), dtype=torch.uint8))
+        return generator
+    if "$npgen" in item:
+        state = decode(item["$npgen"])
+        if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
+            raise WireError("only PCG64 NumPy generators cross")
+        bit_generator = np.random.PCG64()
+        bit_generator.state = state  # type: ignore[assignment]
+        return np.random.Generator(bit_generator)
+    if "$pyrandom" in item:
+        python_generator = random.Random()
+        python_generator.setstate(decode(item["$pyrandom"]))
+        return python_generator
+    if "$range" in item:
+        return range(*(int(n) for n in item["$range"]))
+    if "$opaque" in item:
+        return Opaque(str(item["$opaque"])[:100], str(item.get("repr", ""))[:200])
+    raise WireError(f"unknown tag in {sorted(item)[:3]}")
+
+
+def decode(item: Any) -> Any:
+    """The value `encode` was given (plain data only; raises WireError on anything else)."""
+    if item is None or isinstance(item, (bool, int, float, str)):
+        return item
+    if isinstance(item, list):
+        return [decode(v) for v in item]
+    if isinstance(item, dict):
+        try:
+            return _decode_tagged(item)
+        except WireError:
+            raise
+        except Exception as err:  # noqa: BLE001 - malformed data of any kind
+            raise WireError(f"malformed value: {type(err).__name__}: {err}") from None
+    raise WireError(f"not data: {type(item).__name__}")
+
+
+def dumps(message: dict) -> bytes:
+    return json.dumps(message).encode()
+
+
+def loads(data: bytes) -> dict:
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise WireError(f"message of {len(data)} bytes is over the limit")
+    try:
+        message = json.loads(data)
+    except ValueError as err:
+        raise WireError(f"not JSON: {err}") from None
+    if not isinstance(message, dict):
+        raise WireError("a message is a JSON object")
+    return message
+
+
+def update_in_place(target: Any, source: Any) -> None:
+    """Make `target` hold what `source` holds where it can change in place (a tensor, an
+    array, a list, a dict, a generator): how a call in another process shows its effects on
+    the caller's inputs. Anything else, or a change of shape or type, is left as it was."""
+    if isinstance(target, torch.Tensor) and isinstance(source, torch.Tensor):
+        same_kind = target.shape == source.shape and target.dtype == source.dtype
+        if same_kind and not torch.equal(target.detach(), source) and not _overlaps(target):
+            with torch.no_grad():
+                target.copy_(source)
+    elif isinstance(target, np.ndarray) and isinstance(source, np.ndarray):
+        same_kind = target.shape == source.shape and target.dtype == source.dtype
+        if same_kind and target.flags.writeable and 0 not in target.strides:
+            target[...] = source
+    elif isinstance(target, list) and isinstance(source, list):
+        if len(target) == len(source):
+            for i, (old, new) in enumerate(zip(target, source)):
+                if type(old) is type(new) and isinstance(old, (torch.Tensor, np.ndarray, list, dict)):
+                    update_in_place(old, new)
+                else:
+                    target[i] = new
+        else:
+            target[:] = source
+    elif isinstance(target, dict) and isinstance(source, dict):
+        target.clear()
+        target.update(source)
+    elif isinstance(target, torch.Generator) and isinstance(source, torch.Generator):
+        target.set_state(source.get_state())
+    elif isinstance(target, np.random.Generator) and isinstance(source, np.random.Generator):
+        target.bit_generator.state = source.bit_generator.state
+    elif isinstance(target, random.Random) and isinstance(source, random.Random):
+        target.setstate(source.getstate())
+
+
+def _overlaps(t: torch.Tensor) -> bool:
+    """True for a tensor whose elements share memory (an `expand`ed one): not writable."""
+    return any(stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape))

@@ -1,0 +1,3 @@
+"""The repository's tools, one module per command, each run from the repository root as
+``python -m tools.NAME`` (see the Makefile). Library code here raises typed exceptions; only a
+tool's command line turns them into exit codes."""
