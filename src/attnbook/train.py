@@ -254,7 +254,7 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
     with _tf32(cfg.tf32, dev):
         record(0)
         for it in bar:
-            step_start = time.perf_counter()
+            step_start = time.perf_counter() if cfg.step_times else 0.0
             for group in opt.param_groups:
                 group["lr"] = lr_at(it, cfg)
             batch = to_device(next_batch(batch_gen), dev)
