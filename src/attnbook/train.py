@@ -235,12 +235,13 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
     result = TrainResult()
     model.train()
     bar = tqdm(range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it")
-    segment_start = time.perf_counter()  # training time is counted between evaluations
+    segment_start = 0.0  # training time is counted between evaluations
 
     def record(it: int) -> None:
         nonlocal segment_start
-        synchronize(dev)  # the queued GPU work belongs to the training time
-        result.train_seconds += time.perf_counter() - segment_start
+        if it > 0:
+            synchronize(dev)  # the queued GPU work belongs to the training time
+            result.train_seconds += time.perf_counter() - segment_start
         row: dict = {"iter": it}
         if evaluate is not None:
             with evaluating(model):
