@@ -26,3 +26,27 @@ def benchmark_record(name: str) -> dict[str, Any]:
     if missing:
         raise ValueError(f"benchmark record {name!r} lacks {sorted(missing)}")
     return record
+
+
+def write_benchmark_record(path: str, command: str, seeds: list[int], results: Any,
+                           **extra: Any) -> None:
+    """Write a benchmark record (the format `benchmark_record` reads) to `path`: the command,
+    the seeds, the results, and the versions and machine that produced them."""
+    import datetime
+    import os
+    import platform
+    from pathlib import Path
+
+    import numpy
+    import torch
+
+    import attnbook
+
+    record = {
+        "command": command, "seeds": seeds,
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "numpy": numpy.__version__, "attnbook": getattr(attnbook, "__version__", "?")},
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores ({platform.processor() or 'unknown'})",
+        "date": datetime.date.today().isoformat(), **extra, "results": results,
+    }
+    Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
