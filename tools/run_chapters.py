@@ -88,6 +88,7 @@ def run_notebook(path: Path, timeout: int = 600, name: str | None = None) -> Ver
     verdict = Verdict(name or path.stem)
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no TCP notice
                             resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     try:
