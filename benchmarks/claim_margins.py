@@ -27,6 +27,8 @@ import argparse
 import ast
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -37,9 +39,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = {1: "book/01_attention.ipynb", 6: "book/06_tiny_gpt.ipynb",
              7: "book/07_car_classifier.ipynb", 8: "book/08_modern_attention.ipynb"}
-PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                "OPENBLAS_NUM_THREADS": "1",
-                "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"}
+
+
+def portable_env() -> dict[str, str]:
+    """The Makefile's PORTABLE_ENV (the second configuration of `make nbval`) as a dict."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    match = re.search(r"^PORTABLE_ENV := (.*)$", text, re.MULTILINE)
+    if match is None:
+        raise SystemExit("no PORTABLE_ENV in the Makefile")
+    return dict(item.split("=", 1) for item in shlex.split(match.group(1)))
 
 
 @dataclass(frozen=True)
@@ -216,7 +224,7 @@ def run_chapter(chapter: int, offset: int) -> dict:
 
 
 def _launch(chapter: int, seed: int, config: str) -> tuple[int, int, str, dict, float]:
-    env = dict(os.environ, **(PORTABLE_ENV if config == "portable" else {}))
+    env = dict(os.environ, **(portable_env() if config == "portable" else {}))
     start = time.perf_counter()
     done = subprocess.run([sys.executable, __file__, "--worker", f"{chapter}:{seed}"], env=env,
                           capture_output=True, text=True, cwd=ROOT)
