@@ -17,7 +17,7 @@ NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
         exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
-        python-version release-files lint-workflows
+        python-version release-files lint-workflows run-chapters
 
 setup: $(STAMP)
 
@@ -100,6 +100,13 @@ nbval-native: $(STAMP)
 nbval-portable: $(STAMP)
 	@echo "--- nbval, second numerical configuration: $(PORTABLE_ENV)"
 	env $(PORTABLE_ENV) $(NBVAL) $(NOTEBOOKS)
+
+# Every chapter and every exercise's reference solution, run as a reader would (no stored
+# outputs compared): fails on an error, on stderr output, on a failed grader.check. Not part
+# of `make test` (it would double its time); CI's Python matrix and the weekly Colab job run
+# it. A subset: make run-chapters RUN="06 ex06".
+run-chapters: $(STAMP)
+	$(PY) -m tools.run_chapters $(RUN)
 
 # Student notebooks, public checks and autograder zips, from the master notebooks.
 exercises: $(STAMP)

@@ -4,8 +4,11 @@
     python benchmarks/gpt_ablations.py                  # every variant, seeds 0 and 1
     python benchmarks/gpt_ablations.py --only base,4-layers --seeds 0
     python benchmarks/gpt_ablations.py --long 4000      # also the chapter's model for 4000 steps
+    python benchmarks/gpt_ablations.py --workers 16 --long 3000 \
+        --save src/attnbook/data/benchmark_gpt_ablations.json   # the record chapter 6 quotes
 
-Every variant trains on the chapter's Python corpus with the chapter's settings (2 layers,
+Every variant trains on the chapter's corpus (Tiny Shakespeare as shipped; --corpus python
+for the standard-library source) with the chapter's settings (2 layers,
 4 heads, width 128, context 64, batch 12, learning rate 3e-3 -> 3e-4, 100 warm-up steps,
 1000 steps) except for the one thing it changes. Each is scored on the *whole* validation
 text, cut into consecutive windows of 64 characters (every character scored once, context
@@ -17,15 +20,20 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 import types
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
 
 import torch
 from torch import Tensor, nn
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.ngram import ngram_losses
-from attnbook.text import CharTokenizer, load_python_corpus, split_train_val
+from attnbook.data import write_benchmark_record
+from attnbook.text import CORPORA, CharTokenizer, load_corpus, split_train_val
 from attnbook.train import TrainConfig, train
 
 BLOCK = 64
@@ -100,6 +108,38 @@ def full_val_loss(model: GPT, val: Tensor) -> tuple[float, float, list[float]]:
     return per_pos.mean().item(), per_pos[:, 16:].mean().item(), spans
 
 
+@lru_cache(maxsize=1)
+def corpus(name: str) -> tuple[int, Tensor, Tensor]:
+    """Vocabulary size, training and validation ids of a corpus (90 / 10 split)."""
+    text = load_corpus(name)
+    tok = CharTokenizer.from_text(text)
+    train_data, val_data = split_train_val(tok.encode(text), 0.1)
+    return tok.vocab_size, train_data, val_data
+
+
+def run(variant: str, seed: int, corpus_name: str, threads: int) -> dict:
+    """Train one variant with one seed; its losses on the whole validation text."""
+    if threads:
+        torch.set_num_threads(threads)
+    vocab, train_data, val_data = corpus(corpus_name)
+    if variant.startswith("base-"):
+        steps, warmup, name = int(variant.split("-")[1]), 100, "base"
+    else:
+        _, steps, warmup = VARIANTS[variant]
+        name = variant
+    torch.manual_seed(seed)
+    model = build(name, vocab)
+    cfg = TrainConfig(max_iters=steps, batch_size=12, learning_rate=3e-3, min_lr=3e-4,
+                      warmup_iters=warmup, eval_interval=10**9, eval_iters=1, seed=seed)
+    start = time.perf_counter()
+    result = train(model, train_data, val_data, cfg)
+    wall = time.perf_counter() - start
+    all_pos, late, spans = full_val_loss(model, val_data)
+    return {"variant": variant, "seed": seed, "steps": steps, "train_seconds": result.train_seconds,
+            "wall_seconds": wall, "val": all_pos, "val_17_plus": late,
+            "val_by_context": dict(zip(["1", "2", "3", "4-16", "17-64"], spans))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -107,41 +147,45 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds")
     parser.add_argument("--long", type=int, default=0, help="also train the base model this long")
     parser.add_argument("--long-first", action="store_true", help="run the long training first")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--long-seeds", default="0", help="seeds of the long training")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default; "
+                        "1 with --workers)")
+    parser.add_argument("--workers", type=int, default=1, help="runs in parallel processes")
+    parser.add_argument("--corpus", default="shakespeare", choices=CORPORA)
+    parser.add_argument("--save", default=None, help="write the runs as a JSON record")
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    threads = args.threads or (1 if args.workers > 1 else 0)
+    if threads:
+        torch.set_num_threads(threads)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads per run, "
+          f"{args.workers} worker(s), corpus {args.corpus}")
 
-    text = load_python_corpus()
-    tok = CharTokenizer.from_text(text)
-    train_data, val_data = split_train_val(tok.encode(text), 0.1)
-    ladder = ngram_losses(train_data, val_data, tok.vocab_size, max_n=5)
+    vocab, train_data, val_data = corpus(args.corpus)
+    ladder = ngram_losses(train_data, val_data, vocab, max_n=5)
     print("n-gram yardsticks (nats/char, whole validation text): "
           + ", ".join(f"{n + 1}-gram {loss:.3f}" for n, loss in enumerate(ladder)))
 
-    runs = [(v, int(s)) for v in args.only.split(",") for s in args.seeds.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    runs = [(v, s) for v in args.only.split(",") for s in seeds]
     if args.long:
-        runs.insert(0 if args.long_first else len(runs), (f"base-{args.long}", 0))
+        long_runs = [(f"base-{args.long}", int(s)) for s in args.long_seeds.split(",")]
+        runs = long_runs + runs if args.long_first else runs + long_runs
     print(f"{'variant':18s} {'seed':>4} {'steps':>5} {'train s':>8} {'val (all)':>9} "
           f"{'val (16+)':>9} {'ppl':>6}")
-    for variant, seed in runs:
-        if variant.startswith("base-"):
-            steps, warmup, name = int(variant.split("-")[1]), 100, "base"
-        else:
-            _, steps, warmup = VARIANTS[variant]
-            name = variant
-        torch.manual_seed(seed)
-        model = build(name, tok.vocab_size)
-        cfg = TrainConfig(max_iters=steps, batch_size=12, learning_rate=3e-3, min_lr=3e-4,
-                          warmup_iters=warmup, eval_interval=10**9, eval_iters=1, seed=seed)
-        start = time.perf_counter()
-        result = train(model, train_data, val_data, cfg)
-        wall = time.perf_counter() - start
-        all_pos, late, spans = full_val_loss(model, val_data)
-        print(f"{variant:18s} {seed:4d} {steps:5d} {result.train_seconds:8.1f} {all_pos:9.3f} "
-              f"{late:9.3f} {math.exp(all_pos):6.2f}   ({wall:.0f} s wall; by context "
-              f"1/2/3/4-16/17-64: {' '.join(f'{x:.3f}' for x in spans)})", flush=True)
+    results = []
+    with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(run, v, s, args.corpus, threads) for v, s in runs]
+        for future in futures:
+            r = future.result()
+            results.append(r)
+            print(f"{r['variant']:18s} {r['seed']:4d} {r['steps']:5d} {r['train_seconds']:8.1f} "
+                  f"{r['val']:9.3f} {r['val_17_plus']:9.3f} {math.exp(r['val']):6.2f}   "
+                  f"({r['wall_seconds']:.0f} s wall; by context 1/2/3/4-16/17-64: "
+                  f"{' '.join(f'{x:.3f}' for x in r['val_by_context'].values())})", flush=True)
+    if args.save:
+        write_benchmark_record(args.save, "python " + " ".join(sys.argv), seeds, results,
+                               corpus=args.corpus, ngram_losses=ladder)
+        print(f"record written to {args.save}")
 
 
 if __name__ == "__main__":

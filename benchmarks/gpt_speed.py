@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Throughput and quality of the tiny GPT at nanoGPT's CPU "baby GPT" size (chapter 6).
 
-    python benchmarks/gpt_speed.py                                  # throughput on the Python corpus
-    python benchmarks/gpt_speed.py --shakespeare PATH [--seconds 110]  # val loss on Tiny Shakespeare
+    python benchmarks/gpt_speed.py                      # throughput on Tiny Shakespeare (shipped)
+    python benchmarks/gpt_speed.py --quality [--seconds 110]   # val loss within a time budget
+    python benchmarks/gpt_speed.py --shakespeare PATH --quality  # a local copy instead (sha256 checked)
 
 Size: 4 layers, 4 heads, 128-dim embeddings, block 64, batch 12, no dropout. Reference on
 this 2-core machine (shared/data/README.md): nanoGPT reaches validation loss 1.886 on Tiny
@@ -17,13 +18,14 @@ import time
 import torch
 
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.text import CharTokenizer, load_python_corpus, load_tiny_shakespeare, split_train_val
+from attnbook.text import CharTokenizer, load_tiny_shakespeare, split_train_val
 from attnbook.train import TrainConfig, train
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shakespeare", help="path of a local Tiny Shakespeare copy (sha256 checked)")
+    parser.add_argument("--quality", action="store_true", help="the quality run (default: throughput)")
     parser.add_argument("--seconds", type=float, default=110.0, help="wall-time budget of the quality run")
     parser.add_argument("--iters", type=int, default=300, help="iterations of the throughput run")
     parser.add_argument("--max-iters", type=int, default=2600, help="schedule length of the quality run")
@@ -32,16 +34,13 @@ def main() -> None:
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
 
-    if args.shakespeare:
-        text = load_tiny_shakespeare(path=args.shakespeare)
-    else:
-        text = load_python_corpus()
+    text = load_tiny_shakespeare(path=args.shakespeare)  # None: the copy shipped in the package
     tok = CharTokenizer.from_text(text)
     train_data, val_data = split_train_val(tok.encode(text), 0.1)
     model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=64, n_layer=4, n_head=4, n_embd=128))
     print(f"{model.num_parameters():,} parameters, vocabulary {tok.vocab_size}")
 
-    if not args.shakespeare:
+    if not (args.quality or args.shakespeare):
         cfg = TrainConfig(max_iters=args.iters, eval_interval=10**9, progress=False)
         result = train(model, train_data, val_data, cfg)
         print(f"throughput: {result.tokens_per_second:,.0f} training tokens/s "

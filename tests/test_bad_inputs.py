@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from attnbook import attention, blockwise, gqa, masks, memory, multihead, plot, positional, text
+from attnbook import attention, blockwise, data, gqa, masks, memory, multihead, plot, positional, text
 
 
 def row(call: Callable[[], object], error: type[Exception], match: str, id: str):  # noqa: A002
@@ -228,6 +228,11 @@ TEXT = [
         "shakespeare-timeout"),
     row(lambda: text.load_tiny_shakespeare(path="/nonexistent/attnbook.txt"), FileNotFoundError,
         "no Tiny Shakespeare file", "shakespeare-path"),
+    row(lambda: text.load_tiny_shakespeare(path="x.txt", download=True), ValueError,
+        "either path", "shakespeare-path-and-download"),
+    row(lambda: text.load_corpus("shakespear"), ValueError, "corpus must be one of", "corpus-name"),
+    row(lambda: data.benchmark_record("../text"), ValueError, "name must be letters, digits", "record-path"),
+    row(lambda: data.benchmark_record("no_such_run"), FileNotFoundError, "no benchmark record", "record-unknown"),
     row(lambda: text.CharTokenizer([]), ValueError, "chars must not be empty", "tokenizer-empty"),
     row(lambda: text.learn_bpe(["a", "b"], 3), TypeError, "text must be a str", "bpe-learn-list"),
     row(lambda: text.learn_bpe("abc", -1), ValueError, "num_merges must be >= 0", "bpe-negative-merges"),

@@ -1,14 +1,16 @@
 """Tests of attnbook.text (chapter 6). The download path is tested against a local HTTP
 server on 127.0.0.1, never the internet."""
 import hashlib
+import importlib.resources
 
 import pytest
 import torch
 from pytest_httpserver import HTTPServer
 
+import attnbook.text
 from attnbook.text import (
-    STDLIB_MODULES, ChecksumError, CharTokenizer, get_batch, load_python_corpus,
-    load_tiny_shakespeare, split_train_val,
+    STDLIB_MODULES, TINY_SHAKESPEARE_SHA256, ChecksumError, CharTokenizer, get_batch, load_corpus,
+    load_python_corpus, load_tiny_shakespeare, split_train_val,
 )
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n" * 20
@@ -31,26 +33,55 @@ def test_python_corpus_is_offline_and_deterministic():
         load_python_corpus(["math"])  # a compiled module
 
 
+def test_shipped_copy_is_the_checked_text():
+    text = load_tiny_shakespeare()  # no network: the copy inside the package
+    assert hashlib.sha256(text.encode()).hexdigest() == TINY_SHAKESPEARE_SHA256
+    assert len(text) == 1_115_394 and text.startswith("First Citizen:\nBefore we proceed")
+    assert len(set(text)) == 65 and text.isascii()
+    assert load_corpus() == text and load_corpus("shakespeare") == text
+    # packed deterministically: the gzip header's time stamp is 0
+    gz = importlib.resources.files("attnbook").joinpath("data/tinyshakespeare.txt.gz").read_bytes()
+    assert gz[:2] == b"\x1f\x8b" and gz[4:8] == bytes(4)
+
+
+def test_shipped_copy_tampered_missing_or_not_gzip(monkeypatch):
+    with pytest.raises(FileNotFoundError, match="an install without its data files"):
+        load_tiny_shakespeare(shipped="data/no_such_file.gz")
+    with pytest.raises(ChecksumError, match="not a valid gzip file"):
+        load_tiny_shakespeare(shipped="data/README.md")
+    monkeypatch.setattr(attnbook.text, "_shipped_bytes", lambda resource: TEXT.encode())
+    with pytest.raises(ChecksumError, match="expected " + TINY_SHAKESPEARE_SHA256):
+        load_tiny_shakespeare()
+    assert load_tiny_shakespeare(sha256=SHA) == TEXT  # the same bytes, checked against their own hash
+
+
+def test_corpus_names_and_conflicting_sources(tmp_path):
+    with pytest.raises(ValueError, match="corpus must be one of"):
+        load_corpus("shakespear")
+    with pytest.raises(ValueError, match="either path .* or download=True"):
+        load_tiny_shakespeare(path=tmp_path / "x.txt", download=True)
+
+
 def test_download_is_checked_and_cached(server, tmp_path):
     cache = tmp_path / "cache"
-    text = load_tiny_shakespeare(cache_dir=cache, url=server.url_for("/input.txt"), sha256=SHA)
+    text = load_tiny_shakespeare(download=True, cache_dir=cache, url=server.url_for("/input.txt"), sha256=SHA)
     assert text == TEXT and (cache / "tinyshakespeare.txt").is_file()
     assert len(server.log) == 1
     # second call: served from the cache, no request, even though the URL is now dead
-    assert load_tiny_shakespeare(cache_dir=cache, url=server.url_for("/missing.txt"), sha256=SHA) == TEXT
+    assert load_tiny_shakespeare(download=True, cache_dir=cache, url=server.url_for("/missing.txt"), sha256=SHA) == TEXT
     assert len(server.log) == 1
 
 
 def test_corrupt_cache_is_downloaded_again(server, tmp_path):
     (tmp_path / "tinyshakespeare.txt").write_text("not the text")
-    assert load_tiny_shakespeare(cache_dir=tmp_path, url=server.url_for("/input.txt"), sha256=SHA) == TEXT
+    assert load_tiny_shakespeare(download=True, cache_dir=tmp_path, url=server.url_for("/input.txt"), sha256=SHA) == TEXT
     assert len(server.log) == 1 and (tmp_path / "tinyshakespeare.txt").read_text() == TEXT
 
 
 def test_bad_checksum_is_a_clear_error_and_not_cached(server, tmp_path):
     cache = tmp_path / "cache2"
     with pytest.raises(ChecksumError, match="expected " + SHA):
-        load_tiny_shakespeare(cache_dir=cache, url=server.url_for("/bad.txt"), sha256=SHA)
+        load_tiny_shakespeare(download=True, cache_dir=cache, url=server.url_for("/bad.txt"), sha256=SHA)
     assert len(server.log) == 1
     assert not cache.exists() or not list(cache.iterdir())  # no file, no temporary left behind
 

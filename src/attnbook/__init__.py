@@ -14,7 +14,8 @@ later chapter and by the exercises' tests:
 - ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
 - ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
 - ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
-- ``attnbook.text``        chapter 6: corpora (offline Python source, Tiny Shakespeare), tokenizer
+- ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
+- ``attnbook.data``        chapters 6, 8: the shipped corpus and benchmark records
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers

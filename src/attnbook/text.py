@@ -1,13 +1,18 @@
 """Text corpora and character-level tokenisation for the tiny GPT (chapter 6).
 
-The default corpus needs no download: the source code of a fixed list of pure-Python modules
-of the running interpreter's standard library (always on disk, offline, on Colab and Binder).
-Tiny Shakespeare is downloaded on request with pooch, its sha256 checked, and cached.
+The default corpus is Tiny Shakespeare, shipped inside the package (gzipped, its sha256
+checked at every load), so the text, the vocabulary and the split are the same on every
+Python release and machine, offline too. It can also be downloaded (pooch, sha256 checked,
+cached). The source code of a list of standard-library modules is an optional second corpus:
+it needs nothing but the interpreter, but it changes with the Python release.
 `learn_bpe` and `bpe_segment` are a small byte-pair encoding (characters merged into longer
 tokens), to measure what subword tokens change against characters.
 """
 from __future__ import annotations
 
+import gzip
+import hashlib
+import importlib.resources
 import importlib.util
 import logging
 import os
@@ -17,7 +22,6 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from pathlib import Path
 
-import pooch
 import torch
 from torch import Tensor
 
@@ -26,7 +30,7 @@ from .device import as_device, to_device
 
 __all__ = [
     "STDLIB_MODULES", "load_python_corpus", "TINY_SHAKESPEARE_URL", "TINY_SHAKESPEARE_SHA256",
-    "ChecksumError", "load_tiny_shakespeare", "CharTokenizer", "split_train_val", "get_batch",
+    "ChecksumError", "SHIPPED_TINY_SHAKESPEARE", "load_tiny_shakespeare", "CORPORA", "load_corpus", "CharTokenizer", "split_train_val", "get_batch",
     "learn_bpe", "bpe_segment",
 ]
 
@@ -40,10 +44,13 @@ STDLIB_MODULES: tuple[str, ...] = (
 
 TINY_SHAKESPEARE_URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
 TINY_SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+# the copy inside the package (data/README.md: provenance and licence); the sha256 above is
+# that of the uncompressed text
+SHIPPED_TINY_SHAKESPEARE = "data/tinyshakespeare.txt.gz"
 
 
 class ChecksumError(ValueError):
-    """A downloaded or cached file does not have the expected sha256."""
+    """A shipped, downloaded or cached file does not have the expected sha256."""
 
 
 def load_python_corpus(modules: Iterable[str] = STDLIB_MODULES) -> str:
@@ -72,26 +79,53 @@ def _default_cache_dir() -> Path:
     return Path(base) / "attnbook"
 
 
-def load_tiny_shakespeare(path: str | Path | None = None, cache_dir: str | Path | None = None,
-                          url: str = TINY_SHAKESPEARE_URL,
-                          sha256: str = TINY_SHAKESPEARE_SHA256, timeout: float = 60.0) -> str:
-    """Tiny Shakespeare as a string.
-
-    With `path`, read that local copy. Otherwise use `cache_dir/tinyshakespeare.txt`
-    (default ~/.cache/attnbook), downloading it from `url` first if it is not cached.
-    Every copy is checked against `sha256`; a mismatch raises ChecksumError and a bad
-    download is never cached (pooch downloads to a temporary file, checks it, then moves it).
-    """
+def _check_sha256(sha256: str) -> None:
     if not isinstance(sha256, str) or len(sha256) != 64 or set(sha256.lower()) - set("0123456789abcdef"):
         raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
+
+
+def _shipped_bytes(resource: str) -> bytes:
+    """The uncompressed bytes of a gzipped file inside the package."""
+    ref = importlib.resources.files("attnbook").joinpath(resource)
+    if not ref.is_file():
+        raise FileNotFoundError(f"the package has no {resource}: an install without its data "
+                                "files? Reinstall attnbook, or pass download=True")
+    try:
+        return gzip.decompress(ref.read_bytes())
+    except (OSError, EOFError) as err:  # gzip.BadGzipFile is an OSError
+        raise ChecksumError(f"the shipped {resource} is not a valid gzip file ({err})") from None
+
+
+def load_tiny_shakespeare(path: str | Path | None = None, *, download: bool = False,
+                          cache_dir: str | Path | None = None, url: str = TINY_SHAKESPEARE_URL,
+                          sha256: str = TINY_SHAKESPEARE_SHA256, timeout: float = 60.0,
+                          shipped: str = SHIPPED_TINY_SHAKESPEARE) -> str:
+    """Tiny Shakespeare as a string (chapter 6): 1,115,394 characters of plays.
+
+    By default the copy shipped inside the package (`shipped`, gzipped). With `path`, that
+    local plain-text copy. With `download=True`, `cache_dir/tinyshakespeare.txt` (default
+    ~/.cache/attnbook), downloaded from `url` first if it is not cached. Every copy is
+    checked against `sha256`; a mismatch raises ChecksumError and a bad download is never
+    cached (pooch downloads to a temporary file, checks it, then moves it).
+    """
+    _check_sha256(sha256)
     positive_float("timeout", timeout)
+    if path is not None and download:
+        raise ValueError("pass either path (a local copy) or download=True, not both")
+    if path is None and not download:
+        raw = _shipped_bytes(shipped)
+        if (got := hashlib.sha256(raw).hexdigest()) != sha256:
+            raise ChecksumError(f"the shipped {shipped} has sha256 {got}, expected {sha256}")
+        return raw.decode("utf-8")
     if path is not None:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no Tiny Shakespeare file at {path}")
-        if (got := pooch.file_hash(str(path))) != sha256:
+        if (got := hashlib.sha256(path.read_bytes()).hexdigest()) != sha256:
             raise ChecksumError(f"{path} has sha256 {got}, expected {sha256}")
         return path.read_text(encoding="utf-8")
+    import pooch  # only the download needs it
+
     cache = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
     target = cache / "tinyshakespeare.txt"
     downloader = pooch.HTTPDownloader(timeout=timeout, progressbar=False)
@@ -107,6 +141,20 @@ def load_tiny_shakespeare(path: str | Path | None = None, cache_dir: str | Path 
     finally:
         quiet.setLevel(level)
     return target.read_text(encoding="utf-8")
+
+
+CORPORA = ("shakespeare", "python")
+
+
+def load_corpus(name: str = "shakespeare") -> str:
+    """A training text by name (chapters 6 and 8): "shakespeare", the shipped Tiny
+    Shakespeare (the same everywhere), or "python", this interpreter's standard-library
+    source (`load_python_corpus`, which differs between Python releases)."""
+    if name == "shakespeare":
+        return load_tiny_shakespeare()
+    if name == "python":
+        return load_python_corpus()
+    raise ValueError(f"corpus must be one of {CORPORA}, got {name!r}")
 
 
 class CharTokenizer:

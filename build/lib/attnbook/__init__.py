@@ -1,0 +1,31 @@
+"""attnbook: the code behind the course *Understanding Attention*.
+
+Each module is derived step by step in one chapter of the book and then imported by every
+later chapter and by the exercises' tests:
+
+- ``attnbook.attention``   chapter 1: scaled dot-product attention, a self-attention layer,
+                           row entropy of attention weights
+- ``attnbook.lookup``      chapter 1: the marked-letter task and one head trained on it
+- ``attnbook.plot``        every chapter: attention heatmaps with token labels
+- ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
+- ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
+- ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
+- ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
+- ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
+- ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
+- ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
+- ``attnbook.data``        chapters 6, 8: the shipped corpus and benchmark records
+- ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
+- ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
+- ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
+- ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
+- ``attnbook.memory``      chapter 8: the peak bytes of tensors a computation holds
+- ``attnbook.exercise_checks``  the public checks of the graded exercises
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # the version lives in pyproject.toml only
+    __version__ = version("attnbook")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "unknown"

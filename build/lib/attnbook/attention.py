@@ -1,0 +1,173 @@
+"""Scaled dot-product attention and a single self-attention layer (chapter 1).
+
+Shapes follow the course's row-vector convention: tokens are rows, so a sequence of T tokens
+of width d is a (T, d) matrix and a batch of them is (B, T, d). For queries Q (T_q, d_k),
+keys K (T_k, d_k) and values V (T_k, d_v),
+
+    weights = softmax(Q K^T / sqrt(d_k))   (T_q, T_k), each row sums to 1
+    output  = weights V                    (T_q, d_v)
+
+Entry (i, j) of ``weights`` is how much query i attends to key j.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["scaled_dot_product_attention", "SelfAttention", "row_entropy"]
+
+
+def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
+    """Raise a ValueError/TypeError that names the problem, before torch does something cryptic."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions (..., tokens, features); "
+                f"got shape {tuple(t.shape)}"
+            )
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not t.dtype.is_floating_point:
+            raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q and k need at least one feature (d_k >= 1), got q of shape {tuple(q.shape)}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"k and v need at least one token (T_k >= 1), got k of shape {tuple(k.shape)}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"queries and keys must have the same width d_k: q has {q.shape[-1]} "
+            f"(shape {tuple(q.shape)}), k has {k.shape[-1]} (shape {tuple(k.shape)})"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"keys and values must have the same number of tokens: k has {k.shape[-2]} "
+            f"(shape {tuple(k.shape)}), v has {v.shape[-2]} (shape {tuple(v.shape)})"
+        )
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading (batch) dimensions of q {tuple(q.shape)}, k {tuple(k.shape)} and "
+            f"v {tuple(v.shape)} do not broadcast together"
+        ) from None
+    if mask is None:
+        return
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask must be a boolean torch.Tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
+            "for an additive 0/-inf mask, add it to the scores yourself or convert it with "
+            "`mask == 0`"
+        )
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), t_q, t_k)
+    ok = mask.dim() >= 1
+    if ok:
+        try:
+            ok = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
+        except RuntimeError:
+            ok = False
+    if not ok:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the attention weights' "
+            f"shape {target} (..., T_q={t_q}, T_k={t_k})"
+        )
+
+
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
+    """Attention of queries ``q`` over keys ``k`` and values ``v`` (derived in chapter 1).
+
+    Args:
+        q: queries, shape (..., T_q, d_k).
+        k: keys, shape (..., T_k, d_k).
+        v: values, shape (..., T_k, d_v).
+        mask: optional boolean tensor broadcastable to (..., T_q, T_k); ``True`` means
+            "query i may attend to key j" (the convention of
+            ``torch.nn.functional.scaled_dot_product_attention``).
+
+    Returns:
+        ``(output, weights)`` with shapes (..., T_q, d_v) and (..., T_q, T_k). Rows of
+        ``weights`` sum to 1, except a query whose keys are all masked: its weights and its
+        output are exactly zero (never NaN).
+    """
+    _check_inputs(q, k, v, mask)
+    d_k = q.shape[-1]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if mask is None:
+        weights = torch.softmax(scores, dim=-1)  # softmax subtracts the row max: stable
+        return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+    mask = mask.expand_as(scores) if mask.shape != scores.shape else mask
+    has_key = mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): False for a fully masked row
+    scores = scores.masked_fill(~mask, float("-inf"))
+    # A row of only -inf would give 0/0 = NaN; give it finite scores, then zero its weights.
+    scores = scores.masked_fill(~has_key, 0.0)
+    weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)  # (..., T_q, T_k)
+    return weights @ v, weights  # (..., T_q, d_v)
+
+
+class SelfAttention(nn.Module):
+    """One head of self-attention: queries, keys and values all come from ``x`` (chapter 1).
+
+    ``W_q``, ``W_k`` and ``W_v`` are ``nn.Linear(d_in, d_out)`` layers, so with the row-vector
+    convention Q = x W_Q (``nn.Linear`` stores the transpose of W_Q as its ``weight``).
+    """
+
+    def __init__(self, d_in: int, d_out: int, bias: bool = False) -> None:
+        super().__init__()
+        for name, size in (("d_in", d_in), ("d_out", d_out)):
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
+        if d_in <= 0 or d_out <= 0:
+            raise ValueError(f"d_in and d_out must be positive, got d_in={d_in}, d_out={d_out}")
+        self.d_in, self.d_out = d_in, d_out
+        self.W_q = nn.Linear(d_in, d_out, bias=bias)
+        self.W_k = nn.Linear(d_in, d_out, bias=bias)
+        self.W_v = nn.Linear(d_in, d_out, bias=bias)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """x: (..., T, d_in) -> output (..., T, d_out), weights (..., T, T)."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"x must be a torch.Tensor of shape (..., T, d_in={self.d_in}), "
+                            f"got {type(x).__name__}")
+        if x.dim() < 2:
+            raise ValueError(f"x must be a tensor of shape (..., T, d_in={self.d_in}), got {tuple(x.shape)}")
+        if x.shape[-1] != self.d_in:
+            raise ValueError(
+                f"x has {x.shape[-1]} features per token but this layer expects d_in={self.d_in} "
+                f"(x shape {tuple(x.shape)})"
+            )
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)  # each (..., T, d_out)
+        return scaled_dot_product_attention(q, k, v, mask)
+
+    def extra_repr(self) -> str:
+        return f"d_in={self.d_in}, d_out={self.d_out}"
+
+
+def row_entropy(weights: Tensor) -> Tensor:
+    """Entropy of each row of attention weights as a fraction of a uniform row's (chapters 1-3).
+
+    ``weights`` has shape (..., T_q, T_k) with rows that sum to 1; the result has shape
+    (..., T_q), with 1 for a perfectly uniform row and 0 for a one-hot row. Zero weights
+    contribute nothing (0 log 0 = 0), so masked keys are allowed. Needs T_k >= 2.
+    """
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
+    if weights.dim() < 2 or weights.shape[-1] < 2:
+        raise ValueError(
+            f"weights must have shape (..., T_q, T_k) with T_k >= 2, got {tuple(weights.shape)}"
+        )
+    if (weights < 0).any():
+        raise ValueError("weights must be non-negative (rows of a softmax)")
+    w = weights.double()
+    logs = torch.where(w > 0, w.log(), torch.zeros_like(w))
+    entropy = -(w * logs).sum(dim=-1)  # (..., T_q), in nats
+    return (entropy / math.log(weights.shape[-1])).to(weights.dtype)

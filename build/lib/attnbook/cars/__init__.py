@@ -1,0 +1,33 @@
+"""The car classifier of chapter 7: is the white car on the left?
+
+- `attnbook.cars.data`: phrasings in families, the pair generator (every pair bag-of-words
+  identical, labels from the scene), JSON, tokens, vocabulary, padding, the three splits;
+- `attnbook.cars.models`: bag-of-words, position x word and n-gram MLPs, the attention
+  classifier built from the package's transformer block, predictions and attention maps;
+- `attnbook.cars.experiment`: one model x split x seed, trained with `attnbook.train`.
+
+Every public name is re-exported here: `from attnbook.cars import generate_pairs` works.
+"""
+from .data import (
+    ADJECTIVES, COLOURS, DISTRACTOR_COLOURS, DISTRACTORS, FAMILIES, NOUNS, PAD, PHRASINGS, SPLITS, UNK, VERBS,
+    WHERE, Sentence, Vocabulary, bag_of_words, encode_batch, generate_pairs, load_sentences,
+    make_split, mirror_phrasing, overlap_share, render, save_sentences, split_pairs, tokenize,
+)
+from .experiment import (
+    CHAPTER_CONFIG, CHAPTER_GRID, LONG_GRID, RunSummary, SeedRun, accuracy, load_chapter_grid, run_grid, run_seed, with_steps,
+    summarise, train_classifier,
+)
+from .models import (
+    MODEL_KINDS, POSITIONS, AttentionClassifier, BagOfWordsMLP, NGramMLP, PositionWordMLP,
+    attention_maps, bag_of_words_counts, build_model, masked_mean, predict, predict_logits,
+)
+
+__all__ = [
+    "ADJECTIVES", "COLOURS", "DISTRACTOR_COLOURS", "DISTRACTORS", "FAMILIES", "NOUNS", "PAD", "PHRASINGS",
+    "SPLITS", "UNK", "VERBS", "WHERE", "Sentence", "Vocabulary", "bag_of_words", "encode_batch",
+    "generate_pairs", "load_sentences", "make_split", "mirror_phrasing", "overlap_share", "render",
+    "save_sentences", "split_pairs", "tokenize", "CHAPTER_CONFIG", "CHAPTER_GRID", "LONG_GRID", "load_chapter_grid", "with_steps", "RunSummary", "SeedRun", "run_grid", "accuracy",
+    "run_seed", "summarise", "train_classifier", "MODEL_KINDS", "POSITIONS",
+    "AttentionClassifier", "BagOfWordsMLP", "NGramMLP", "PositionWordMLP", "attention_maps",
+    "bag_of_words_counts", "build_model", "masked_mean", "predict", "predict_logits",
+]

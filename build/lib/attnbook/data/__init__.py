@@ -1,0 +1,52 @@
+"""Data files shipped inside the package: Tiny Shakespeare (read by
+`attnbook.text.load_tiny_shakespeare`, chapter 6) and the JSON records of the benchmarks that
+chapters 6 and 8 quote. README.md beside this file states their provenance and licence."""
+from __future__ import annotations
+
+import importlib.resources
+import json
+from typing import Any
+
+__all__ = ["benchmark_record"]
+
+
+def benchmark_record(name: str) -> dict[str, Any]:
+    """The record `benchmark_<name>.json` written by a script in benchmarks/ (chapters 6, 8):
+    a dict with at least "command", "seeds", "versions" and "results"."""
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
+        raise ValueError(f"name must be letters, digits and '_', got {name!r}")
+    ref = importlib.resources.files(__name__).joinpath(f"benchmark_{name}.json")
+    if not ref.is_file():
+        known = sorted(p.name[len("benchmark_"):-len(".json")]
+                       for p in importlib.resources.files(__name__).iterdir()
+                       if p.name.startswith("benchmark_") and p.name.endswith(".json"))
+        raise FileNotFoundError(f"no benchmark record {name!r}; the package has {known}")
+    record = json.loads(ref.read_text(encoding="utf-8"))
+    missing = {"command", "seeds", "versions", "results"} - record.keys()
+    if missing:
+        raise ValueError(f"benchmark record {name!r} lacks {sorted(missing)}")
+    return record
+
+
+def write_benchmark_record(path: str, command: str, seeds: list[int], results: Any,
+                           **extra: Any) -> None:
+    """Write a benchmark record (the format `benchmark_record` reads) to `path`: the command,
+    the seeds, the results, and the versions and machine that produced them."""
+    import datetime
+    import os
+    import platform
+    from pathlib import Path
+
+    import numpy
+    import torch
+
+    import attnbook
+
+    record = {
+        "command": command, "seeds": seeds,
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "numpy": numpy.__version__, "attnbook": getattr(attnbook, "__version__", "?")},
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores ({platform.processor() or 'unknown'})",
+        "date": datetime.date.today().isoformat(), **extra, "results": results,
+    }
+    Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,27 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = [0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_causal_type_and_shape(causal_mask):
+    import torch
+    m = causal_mask(5)
+    assert isinstance(m, torch.Tensor), 'return a torch tensor'
+    assert m.dtype == torch.bool, f'the mask must be boolean (True = may attend), got {m.dtype}'
+    assert m.shape == (5, 5), f'expected shape (5, 5), got {tuple(m.shape)}'
+
+@test_case(points=None, hidden=False)
+def test_causal_number_of_allowed_pairs(causal_mask):
+    for T in (1, 4, 7):
+        n = int(causal_mask(T).sum())
+        assert n == T * (T + 1) // 2, f'T={T}: {n} pairs may attend, but a causal mask allows T(T+1)/2'
+
+@test_case(points=None, hidden=False)
+def test_causal_first_and_last_query(causal_mask):
+    m = causal_mask(4)
+    assert m[0].tolist() == [True, False, False, False], f'query 0 may attend to key 0 only, but its row is {m[0].tolist()}: the allowed pairs are on and below the diagonal (the lower triangle, tril), True = may attend'
+    assert m[3].tolist() == [True] * 4, f'the last query may attend to every key, but its row is {m[3].tolist()}'
+

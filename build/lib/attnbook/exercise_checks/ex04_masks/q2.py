@@ -1,0 +1,25 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = [0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_padding_type_and_shape(padding_mask):
+    import torch
+    m = padding_mask([3, 1], 4)
+    assert isinstance(m, torch.Tensor) and m.dtype == torch.bool, 'return a boolean torch tensor'
+    assert m.shape == (2, 1, 4), f'expected (B, 1, T) = (2, 1, 4), got {tuple(m.shape)}'
+
+@test_case(points=None, hidden=False)
+def test_padding_no_padding(padding_mask):
+    m = padding_mask([4], 4)
+    assert m.all(), 'a sequence of length T has no padding: every key is a real token'
+
+@test_case(points=None, hidden=False)
+def test_padding_marks_the_real_tokens(padding_mask):
+    m = padding_mask([3, 1], 4)
+    assert m[0, 0].tolist() == [True, True, True, False], f'lengths[0] = 3: keys 0, 1, 2 are real and key 3 is padding, got {m[0, 0].tolist()}; a position t is real when t < length'
+    assert m[1, 0].tolist() == [True, False, False, False], f'lengths[1] = 1: got {m[1, 0].tolist()}'
+

@@ -1,0 +1,19 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = [0]
+
+@test_case(points=None, hidden=False)
+def test_the_first_steps(decode_step):
+    import torch
+    q, k = (torch.tensor([1.0, 0.0]), torch.tensor([2.0, 0.0]))
+    out, (K, V) = decode_step(q, k, torch.tensor([5.0, 7.0, 9.0]), None)
+    assert K.shape == (1, 2) and V.shape == (1, 3), f'after the first token the cache holds one key (1, d_k) and one value (1, d_v), got {tuple(K.shape)} and {tuple(V.shape)}: append the new key and value to the cache before attending'
+    torch.testing.assert_close(out, torch.tensor([5.0, 7.0, 9.0]), msg='a single key gets all the weight')
+    out, (K, V) = decode_step(q, torch.tensor([0.0, 0.0]), torch.tensor([1.0, 1.0, 1.0]), (K, V))
+    assert K.shape == (2, 2) and V.shape == (2, 3), 'the cache grows by one token per step'
+    w = torch.softmax(torch.tensor([2.0, 0.0]) / 2 ** 0.5, dim=0)
+    torch.testing.assert_close(out, w[0] * torch.tensor([5.0, 7.0, 9.0]) + w[1] * torch.ones(3), msg='the second token attends to both cached keys, scaled by sqrt(d_k)')
+

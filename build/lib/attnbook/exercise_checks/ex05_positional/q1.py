@@ -1,0 +1,27 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = [0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_rates_shape(angle_rates):
+    import numpy as np
+    r = angle_rates(8)
+    assert isinstance(r, np.ndarray), 'return a NumPy array'
+    assert r.shape == (4,), f'd_model = 8 has 4 pairs of columns, so 4 rates; got shape {r.shape}'
+    assert np.isclose(r[0], 1.0), f'the first pair (i = 0) has rate 1, got {r[0]}'
+
+@test_case(points=None, hidden=False)
+def test_rates_get_slower(angle_rates):
+    import numpy as np
+    r = angle_rates(16)
+    assert np.all(r > 0) and np.all(r <= 1), 'every rate lies in (0, 1]'
+    assert np.all(np.diff(r) < 0), 'each pair turns more slowly than the one before it'
+
+@test_case(points=None, hidden=False)
+def test_the_second_pair_of_four(angle_rates):
+    import numpy as np
+    np.testing.assert_allclose(angle_rates(4), [1.0, 0.01], rtol=1e-09, err_msg='d_model = 4: pair i = 1 turns at 10000 ** (-2i / d_model) = 10000 ** (-2 / 4) = 0.01; is the exponent 2i / d_model?')
+

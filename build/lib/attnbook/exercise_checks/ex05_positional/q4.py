@@ -1,0 +1,16 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = [0]
+
+@test_case(points=None, hidden=False)
+def test_position_one_turns_by_one_radian(rotary):
+    import numpy as np
+    y = rotary(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    assert np.shape(y) == (3, 2), f'expected the shape of x, (3, 2), got {np.shape(y)}'
+    np.testing.assert_allclose(y[0], [1.0, 0.0], atol=1e-12, err_msg='position 0 is not rotated')
+    np.testing.assert_allclose(y[1], [np.cos(1.0), np.sin(1.0)], atol=1e-12, err_msg='position 1, d = 2: (1, 0) turns by +1 radian to (cos 1, sin 1); check the signs: y_even = x_even cos - x_odd sin, y_odd = x_even sin + x_odd cos')
+    np.testing.assert_allclose(y[2], [-np.sin(2.0), np.cos(2.0)], atol=1e-12, err_msg='position 2 turns by 2 radians')
+

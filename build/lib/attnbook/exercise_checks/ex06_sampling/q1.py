@@ -1,0 +1,29 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = [0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_temperature_one_is_the_softmax(temperature_softmax, logits):
+    import torch
+    p = temperature_softmax(logits, 1.0)
+    assert isinstance(p, torch.Tensor), 'return a torch tensor'
+    assert p.shape == logits.shape, f'expected shape {tuple(logits.shape)}, got {tuple(p.shape)}'
+    torch.testing.assert_close(p, torch.softmax(logits, dim=-1), msg='at temperature 1 this is the softmax')
+
+@test_case(points=None, hidden=False)
+def test_rows_are_distributions(temperature_softmax, logits):
+    import torch
+    for tau in (0.5, 3.0):
+        p = temperature_softmax(logits, tau)
+        assert (p >= 0).all(), f'temperature {tau}: probabilities must be non-negative'
+        torch.testing.assert_close(p.sum(-1), torch.ones(2), msg=f'temperature {tau}: every row must sum to 1')
+
+@test_case(points=None, hidden=False)
+def test_temperature_divides_the_logits(temperature_softmax):
+    import torch
+    p = temperature_softmax(torch.tensor([[0.0, 2.0]]), 2.0)
+    torch.testing.assert_close(p, torch.tensor([[0.2689414, 0.7310586]]), atol=1e-06, rtol=0, msg='at temperature 2 the logits [0, 2] become [0, 1]: divide the logits by the temperature, before the softmax')
+

@@ -1,0 +1,37 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = [0, 0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_shape_and_type(sample_next, logits):
+    import torch
+    ids = sample_next(logits, generator=torch.Generator().manual_seed(0))
+    assert isinstance(ids, torch.Tensor), 'return a torch tensor'
+    assert ids.shape == (2, 1), f'expected shape (B, 1) = (2, 1), got {tuple(ids.shape)}'
+    assert ids.dtype == torch.long, f'token ids are torch.long, got {ids.dtype}'
+    assert ((ids >= 0) & (ids < 6)).all(), 'token ids must lie in [0, V)'
+
+@test_case(points=None, hidden=False)
+def test_same_seed_same_tokens(sample_next):
+    import torch
+    z = torch.zeros(50, 10)
+    a = sample_next(z, generator=torch.Generator().manual_seed(7))
+    b = sample_next(z, generator=torch.Generator().manual_seed(7))
+    assert torch.equal(a, b), 'two generators with the same seed must give the same tokens'
+
+@test_case(points=None, hidden=False)
+def test_top_1_is_the_most_likely_token(sample_next, logits):
+    import torch
+    ids = sample_next(logits.repeat(100, 1), top_k=1, generator=torch.Generator().manual_seed(0))
+    assert ids.flatten().tolist() == [3, 5] * 100, 'with top_k=1 only the largest logit of a row may be drawn (token 3 in the first row, 5 in the second): do you filter the logits with top_k_filter before the softmax?'
+
+@test_case(points=None, hidden=False)
+def test_it_draws_rather_than_picks(sample_next):
+    import torch
+    ids = sample_next(torch.zeros(200, 10), generator=torch.Generator().manual_seed(1))
+    n = len(set(ids.flatten().tolist()))
+    assert n >= 5, f'200 rows with ten equally likely tokens gave only {n} different tokens: draw with torch.multinomial(probs, 1, generator=generator) instead of taking the most likely token'
+

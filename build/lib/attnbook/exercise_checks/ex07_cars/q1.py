@@ -1,0 +1,28 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = [0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_two_sorted_lists_covering_every_sentence(split_pairs, pair_ids):
+    train, test = split_pairs(pair_ids, 0.2, 0)
+    assert isinstance(train, list) and isinstance(test, list), 'return two lists'
+    assert sorted(train + test) == list(range(len(pair_ids))), 'every sentence index exactly once'
+    assert train == sorted(train) and test == sorted(test), 'put each list in increasing order'
+    assert len(test) == 8, f'4 test pairs of 2 sentences make 8 test sentences, got {len(test)}'
+
+@test_case(points=None, hidden=False)
+def test_same_seed_same_split(split_pairs, pair_ids):
+    first = split_pairs(pair_ids, 0.2, 7)
+    assert isinstance(first, tuple) and len(first) == 2, 'return the pair (train, test)'
+    again = split_pairs(pair_ids, 0.2, 7)
+    assert first == again, 'the same seed must give the same split'
+
+@test_case(points=None, hidden=False)
+def test_no_pair_is_split(split_pairs, pair_ids):
+    train, test = split_pairs(pair_ids, 0.5, 3)
+    both = sorted({pair_ids[i] for i in train} & {pair_ids[i] for i in test})
+    assert not both, f'pairs {both} have one twin in train and the other in test: choose whole pairs for the test set (from the distinct values of pair_ids), then put every sentence of those pairs there'
+

@@ -1,0 +1,25 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_shape_and_a_batch_without_padding(masked_mean):
+    import torch
+    x = torch.arange(24, dtype=torch.float32).reshape(2, 4, 3)
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    out = masked_mean(x, mask)
+    assert isinstance(out, torch.Tensor), 'return a torch tensor'
+    assert out.shape == (2, 3), f'expected (B, D) = (2, 3), got {tuple(out.shape)}'
+    torch.testing.assert_close(out, x.mean(dim=1))
+
+@test_case(points=None, hidden=False)
+def test_padding_is_left_out(masked_mean):
+    import torch
+    x = torch.tensor([[[1.0], [3.0], [100.0], [100.0]]])
+    mask = torch.tensor([[True, True, False, False]])
+    out = masked_mean(x, mask)
+    torch.testing.assert_close(out, torch.tensor([[2.0]]), msg=f"the mean of the real tokens 1 and 3 is 2, got {out.flatten().tolist()}: leave the padded vectors out of the sum and divide by the number of real tokens of each row (the mask's sum), not by T")
+

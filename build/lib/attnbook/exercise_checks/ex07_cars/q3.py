@@ -1,0 +1,16 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = [0]
+
+@test_case(points=None, hidden=False)
+def test_no_phrasing_on_both_sides(split_by_phrasing, pair_ids, phrasing_ids):
+    train, test = split_by_phrasing(pair_ids, phrasing_ids, 0.4, 0)
+    assert sorted(train + test) == list(range(len(pair_ids))), 'every sentence index exactly once'
+    both = sorted({phrasing_ids[i] for i in train} & {phrasing_ids[i] for i in test})
+    assert not both, f'phrasings {both} appear in train and in test: choose whole phrasings for the test set, then put every sentence of those phrasings there'
+    n = len({phrasing_ids[i] for i in test})
+    assert n == 2, f'0.4 of 5 phrasings is 2 held-out phrasings, got {n}'
+

@@ -1,0 +1,26 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_gqa_shape(gqa_attention, q, k, v):
+    import torch
+    out = gqa_attention(q, k, v, causal=True)
+    assert isinstance(out, torch.Tensor), 'return a torch tensor'
+    assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
+
+@test_case(points=None, hidden=False)
+def test_gqa_small_example(gqa_attention, q, k, v):
+    import math
+    import torch
+    out = gqa_attention(q, k, v, causal=True)
+    assert torch.allclose(out[:, :, 0], v.repeat_interleave(2, dim=1)[:, :, 0], atol=1e-06), 'with the causal mask the first query sees only the first key, so its output is the first value of its key/value head: is the mask applied to the scores before the softmax?'
+    k2, v2 = (k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1))
+    scores = q @ k2.transpose(-2, -1) / math.sqrt(8)
+    scores = scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float('-inf'))
+    want = torch.softmax(scores, dim=-1) @ v2
+    assert torch.allclose(out, want, atol=1e-05), 'the outputs differ from softmax(Q K^T / sqrt(d_k)) V with the causal mask: check the division by sqrt(d_k) (of the scores, before the softmax) and that the softmax runs over the keys (the last axis)'
+

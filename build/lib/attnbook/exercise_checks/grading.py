@@ -1,0 +1,271 @@
+"""What every hidden test of the graded exercises checks besides the values (exercises 1-7).
+
+A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
+as usual. Every call through the wrapper
+
+* first confirms that the grading tools still work (``torch.testing.assert_close``,
+  ``np.testing.assert_allclose``, ``torch.equal``, ``torch.allclose`` and a few builtins must
+  still fail on a known mismatch): a submission that replaced them fails every hidden test;
+* fails if the function reaches into the course package ``attnbook`` (any module, whatever
+  the name of the function), into a library the question rules out, or into a routine the
+  question asks the student to write (seen with ``sys.setprofile`` while the function runs);
+* fails if the function changed one of its inputs in place, or the global random state of
+  ``random``, NumPy or PyTorch, or returned one of its inputs instead of a new object.
+
+Nothing here is secret: it is the list of house rules the exercises state. The values the
+hidden tests expect are computed in the tests themselves.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import inspect
+import random
+import sys
+from collections.abc import Callable, Iterable
+from functools import wraps
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["guarded", "require_intact_tools", "TAMPERED"]
+
+TAMPERED = "the submission replaced the grading tools"
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # .../attnbook
+_CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_checks
+_TORCH_DIR = str(Path(torch.__file__).resolve().parent)
+_NUMPY_DIR = str(Path(np.__file__).resolve().parent)
+_MAX_INPUT_BYTES = 50_000_000  # inputs larger than this are not snapshotted
+_GENERATORS = (torch.Generator, np.random.Generator, np.random.RandomState, random.Random)  # meant to advance
+
+
+def _library_dir(name: str) -> str | None:
+    """Folder of an installed top-level package, without importing it (None if absent)."""
+    spec = find_spec(name.split(".")[0])
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return str(Path(list(spec.submodule_search_locations)[0]).resolve())
+
+
+# ----------------------------------------------------------------------------- canaries
+def _raises(fn: Callable[[], Any]) -> bool:
+    try:
+        fn()
+    except AssertionError:
+        return True
+    except Exception:  # noqa: BLE001 - any other error is just as good a refusal
+        return True
+    return False
+
+
+def _lives_in(obj: Any, folder: str) -> bool:
+    code = getattr(obj, "__code__", None)
+    return code is not None and str(Path(code.co_filename).resolve()).startswith(folder)
+
+
+def require_intact_tools() -> None:
+    """Raise AssertionError naming the tool if a comparison helper or builtin was replaced."""
+    zeros, ones = torch.zeros(3), torch.ones(3)
+    broken = []
+    if not (_raises(lambda: torch.testing.assert_close(zeros, ones))
+            and _lives_in(torch.testing.assert_close, _TORCH_DIR)):
+        broken.append("torch.testing.assert_close")
+    if not (_raises(lambda: np.testing.assert_allclose(np.zeros(3), np.ones(3)))
+            and _lives_in(np.testing.assert_allclose, _NUMPY_DIR)):
+        broken.append("np.testing.assert_allclose")
+    if not _raises(lambda: np.testing.assert_array_equal(np.zeros(3), np.ones(3))):
+        broken.append("np.testing.assert_array_equal")
+    if torch.equal(zeros, ones) is not False or type(torch.equal).__name__ != "builtin_function_or_method":
+        broken.append("torch.equal")
+    if torch.allclose(zeros, ones) is not False or type(torch.allclose).__name__ != "builtin_function_or_method":
+        broken.append("torch.allclose")
+    if bool(np.allclose(np.zeros(3), np.ones(3))) or bool(np.array_equal(np.zeros(3), np.ones(3))):
+        broken.append("np.allclose / np.array_equal")
+    sane = {
+        "all": lambda: builtins.all([True, False]) is False,
+        "any": lambda: builtins.any([0, False]) is False,
+        "isinstance": lambda: builtins.isinstance(1, str) is False,
+        "len": lambda: builtins.len([1, 2]) == 2,
+        "abs": lambda: builtins.abs(-3) == 3,
+        "sum": lambda: builtins.sum([1, 2]) == 3,
+        "max": lambda: builtins.max([1, 3]) == 3,
+        "sorted": lambda: builtins.sorted([2, 1]) == [1, 2],
+        "AssertionError": lambda: builtins.AssertionError is AssertionError
+        and type(AssertionError) is type and issubclass(AssertionError, Exception),
+    }
+    for name, check in sane.items():
+        try:
+            ok = bool(check()) and type(getattr(builtins, name)).__module__ == "builtins"
+        except Exception:  # noqa: BLE001
+            ok = False
+        if not ok:
+            broken.append(f"builtins.{name}")
+    for name in ("setprofile", "getprofile"):
+        if type(getattr(sys, name)).__name__ != "builtin_function_or_method":
+            broken.append(f"sys.{name}")
+    if broken:
+        raise AssertionError(f"{TAMPERED} ({', '.join(broken)} no longer behave): "
+                             "every hidden test scores 0")
+
+
+# ----------------------------------------------------------------------------- snapshots
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - an object we cannot copy is not checked
+        return value
+
+
+def _same(now: Any, before: Any) -> bool:
+    if isinstance(before, torch.Tensor):
+        if not isinstance(now, torch.Tensor) or now.shape != before.shape or now.dtype != before.dtype:
+            return False
+        a, b = now.detach().cpu().contiguous(), before.cpu().contiguous()
+        if a.dtype in (torch.bfloat16,):
+            a, b = a.float(), b.float()
+        return a.numpy().tobytes() == b.numpy().tobytes()
+    if isinstance(before, np.ndarray):
+        return (isinstance(now, np.ndarray) and now.shape == before.shape and now.dtype == before.dtype
+                and np.ascontiguousarray(now).tobytes() == np.ascontiguousarray(before).tobytes())
+    if isinstance(before, (list, tuple)):
+        return (type(now) is type(before) and len(now) == len(before)
+                and all(_same(a, b) for a, b in zip(now, before)))
+    if isinstance(before, dict):
+        return now.keys() == before.keys() and all(_same(now[k], before[k]) for k in before)
+    try:
+        return bool(now == before)
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _rng_states() -> dict[str, Any]:
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    return {
+        "Python's random module (random.seed or a draw from random.*)": random.getstate(),
+        "NumPy's global generator (np.random.seed or a draw from np.random.*)":
+            (kind, np.asarray(keys).tobytes(), pos, has_gauss, cached),
+        "PyTorch's global generator (torch.manual_seed or a draw without generator=)":
+            torch.get_rng_state().numpy().tobytes(),
+    }
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    return 0
+
+
+# ----------------------------------------------------------------------------- the wrapper
+class _Watcher:
+    """A profile function that records calls the question rules out."""
+
+    def __init__(self, libraries: Iterable[str], names: Iterable[str], allow_attnbook: bool):
+        self.names = set(names)
+        self.libraries = [lib for lib in libraries]
+        self.library_dirs = [d for d in (_library_dir(lib) for lib in self.libraries) if d]
+        self.allow_attnbook = allow_attnbook
+        self.found: list[str] = []
+        self.watched_dirs = [d for d in (_TORCH_DIR, _NUMPY_DIR, _library_dir("scipy")) if d]
+
+    def __call__(self, frame, event, arg):  # noqa: ANN001 - the profile protocol
+        if self.found:
+            return
+        if event == "call":
+            file = frame.f_code.co_filename
+            name = frame.f_code.co_name
+            if (not self.allow_attnbook and file.startswith(_PACKAGE_DIR)
+                    and not file.startswith(_CHECKS_DIR)):
+                module = frame.f_globals.get("__name__", "attnbook")
+                what = f"{module} (imported inside it)" if name == "<module>" else f"{module}.{name}"
+                self.found.append(f"{what} from the course package attnbook")
+            elif any(file.startswith(d) for d in self.library_dirs):
+                module = frame.f_globals.get("__name__", "?")
+                self.found.append(f"{module}.{name}, and this question rules out "
+                                  f"{' and '.join(self.libraries)}")
+            elif name in self.names and any(file.startswith(d) for d in self.watched_dirs):
+                module = frame.f_globals.get("__name__", "?")
+                self.found.append(f"{module}.{name}, the routine this question asks you to write")
+        elif event == "c_call":
+            name = getattr(arg, "__name__", "")
+            owner = getattr(arg, "__self__", None)
+            module = getattr(arg, "__module__", None) or type(owner).__module__ or ""
+            if name in self.names:
+                self.found.append(f"{module}.{name}, the routine this question asks you to write")
+            elif any(module == lib or module.startswith(lib + ".") for lib in self.libraries):
+                self.found.append(f"{module}.{name}, and this question rules out "
+                                  f"{' and '.join(self.libraries)}")
+
+
+def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str] = (),
+            allow_attnbook: bool = False, global_torch_rng: bool = False,
+            new_object: bool = True) -> Callable:
+    """Wrap a student's function so that each call is checked as the module docstring says.
+
+    libraries: top-level packages the function may not use (e.g. ("torch", "scipy") in a
+    NumPy question); names: routines it may not call (e.g. ("softmax",)). global_torch_rng:
+    the function may draw from PyTorch's global generator (sampling without a generator).
+    new_object: fail if a returned object (or an item of a returned tuple) is an input.
+    """
+    require_intact_tools()
+    if not callable(fn):
+        raise AssertionError(f"expected a function, got {type(fn).__name__}: did the cell run?")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+    libraries, names = tuple(libraries), tuple(names)
+
+    @wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        require_intact_tools()
+        try:
+            bound = signature.bind(*args, **kwargs).arguments if signature else {}
+        except TypeError:
+            bound = {}
+        labelled = dict(bound) or {f"argument {i + 1}": a for i, a in enumerate(args)}
+        before = {k: _snapshot(v) for k, v in labelled.items()
+                  if _size(v) <= _MAX_INPUT_BYTES and not isinstance(v, _GENERATORS)}
+        states = _rng_states()
+        watcher = _Watcher(libraries, names, allow_attnbook)
+        previous = sys.getprofile()
+        sys.setprofile(watcher)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            replaced = sys.getprofile() is not watcher
+            sys.setprofile(previous)
+            if watcher.found:
+                raise AssertionError(f"shortcut: your function calls {watcher.found[0]}; "
+                                     "the question asks you to write this step yourself")
+        if replaced:
+            raise AssertionError("your function changed the profiler (sys.setprofile) used by the grader")
+        for label, old in before.items():
+            if not _same(labelled[label], old):
+                raise AssertionError(f"your function changed its input `{label}` in place: "
+                                     "work on a copy, the caller still needs the original")
+        after = _rng_states()
+        for what, state in states.items():
+            if what.startswith("PyTorch") and global_torch_rng:
+                continue
+            if after[what] != state:
+                raise AssertionError(f"your function changed the global random state of {what}: "
+                                     "use a local generator made from the seed or the one you are given")
+        if new_object:
+            items = result if isinstance(result, tuple) else (result,)
+            for item in items:
+                for label, value in labelled.items():
+                    if item is value and isinstance(value, (torch.Tensor, np.ndarray, list)):
+                        raise AssertionError(f"your function returned its input `{label}` itself; "
+                                             "return a new object (the caller's one must stay as it was)")
+        return result
+
+    return call

@@ -1,0 +1,263 @@
+"""A tiny GPT: a decoder-only transformer built from the course's own parts (chapter 6).
+
+    tokens (B, T) -> token embedding + learned positions (B, T, C)
+                  -> n_layer x [x + attn(LN(x)), x + mlp(LN(x))]   (pre-LayerNorm blocks)
+                  -> LN -> linear head (tied to the token embedding) -> logits (B, T, vocab)
+
+Attention is `attnbook.multihead.MultiHeadAttention` with `is_causal=True` (chapter 4); in
+training it takes PyTorch's fused kernel (`need_weights=False`), which computes the same
+function as the explicit path used to draw attention maps. Generation keeps a key/value cache
+per layer and gives exactly the tokens of recomputing the whole prefix at every step.
+
+Chapter 8's options: `n_kv_head` key/value heads shared by groups of query heads
+(grouped-query attention; 1 = multi-query), and `positions`, what tells the model where a
+token sits: "learned" (the default above), "sinusoidal" (chapter 5's fixed table, added to the token
+embeddings scaled by sqrt(n_embd), as in the original transformer: the table's entries are
+of size 1, the embeddings start at 0.02),
+"rope" (queries and keys rotated in every block), "alibi" (a linear distance penalty on the
+scores) or "none".
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .multihead import KVCache, MultiHeadAttention
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+__all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token", "POSITIONS"]
+
+POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")  # GPTConfig.positions (chapter 8)
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int
+    block_size: int = 64  # the longest context the model can take
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    dropout: float = 0.0
+    bias: bool = False  # biases in Linear layers and LayerNorms
+    causal: bool = True  # False: every token may attend to every (real) token (chapter 7)
+    rope: bool = False  # rotate queries and keys by their positions (RoPE, chapter 5)
+    n_kv_head: int | None = None  # key/value heads (chapter 8); None = n_head (multi-head)
+    positions: str = "learned"  # one of POSITIONS (chapter 8)
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
+        if self.n_kv_head is not None and (
+                isinstance(self.n_kv_head, bool) or not isinstance(self.n_kv_head, int)
+                or self.n_kv_head <= 0 or self.n_head % self.n_kv_head):
+            raise ValueError(f"n_kv_head must be a positive int dividing n_head={self.n_head} "
+                             f"(or None), got {self.n_kv_head!r}")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+        if self.positions == "alibi" and not self.causal:
+            raise ValueError("positions='alibi' is implemented for causal models only (causal=True)")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward layer (chapter 1): C -> 4C -> GELU -> C."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.dropout(self.proj(F.gelu(self.fc(x))))  # (B, T, C)
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: multi-head attention (causal unless
+    `config.causal` is False), then the MLP, each wrapped in a residual connection. The one
+    block of the package: the tiny GPT (chapter 6) and the car classifier (chapter 7) use it."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.causal = config.causal
+        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias,
+                                       rope=config.rope or config.positions == "rope",
+                                       n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi")
+        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MLP(config)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor, kv_cache: KVCache | None = None, need_weights: bool = False,
+                key_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """x (B, T, C) -> (B, T, C), and the weights (B, H, T, T_k) if `need_weights`.
+
+        key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
+        """
+        a, weights = self.attn(self.ln_1(x), mask=key_mask, is_causal=self.causal,
+                               need_weights=need_weights, kv_cache=kv_cache)
+        x = x + self.dropout(a)  # (B, T, C)
+        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
+        return x, weights
+
+
+def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
+                      generator: torch.Generator | None = None,
+                      top_p: float | None = None) -> Tensor:
+    """Sample one token id per row of `logits` (B, vocab) -> (B, 1).
+
+    Temperature divides the logits *before* the softmax (lower = sharper); `top_k` keeps the
+    k largest logits (ties at the k-th value kept) and sets the rest to -inf. `top_p`
+    (nucleus sampling) then keeps the most probable tokens until their probabilities add up to
+    at least p (the likeliest token always stays), and renormalises over them.
+    """
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature} (for greedy decoding use top_k=1)")
+    if logits.dim() != 2:
+        raise ValueError(f"logits must be (B, vocab), got shape {tuple(logits.shape)}")
+    if top_p is not None:
+        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
+            raise TypeError(f"top_p must be a number in (0, 1] or None, got {type(top_p).__name__}")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    logits = logits / temperature
+    if top_k is not None:
+        if not 1 <= top_k:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        k = min(top_k, logits.shape[-1])
+        kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)  # (B, vocab)
+    if top_p is not None and top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)  # (B, vocab) each
+        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # (B, vocab): mass of likelier ones
+        drop_sorted = mass_before >= top_p  # the nucleus is already complete before this token
+        drop = drop_sorted.scatter(-1, order, drop_sorted)  # (B, vocab), back in vocabulary order
+        probs = probs.masked_fill(drop, 0.0)
+        probs = probs / probs.sum(dim=-1, keepdim=True)
+    return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
+
+
+class GPT(nn.Module):
+    """Character- (or any token-) level decoder-only transformer."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+        self.pos_emb: LearnedPositionalEmbedding | SinusoidalPositionalEncoding | None = None
+        if config.positions == "learned":
+            self.pos_emb = LearnedPositionalEmbedding(config.block_size, config.n_embd)
+        elif config.positions == "sinusoidal":
+            self.pos_emb = SinusoidalPositionalEncoding(config.block_size, config.n_embd)
+        self.drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.head.weight = self.tok_emb.weight  # weight tying: one matrix reads and writes tokens
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():  # scaled init of the residual projections
+            if name.endswith("attn.W_o.weight") or name.endswith("mlp.proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_parameters(self) -> int:
+        """All trainable parameters, positional embedding included (tied weights counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def _check_tokens(self, idx: Tensor, offset: int = 0) -> None:
+        if not isinstance(idx, Tensor):
+            raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
+        if idx.dtype not in (torch.long, torch.int):
+            raise TypeError(f"idx must hold integer token ids (torch.long), got {idx.dtype}")
+        if idx.dim() != 2:
+            raise ValueError(f"idx must be a (B, T) tensor of token ids, got {tuple(idx.shape)}")
+        if offset + idx.shape[1] > self.config.block_size:
+            raise ValueError(f"sequence of length {offset + idx.shape[1]} is longer than the "
+                             f"model's block_size={self.config.block_size}")
+        if idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
+            raise ValueError(f"token ids must be in [0, {self.config.vocab_size}), got "
+                             f"{int(idx.min())} .. {int(idx.max())}")
+
+    def _add_positions(self, x: Tensor, offset: int) -> Tensor:
+        """x (B, T, C) plus the vectors of positions offset .. offset+T-1, if the model adds any
+        ("rope" and "alibi" put positions into the attention scores instead)."""
+        if isinstance(self.pos_emb, LearnedPositionalEmbedding):
+            return self.pos_emb(x, offset=offset)
+        if isinstance(self.pos_emb, SinusoidalPositionalEncoding):
+            pe = self.pos_emb.pe[offset:offset + x.shape[1]].to(x.dtype)  # (T, C)
+            return x * math.sqrt(self.config.n_embd) + pe  # (B, T, C)
+        return x
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None,
+                kv_caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
+        """idx (B, T) -> logits (B, T, vocab), and the mean cross-entropy if `targets` (B, T).
+        With `kv_caches` (one per layer) idx holds only the new positions."""
+        offset = len(kv_caches[0]) if kv_caches else 0
+        self._check_tokens(idx, offset)
+        x = self.drop(self._add_positions(self.tok_emb(idx), offset))  # (B, T, C)
+        for i, block in enumerate(self.blocks):
+            x, _ = block(x, kv_cache=kv_caches[i] if kv_caches else None)
+        logits = self.head(self.ln_f(x))  # (B, T, vocab)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.reshape(-1))
+        return logits, loss
+
+    @torch.no_grad()
+    def attention_maps(self, idx: Tensor) -> list[Tensor]:
+        """Each layer's attention weights (B, H, T, T) from its actual input, explicit path."""
+        self._check_tokens(idx)
+        x = self._add_positions(self.tok_emb(idx), 0)
+        maps = []
+        for block in self.blocks:
+            x, weights = block(x, need_weights=True)
+            maps.append(weights)
+        return maps
+
+    @torch.no_grad()
+    def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None, generator: torch.Generator | None = None,
+                 use_cache: bool = True, top_p: float | None = None) -> Tensor:
+        """Extend idx (B, T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens).
+
+        temperature, top_k and top_p reshape each step's distribution (`sample_next_token`).
+
+        Without the cache every step re-runs the last block_size tokens. With it, each step
+        feeds only the newest token; when the context would outgrow block_size the cache is
+        rebuilt from the last block_size tokens, exactly what the uncached path sees.
+        """
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be a non-negative int, got {max_new_tokens!r}")
+        if not isinstance(idx, Tensor):
+            raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
+        self._check_tokens(idx[:, -self.config.block_size:])
+        caches: list[KVCache] | None = None
+        for _ in range(max_new_tokens):
+            context = idx[:, -self.config.block_size:]
+            if not use_cache:
+                logits, _ = self(context)
+            elif caches is None or len(caches[0]) + 1 > self.config.block_size:
+                caches = [KVCache() for _ in self.blocks]
+                logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
+            else:
+                logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
+            next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator, top_p)
+            idx = torch.cat([idx, next_id], dim=1)
+        return idx

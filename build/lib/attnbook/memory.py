@@ -1,0 +1,62 @@
+"""How many bytes of tensors a computation holds at its peak, on any device (chapter 8).
+
+`peak_tensor_bytes(fn)` runs `fn()` under a dispatch mode that sees every PyTorch operation:
+each new tensor storage an operation returns is counted from its creation until Python frees
+it, and the largest total is the peak. Only storages created inside `fn` count (inputs made
+before are not), and scratch memory a fused kernel allocates *inside* one operation (for
+example inside `scaled_dot_product_attention`) is invisible to it: the meter is meant to
+compare PyTorch code written out of ordinary operations, such as naive and blockwise attention.
+"""
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+__all__ = ["peak_tensor_bytes"]
+
+R = TypeVar("R")
+
+
+class _StorageMeter(TorchDispatchMode):
+    """Counts the bytes of the live storages that operations created while it was active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live: dict[int, int] = {}
+        self.current = 0
+        self.peak = 0
+
+    def _release(self, key: int) -> None:
+        self.current -= self.live.pop(key, 0)
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        inputs = {id(t.untyped_storage()) for t in tree_flatten((args, kwargs))[0]
+                  if isinstance(t, torch.Tensor)}
+        for t in tree_flatten(out)[0]:
+            if not isinstance(t, torch.Tensor):
+                continue
+            storage = t.untyped_storage()
+            key = id(storage)
+            if key in self.live or key in inputs:  # a view, or an in-place result: no new memory
+                continue
+            self.live[key] = storage.nbytes()
+            self.current += storage.nbytes()
+            weakref.finalize(storage, self._release, key)
+            self.peak = max(self.peak, self.current)
+        return out
+
+
+def peak_tensor_bytes(fn: Callable[[], R]) -> tuple[R, int]:
+    """Run `fn()`; return its result and the peak bytes of tensors it created (see above)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable taking no arguments, got {type(fn).__name__}")
+    meter = _StorageMeter()
+    with meter:
+        result = fn()
+    return result, meter.peak

@@ -1,0 +1,285 @@
+"""Multi-head attention (chapter 3).
+
+d_model is split into H heads of width d_k = d_model / H. One projection per role (W_q, W_k,
+W_v, each d_model -> d_model) computes all heads at once; the result is reshaped so that heads
+become a batch dimension, attention runs per head, and W_o mixes the concatenated heads:
+
+    (B, T, d_model) -W_q-> (B, T, d_model) -split-> (B, H, T, d_k)
+    attention per head  -> (B, H, T_q, d_k) -merge-> (B, T_q, d_model) -W_o-> (B, T_q, d_model)
+
+Parameters: 4 d_model^2 (+ 4 d_model with biases), whatever H is.
+
+For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the keys and values
+of earlier positions are kept, so each new token is projected once instead of recomputing the
+whole prefix at every step.
+
+Chapter 8 adds two options: `n_kv_heads` < n_heads shares each key/value head among a group of
+query heads (grouped-query attention, `attnbook.gqa`; W_k and W_v then map d_model to
+n_kv_heads * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
+distance penalty to the scores (causal attention only).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ._checks import boolean, positive_int, tensor
+from .attention import scaled_dot_product_attention
+from .gqa import repeat_kv
+from .positional import alibi_bias, apply_rope
+
+__all__ = ["MultiHeadAttention", "KVCache", "split_heads", "merge_heads"]
+
+
+def split_heads(x: Tensor, n_heads: int) -> Tensor:
+    """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
+    tensor("x", x, "(B, T, d_model)", dims=(3,))
+    positive_int("n_heads", n_heads)
+    B, T, D = x.shape
+    if D % n_heads:
+        raise ValueError(f"d_model={D} is not divisible by n_heads={n_heads}")
+    return x.view(B, T, n_heads, D // n_heads).transpose(1, 2)  # (B, H, T, d_k)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`."""
+    tensor("x", x, "(B, H, T, d_k)", dims=(4,))
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
+
+
+@dataclass
+class KVCache:
+    """Keys and values of the positions seen so far, each (B, H, T_seen, d_k) (chapter 6)."""
+
+    k: Tensor | None = None
+    v: Tensor | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.k is None else self.k.shape[-2]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the cached keys and values (chapter 8)."""
+        if self.k is None or self.v is None:
+            return 0
+        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add the new positions' keys and values; return all keys and values so far."""
+        tensor("k", k, "(B, H, T_new, d_k)", dims=(4,))
+        tensor("v", v, "(B, H, T_new, d_k)", dims=(4,))
+        if k.shape != v.shape:
+            raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+        if self.k is None or self.v is None:
+            self.k, self.v = k, v
+            return k, v
+        if self.k.shape[:2] != k.shape[:2] or self.k.shape[3] != k.shape[3]:
+            raise ValueError(f"k of shape {tuple(k.shape)} does not fit the cached keys "
+                             f"{tuple(self.k.shape)}: B, H and d_k must agree")
+        self.k = torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
+        self.v = torch.cat([self.v, v], dim=-2)
+        return self.k, self.v
+
+
+def _heads_mask(mask: Tensor) -> Tensor:
+    """Give a (B, T_q|1, T_k) mask a head axis, (B, 1, T_q|1, T_k); leave others as they are."""
+    if mask.dim() != 3:
+        return mask
+    return mask.unsqueeze(1)
+
+
+class MultiHeadAttention(nn.Module):
+    """H attention heads in parallel, then an output projection W_o (chapter 3).
+
+    `forward(query, key=None, value=None, mask=None)` is self-attention when `key` and `value`
+    are None, cross-attention otherwise. Inputs are (B, T, d_model) (or unbatched (T, d_model));
+    `mask` is boolean, True = may attend, shaped (T_q, T_k), (B, T_q or 1, T_k) or
+    (B, H or 1, T_q or 1, T_k). Returns `(output, weights)`: (B, T_q, d_model) and
+    (B, H, T_q, T_k).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False,
+                 n_kv_heads: int | None = None, alibi: bool = False) -> None:
+        super().__init__()
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        for name, size in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"{name} must be an int, got {type(size).__name__} {size!r}")
+        if n_heads <= 0 or d_model <= 0 or n_kv_heads <= 0:
+            raise ValueError(f"d_model, n_heads and n_kv_heads must be positive, got {d_model}, "
+                             f"{n_heads} and {n_kv_heads}")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
+                             "key/value head serves a group of the same number of query heads")
+        if d_model % n_heads:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by n_heads={n_heads}: every head needs "
+                f"the same width d_k = d_model / n_heads (try n_heads in "
+                f"{[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}…)"
+            )
+        self.d_model, self.n_heads, self.d_k, self.bias = d_model, n_heads, d_model // n_heads, bias
+        if rope and self.d_k % 2:
+            raise ValueError(f"rope=True rotates feature pairs: d_k={self.d_k} must be even")
+        self.rope = rope  # rotate queries and keys by their positions (chapter 5's apply_rope)
+        self.n_kv_heads, self.alibi = n_kv_heads, bool(alibi)  # chapter 8
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _check(self, name: str, x: Tensor) -> None:
+        shape = f"(B, T, d_model={self.d_model}) or (T, d_model)"
+        tensor(name, x, shape)
+        if x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
+            raise ValueError(f"{name} must be {shape}, got {tuple(x.shape)}")
+        if x.shape[-2] == 0:
+            raise ValueError(f"{name} must hold at least one token, got {tuple(x.shape)}")
+
+    def _check_mask(self, mask: Tensor, B: int, T_q: int, T_k: int) -> Tensor:
+        """The mask with a head axis, (B|1, H|1, T_q|1, T_k); a clear error if it does not fit."""
+        boolean("mask", mask)
+        target = (B, self.n_heads, T_q, T_k)
+        heads = _heads_mask(mask)
+        try:
+            ok = mask.dim() in (2, 3, 4) and torch.broadcast_shapes(heads.shape, target) == target
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {target}: "
+                "give it as (T_q, T_k), (B, T_q or 1, T_k) or (B, H or 1, T_q or 1, T_k)"
+            )
+        return heads
+
+    def forward(
+        self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
+        mask: Tensor | None = None, *, is_causal: bool = False, need_weights: bool = True,
+        kv_cache: KVCache | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention of `query` over `key`/`value` (default: `query` itself).
+
+        is_causal: add the causal mask (query i sees keys up to its own position; with a
+            `kv_cache` the queries are the last positions of the sequence).
+        need_weights: False takes PyTorch's fused kernel, which computes the same output
+            without materialising the (T_q, T_k) weights (returned as None).
+        kv_cache: keys/values of earlier positions; this call's are appended to it.
+        """
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            self._check(name, x)
+        if not query.dim() == key.dim() == value.dim():
+            raise ValueError("query, key and value must all be batched (B, T, d) or all unbatched (T, d)")
+        unbatched = query.dim() == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must have the same B and T")
+        if key.shape[0] != query.shape[0]:
+            raise ValueError(f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes")
+        if kv_cache is not None and not isinstance(kv_cache, KVCache):
+            raise TypeError(f"kv_cache must be a KVCache, got {type(kv_cache).__name__}")
+        T_seen = 0 if kv_cache is None else len(kv_cache)
+        if mask is not None:
+            mask = self._check_mask(mask, query.shape[0], query.shape[1], T_seen + key.shape[1])
+
+        if self.alibi and not is_causal:
+            raise ValueError("alibi=True is implemented for causal attention only: pass is_causal=True")
+        q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
+        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        if self.rope:  # positions continue after the cached ones
+            seen = 0 if kv_cache is None else len(kv_cache)
+            q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
+            k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
+        if kv_cache is not None:
+            k, v = kv_cache.append(k, v)  # (B, H_kv, T_seen + T_k, d_k): only the shared heads
+        group = self.n_heads // self.n_kv_heads
+        k, v = repeat_kv(k, group), repeat_kv(v, group)  # (B, H, T_k, d_k)
+        T_q, T_k = q.shape[-2], k.shape[-2]
+        if self.alibi:
+            heads, weights = self._alibi_attention(q, k, v, mask, need_weights)  # (B, H, T_q, d_k)
+        elif not need_weights and mask is None and (not is_causal or T_q == T_k):
+            # Fast path: PyTorch's fused kernel computes the same function without ever
+            # holding the (T_q, T_k) weights (chapter 2); weights are not returned.
+            heads = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)  # (B, H, T_q, d_k)
+            weights = None
+        else:
+            if is_causal:
+                # the queries are the last T_q of T_k positions: query i sees keys 0 .. T_k-T_q+i
+                causal = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).tril(T_k - T_q)
+                mask = causal if mask is None else mask & causal
+            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k)
+            weights = weights if need_weights else None
+        out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
+        if unbatched:
+            out = out.squeeze(0)
+            weights = None if weights is None else weights.squeeze(0)
+        return out, weights
+
+    def _alibi_attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None,
+                         need_weights: bool) -> tuple[Tensor, Tensor | None]:
+        """Causal attention with ALiBi's bias added to the scores (chapter 8): q (B, H, T_q, d_k),
+        k and v (B, H, T_k, d_k), mask None or boolean (B|1, H|1, T_q|1, T_k)."""
+        bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], dtype=q.dtype, device=q.device)
+        if mask is not None:
+            bias = bias.masked_fill(~mask, float("-inf"))  # (B|1, H, T_q, T_k)
+        if not need_weights and mask is None:  # fused kernel, the bias as an additive mask
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias), None
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k) + bias  # (B, H, T_q, T_k)
+        has_key = scores.amax(dim=-1, keepdim=True) > float("-inf")  # False: every key masked
+        weights = torch.softmax(scores.masked_fill(~has_key, 0.0), dim=-1).masked_fill(~has_key, 0.0)
+        return weights @ v, weights if need_weights else None
+
+    def extra_repr(self) -> str:
+        rope = ", rope=True" if self.rope else ""
+        kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
+        alibi = ", alibi=True" if self.alibi else ""
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}"
+
+    # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
+    def to_torch(self) -> nn.MultiheadAttention:
+        """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
+        if self.rope:
+            raise ValueError("nn.MultiheadAttention has no rotary positions: to_torch needs rope=False")
+        if self.alibi or self.n_kv_heads != self.n_heads:
+            raise ValueError("nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
+                             "to_torch needs n_kv_heads == n_heads and alibi=False")
+        w = self.W_q.weight
+        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
+                                    device=w.device, dtype=w.dtype)  # float64 stays float64
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight]))
+            mha.out_proj.weight.copy_(self.W_o.weight)
+            if self.bias:
+                mha.in_proj_bias.copy_(torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
+                mha.out_proj.bias.copy_(self.W_o.bias)
+        return mha
+
+    @classmethod
+    def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
+        if not isinstance(mha, nn.MultiheadAttention):
+            raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")
+        if not mha._qkv_same_embed_dim:
+            raise ValueError("only nn.MultiheadAttention with kdim == vdim == embed_dim can be copied")
+        bias = mha.in_proj_bias is not None
+        if bias != (mha.out_proj.bias is not None) or mha.bias_k is not None:
+            raise ValueError("the input and output projections must both have biases or both not, "
+                             "and add_bias_kv is not supported")
+        ours = cls(mha.embed_dim, mha.num_heads, bias=bias)
+        d = mha.embed_dim
+        with torch.no_grad():
+            for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
+                lin.weight.copy_(mha.in_proj_weight[i * d:(i + 1) * d])
+                if bias:
+                    lin.bias.copy_(mha.in_proj_bias[i * d:(i + 1) * d])
+            ours.W_o.weight.copy_(mha.out_proj.weight)
+            if bias:
+                ours.W_o.bias.copy_(mha.out_proj.bias)
+        return ours.to(mha.in_proj_weight.device)

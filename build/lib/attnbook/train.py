@@ -1,0 +1,222 @@
+"""The course's one training loop (chapter 6, reused by chapter 7).
+
+`train_loop` runs AdamW (weight decay on matrices only), a learning rate that warms up
+linearly and then follows a cosine down to `min_lr`, gradient clipping, and an evaluation
+every `eval_interval` steps. What a batch is and how its loss is computed are arguments,
+so the same loop trains the tiny GPT of chapter 6 (`train`, random windows of text) and the
+car classifiers of chapter 7 (random mini-batches of sentences). `evaluating(model)` is the
+context manager that puts a model in eval mode and restores its mode, even on an exception.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+from torch import Tensor, nn
+from tqdm import tqdm  # the text bar: widget bars would need JavaScript from a CDN in the book
+
+from .text import get_batch
+
+__all__ = ["TrainConfig", "TrainResult", "train_loop", "train", "evaluating", "lr_at",
+           "estimate_loss", "unigram_loss", "plot_losses"]
+
+
+@dataclass
+class TrainConfig:
+    """Settings of `train_loop`. Every count must be positive (ValueError naming the field)."""
+
+    max_iters: int = 2000
+    batch_size: int = 12
+    learning_rate: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_iters: int = 100
+    weight_decay: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.99)
+    grad_clip: float = 1.0  # 0 = no clipping
+    eval_interval: int = 250
+    eval_iters: int = 20  # batches per loss estimate (language models)
+    max_seconds: float | None = None  # stop early once this much training time has passed
+    seed: int = 0
+    progress: bool = False  # a tqdm bar on stderr (handy interactively, noise in a stored page)
+
+    def __post_init__(self) -> None:
+        for name in ("max_iters", "batch_size", "eval_interval", "eval_iters"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        for name in ("learning_rate", "min_lr", "weight_decay", "grad_clip"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if self.learning_rate == 0:
+            raise ValueError("learning_rate must be > 0, got 0")
+        if not isinstance(self.warmup_iters, int) or self.warmup_iters < 0:
+            raise ValueError(f"warmup_iters must be a non-negative int, got {self.warmup_iters!r}")
+        if self.max_seconds is not None and self.max_seconds <= 0:
+            raise ValueError(f"max_seconds must be > 0 or None, got {self.max_seconds!r}")
+        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
+            raise ValueError(f"betas must be two numbers in [0, 1), got {self.betas!r}")
+
+
+@dataclass
+class TrainResult:
+    """What `train_loop` returns: one history row per evaluation ({"iter", "seconds", and
+    whatever `evaluate` measured}), the steps done, the training time and throughput."""
+
+    history: list[dict] = field(default_factory=list)
+    iters: int = 0
+    train_seconds: float = 0.0  # time spent in training steps (evaluations excluded)
+    tokens_per_second: float = 0.0  # set by `train` (language models)
+
+    def final(self, name: str) -> float:
+        """The last recorded value of metric `name`."""
+        if not self.history or name not in self.history[-1]:
+            raise KeyError(f"no metric {name!r} recorded; have {sorted(self.history[-1]) if self.history else []}")
+        return self.history[-1][name]
+
+    @property
+    def final_val_loss(self) -> float:
+        return self.final("val_loss")
+
+
+@contextmanager
+def evaluating(model: nn.Module) -> Iterator[nn.Module]:
+    """Eval mode and no gradients inside the block; the previous mode is restored on the way
+    out, also when the block raises."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(was_training)
+
+
+def lr_at(it: int, cfg: TrainConfig) -> float:
+    """Linear warm-up to learning_rate, then cosine decay to min_lr at max_iters."""
+    if it < cfg.warmup_iters:
+        return cfg.learning_rate * (it + 1) / cfg.warmup_iters
+    progress = min(1.0, (it - cfg.warmup_iters) / max(1, cfg.max_iters - cfg.warmup_iters))
+    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (cfg.learning_rate - cfg.min_lr)
+
+
+def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """AdamW with weight decay on matrices only (not on LayerNorm gains or biases)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    try:
+        return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=cfg.betas, fused=True)
+    except (RuntimeError, TypeError):  # older torch: no fused AdamW on this device
+        return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=cfg.betas)
+
+
+Batch = tuple[Tensor, ...]
+
+
+def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch], cfg: TrainConfig,
+               loss_fn: Callable[[nn.Module, Batch], Tensor] | None = None,
+               evaluate: Callable[[nn.Module], dict[str, float]] | None = None) -> TrainResult:
+    """Train `model` for cfg.max_iters steps (chapter 6).
+
+    next_batch(generator) returns one batch (a tuple of tensors) drawn with the generator
+    seeded by cfg.seed; loss_fn(model, batch) returns the scalar loss (default: the second
+    output of `model(*batch)`, as `GPT` returns it). evaluate(model), run in eval mode without
+    gradients at step 0, every eval_interval steps and at the end, returns named metrics for
+    the history. The model is left in eval mode.
+    """
+    if loss_fn is None:
+        def loss_fn(m: nn.Module, batch: Batch) -> Tensor:
+            return m(*batch)[1]
+    batch_gen = torch.Generator().manual_seed(cfg.seed)
+    opt = _optimizer(model, cfg)
+    result = TrainResult()
+    model.train()
+    bar = tqdm(range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it")
+
+    def record(it: int) -> None:
+        row: dict = {"iter": it}
+        if evaluate is not None:
+            with evaluating(model):
+                row.update(evaluate(model))
+            shown = {k: f"{v:.3f}" for k, v in row.items() if k != "iter"}
+            bar.set_postfix(**shown)
+        row["seconds"] = result.train_seconds
+        result.history.append(row)
+
+    record(0)
+    for it in bar:
+        start = time.perf_counter()
+        for group in opt.param_groups:
+            group["lr"] = lr_at(it, cfg)
+        loss = loss_fn(model, next_batch(batch_gen))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip:
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        result.train_seconds += time.perf_counter() - start
+        result.iters = it + 1
+        out_of_time = cfg.max_seconds is not None and result.train_seconds >= cfg.max_seconds
+        if result.iters % cfg.eval_interval == 0 or result.iters == cfg.max_iters or out_of_time:
+            record(result.iters)
+        if out_of_time:
+            break
+    bar.close()
+    model.eval()
+    return result
+
+
+@torch.no_grad()
+def estimate_loss(model: nn.Module, data: Tensor, block_size: int, batch_size: int, iters: int,
+                  generator: torch.Generator) -> float:
+    """Mean cross-entropy (nats per token) over `iters` random batches."""
+    with evaluating(model):
+        losses = [model(*get_batch(data, block_size, batch_size, generator))[1].item() for _ in range(iters)]
+    return sum(losses) / len(losses)
+
+
+def train(model: nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig) -> TrainResult:
+    """`train_loop` for a language model (a `GPT`, chapter 6): batches of random windows of
+    train_data; the history records train_loss and val_loss estimated on eval_iters batches."""
+    block_size = int(cast(Any, model).config.block_size)  # a GPT's context length
+    eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
+
+    def evaluate(m: nn.Module) -> dict[str, float]:
+        return {name: estimate_loss(m, data, block_size, cfg.batch_size, cfg.eval_iters, eval_gen)
+                for name, data in (("train_loss", train_data), ("val_loss", val_data))}
+
+    result = train_loop(model, lambda g: get_batch(train_data, block_size, cfg.batch_size, g),
+                        cfg, evaluate=evaluate)
+    result.tokens_per_second = result.iters * cfg.batch_size * block_size / max(result.train_seconds, 1e-9)
+    return result
+
+
+def unigram_loss(train_data: Tensor, val_data: Tensor, vocab_size: int) -> float:
+    """Cross-entropy on val_data of a model that ignores context: token frequencies of
+    train_data (add-one smoothed). Any useful language model must beat it."""
+    counts = torch.bincount(train_data, minlength=vocab_size).double() + 1.0
+    log_p = torch.log(counts / counts.sum())
+    return float(-log_p[val_data].mean())
+
+
+def plot_losses(result: TrainResult, baseline: float | None = None, ax: Axes | None = None) -> Axes:
+    """Train and validation loss against iterations (with an optional baseline line)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    its = [r["iter"] for r in result.history]
+    ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
+    ax.plot(its, [r["val_loss"] for r in result.history], marker="o", label="validation")
+    if baseline is not None:
+        ax.axhline(baseline, color="grey", linestyle="--", label="unigram baseline")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cross-entropy (nats per token)")
+    ax.set_title("Tiny GPT: loss during training")
+    ax.legend()
+    return ax
