@@ -91,3 +91,16 @@ def test_a_gpt_reading_an_8_bit_cache_stays_close_to_the_plain_one() -> None:
         four = model(ids, kv_caches=[QuantizedKVCache(4, 16) for _ in model.blocks])[0]
     err8, err4 = (eight - plain).abs().max(), (four - plain).abs().max()
     assert 0 < err8 < err4 < 0.5
+
+
+@given(SEEDS, BITS, st.lists(st.integers(1, 5), min_size=1, max_size=3))
+@settings(max_examples=30, deadline=None)
+def test_keys_per_token_are_quantised_like_the_values(seed: int, bits: int, steps: list[int]) -> None:
+    cache, plain = QuantizedKVCache(bits, 4, keys_per="token"), KVCache()
+    for i, n in enumerate(steps):
+        k, v = randn(seed + 2 * i, 1, 2, n, 4), randn(seed + 2 * i + 1, 1, 2, n, 4)
+        got_k, _ = cache.append(k, v)
+        want_k, _ = plain.append(k, v)
+    codes, scale, lo = quantize(want_k, bits, -1)
+    torch.testing.assert_close(got_k, dequantize(codes, scale, lo))
+    assert cache.nbytes == 2 * (bits * want_k.numel() // 8 + 2 * 8 * scale.numel())

@@ -86,13 +86,16 @@ class QuantizedKVCache(KVCache):
 
     Values are quantised per token as they arrive. Keys are quantised per channel once a group
     of `group` tokens is complete; the newest, incomplete group stays in full precision (as in
-    KIVI). `append` returns the dequantised keys and values, which attention reads; `nbytes`
+    KIVI); `keys_per="token"` quantises keys per token instead, for comparison. `append` returns the dequantised keys and values, which attention reads; `nbytes`
     counts what the cache stores: packed codes, float32 scales and minima, the recent keys.
     """
 
-    def __init__(self, bits: int, group: int = 32) -> None:
+    def __init__(self, bits: int, group: int = 32, keys_per: str = "channel") -> None:
         super().__init__()
         self.bits, self.group = _bits(bits), positive_int("group", group)
+        if keys_per not in ("channel", "token"):
+            raise ValueError(f"keys_per must be 'channel' or 'token', got {keys_per!r}")
+        self.keys_per = keys_per  # "token": keys quantised like values (the layout KIVI avoids)
         self.stored_bytes = 0  # codes, scales and minima of the quantised part
         self.k_recent: Tensor | None = None  # (B, H, < group, d), full precision
         self.k_done: Tensor | None = None  # (B, H, T_done, d), dequantised (read by attention)
@@ -121,6 +124,10 @@ class QuantizedKVCache(KVCache):
             raise ValueError(f"k of shape {tuple(k.shape)} does not fit the cached keys: B, H and d must agree")
         v_new = self._store(v, dim=-1)  # per token
         self.v = v_new if self.v is None else torch.cat([self.v, v_new], dim=-2)
+        if self.keys_per == "token":  # no groups: every key at once, like the values
+            k_new = self._store(k, dim=-1)
+            self.k = k_new if self.k is None else torch.cat([self.k, k_new], dim=-2)
+            return self.k, self.v
         recent = k if self.k_recent is None else torch.cat([self.k_recent, k], dim=-2)
         while recent.shape[-2] >= self.group:  # a complete group: quantise it per channel
             done = self._store(recent[:, :, :self.group], dim=-2)

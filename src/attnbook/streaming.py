@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.resources
 import io
 import time
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -121,7 +122,7 @@ def stream_losses(model: GPT, ids: Tensor, capacity: int, mode: str = "rolling",
         else:
             x = model.tok_emb(ids[t: t + 1])[None]  # (1, 1, C)
             for block, cache in zip(model.blocks, caches):
-                x = _block_step(block, x, cache)
+                x = _block_step(cast(Block, block), x, cache)
             logits = model.head(model.ln_f(x))[0, -1]  # (vocab,)
         losses[t] = F.cross_entropy(logits[None], ids[t + 1: t + 2])
     seconds = (time.perf_counter() - start) / (ids.shape[0] - 1)
