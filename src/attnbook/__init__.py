@@ -15,12 +15,16 @@ later chapter and by the exercises' tests:
 - ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
 - ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
-- ``attnbook.data``        chapters 6, 8: the shipped corpus and benchmark records
+- ``attnbook.data``        chapters 6, 8, 9: the shipped corpus, benchmark records, weights
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
 - ``attnbook.memory``      chapter 8: the peak bytes of tensors a computation holds
+- ``attnbook.paged``       chapter 9: a paged key/value cache (block pool, block tables)
+- ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPT
+- ``attnbook.kvquant``     chapter 9: a quantised cache (keys per channel, values per token)
+- ``attnbook.latent``      chapter 9: multi-head latent attention, cache sizes by kind
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """
 
