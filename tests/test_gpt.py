@@ -198,3 +198,20 @@ def test_sinusoidal_means_the_table_added_and_scaling_is_its_own_option():
     torch.testing.assert_close(model._embed(idx[:, 3:], offset=3), expected[:, 3:])
     classifier = AttentionClassifier(11, positions="sinusoidal", d_model=16)
     assert classifier.config.embedding_scale is None  # the table is added to unscaled embeddings
+
+
+def test_gpt_dropout_also_drops_attention_weights():
+    """GPTConfig.dropout reaches the attention weights (nanoGPT's baby GPT drops them too):
+    with the residual and MLP dropouts switched off, training mode still changes the output."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=7, block_size=8, n_layer=1, n_head=2, n_embd=8, dropout=0.4))
+    assert all(block.attn.dropout == 0.4 for block in model.blocks)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0  # only the attention dropout is left
+    idx = torch.randint(0, 7, (2, 8))
+    model.eval()
+    plain = model(idx)[0]
+    model.train()
+    assert not torch.allclose(model(idx)[0], plain)
+

@@ -96,7 +96,8 @@ class Block(nn.Module):
         self.causal = config.causal
         self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias,
                                        rope=config.positions == "rope",
-                                       n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi")
+                                       n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi",
+                                       dropout=config.dropout)  # on the attention weights
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)
         self.dropout = nn.Dropout(config.dropout)
@@ -194,7 +195,11 @@ class GPT(nn.Module):
         if offset + idx.shape[1] > self.config.block_size:
             raise ValueError(f"sequence of length {offset + idx.shape[1]} is longer than the "
                              f"model's block_size={self.config.block_size}")
-        if idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
+        # The range check reads the ids back to the host: always on the CPU, and on a GPU
+        # outside training only (a training step would wait for it; its batches come from
+        # text that was checked when it was encoded).
+        check_range = idx.device.type == "cpu" or not self.training
+        if check_range and idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
             raise ValueError(f"token ids must be in [0, {self.config.vocab_size}), got "
                              f"{int(idx.min())} .. {int(idx.max())}")
 
