@@ -177,3 +177,13 @@ WRONG_ANSWERS.update({
          "        rescale = np.where(np.isneginf(m), 0.0, np.exp(m - shift))"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # q6: the conceptual question
+    "why_gradients_vanish: (a), overflow (a stable softmax never overflows)": [
+        ('    return "b"', '    return "a"'),
+    ],
+    "why_gradients_vanish: the right letter in upper case with its parenthesis, '(B)'": [
+        ('    return "b"', '    return "(B)"'),
+    ],
+})
