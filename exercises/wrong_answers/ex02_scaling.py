@@ -21,20 +21,7 @@ WRONG_ANSWERS = {
     "generator not seeded (a different answer on every call)": [
         ("rng = np.random.default_rng(seed)", "rng = np.random.default_rng()"),
     ],
-    # q2: scaled scores
-    "no scaling by sqrt(d_k)": [
-        ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T"),
-    ],
-    "scaling by d_k instead of sqrt(d_k)": [
-        ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T / d_k"),
-    ],
-    "d_k read from the number of keys instead of their width": [
-        ("d_k = Q.shape[-1]", "d_k = K.shape[0]"),
-    ],
-    "keys times queries (K Q^T): rows are keys, not queries": [
-        ("return Q @ K.T / np.sqrt(d_k)", "return K @ Q.T / np.sqrt(d_k)"),
-    ],
-    # q3: softmax with a temperature
+    # q2: softmax with a temperature
     "temperature multiplied instead of divided": [
         ("z = np.asarray(scores, dtype=float) / temperature",
          "z = np.asarray(scores, dtype=float) * temperature"),
@@ -74,12 +61,13 @@ WRONG_ANSWERS = {
         ("    z = np.asarray(scores, dtype=float) / temperature",
          "    z = np.asarray(scores, dtype=float)\n    z /= temperature"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3): every kind at once (TAMPER), and those three questions answered wrongly": [
         ("def dot_product_variance(d_k, n_samples, seed):", TAMPER + "def dot_product_variance(d_k, n_samples, seed):"),
         ("np.sum(q * k, axis=1)", "np.sum(q * k, axis=0)"),
-        ("return Q @ K.T / np.sqrt(d_k)", "return Q @ K.T"),
         ("np.asarray(scores, dtype=float) / temperature", "np.asarray(scores, dtype=float) * temperature"),
+        ("return a * (g - along_row)", "return a * (g + along_row)"),
     ],
+    # q5 (stretch): the mean largest weight
     "mean_max_weight scales in both cases (the flag ignored)": [
         ("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k))"),
     ],
@@ -107,5 +95,95 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
     'correct: the dot products with np.einsum': [
         ('    dots = np.sum(q * k, axis=1)',
          '    dots = np.einsum("ij,ij->i", q, k)'),
+    ],
+})
+
+_VJP = "    return a * (g - along_row)"
+_STEP_SUMS = ("    l_new = l * rescale + weights.sum(axis=-1)\n"
+              "    acc_new = acc * rescale[:, None] + weights @ values")
+WRONG_ANSWERS.update({
+    # q3: the softmax's vector-Jacobian product and the gradient norm
+    "softmax_vjp: the sign of a . g flipped (a * (g + a . g))": [(_VJP, "    return a * (g + along_row)")],
+    "softmax_vjp: only the diagonal of the Jacobian (a * g)": [(_VJP, "    return a * g")],
+    "softmax_vjp: a . g summed over every entry, not per row": [
+        ("np.sum(a * g, axis=-1, keepdims=True)", "np.sum(a * g)"),
+    ],
+    "softmax_vjp: (g - a . g) without the factor a": [(_VJP, "    return g - along_row")],
+    "softmax_vjp: computed in float32": [
+        ("    a = np.asarray(weights, dtype=np.float64)\n    g = np.asarray(upstream, dtype=np.float64)",
+         "    a = np.asarray(weights, dtype=np.float32)\n    g = np.asarray(upstream, dtype=np.float32)"),
+    ],
+    "softmax_vjp: subtracts a . g from the caller's upstream in place": [
+        (_VJP, "    g -= along_row\n    return a * g"),
+    ],
+    "shortcut: softmax_vjp hands the gradient to torch.autograd": [
+        (_VJP, "    import torch\n    s = torch.log(torch.from_numpy(a)).requires_grad_(True)\n"
+               "    (out,) = torch.autograd.grad(torch.softmax(s, -1), s, torch.from_numpy(g))\n"
+               "    return out.numpy()"),
+    ],
+    "score_gradient_norm: scales in both cases (the flag ignored)": [
+        ("softmax_with_temperature(queries @ keys.T, np.sqrt(d_k) if scaled else 1.0)",
+         "softmax_with_temperature(queries @ keys.T, np.sqrt(d_k))"),
+    ],
+    "score_gradient_norm: the norm of the whole matrix, not the mean of the rows' norms": [
+        ("float(np.linalg.norm(grads, axis=-1).mean())", "float(np.linalg.norm(grads))"),
+    ],
+    "score_gradient_norm: the upstream gradient pushed through unchanged (no softmax_vjp)": [
+        ("    grads = softmax_vjp(weights, upstream)", "    grads = weights * upstream"),
+    ],
+    # q4: the online softmax
+    "online step: the running sums not rescaled when the max grows": [
+        (_STEP_SUMS, "    l_new = l + weights.sum(axis=-1)\n    acc_new = acc + weights @ values"),
+    ],
+    "online step: l rescaled, acc not": [
+        ("    acc_new = acc * rescale[:, None] + weights @ values",
+         "    acc_new = acc + weights @ values"),
+    ],
+    "online step: no guard for a row that has seen only -inf (NaN from -inf - -inf)": [
+        ("    shift = np.where(np.isfinite(m_new), m_new, 0.0)  # a row that has seen only -inf",
+         "    shift = m_new"),
+    ],
+    "online step: rescales the caller's state in place (acc *= ...)": [
+        (_STEP_SUMS, "    l_new = l * rescale + weights.sum(axis=-1)\n"
+                     "    acc *= rescale[:, None]\n    acc_new = acc + weights @ values"),
+    ],
+    "online step: exp of the scores without subtracting the running max": [
+        ("    weights = np.exp(scores - shift[:, None])  # 0 for masked keys",
+         "    weights = np.exp(scores) * np.exp(-shift[:, None])"),
+    ],
+    "online average: a fully masked row divided by l = 0 (NaN)": [
+        ("    out[seen] = acc[seen] / l[seen, None]", "    out = acc / l[:, None]"),
+    ],
+    "online average: the last, shorter block dropped": [
+        ("range(0, t_k, block_size)", "range(0, t_k - block_size + 1, block_size)"),
+    ],
+    "online average: block_size < 1 not rejected": [
+        ("    if block_size < 1:\n        raise ValueError(f\"block_size must be at least 1, got {block_size}\")\n", ""),
+    ],
+    "online average: computed in float32": [
+        ("    scores = np.asarray(scores, dtype=np.float64)\n    values = np.asarray(values, dtype=np.float64)\n"
+         "    t_q, t_k", "    scores = np.asarray(scores, dtype=np.float32)\n"
+                        "    values = np.asarray(values, dtype=np.float32)\n    t_q, t_k"),
+    ],
+    # correct answers written differently: they must score 100 %
+    "correct: softmax_vjp through the explicit Jacobian diag(a) - a a^T": [
+        (_VJP, "    eye = np.eye(a.shape[-1])\n"
+               "    jac = (eye - a[..., :, None]) * a[..., None, :]  # jac[i, j] = d a_j / d s_i\n"
+               "    return np.einsum('...j,...ij->...i', g, jac)"),
+    ],
+    "correct: the online step with an explicit mask for the first finite score": [
+        ("    rescale = np.exp(m - shift)  # exp(m_old - m_new): 0 where m_old is -inf",
+         "    with np.errstate(invalid='ignore'):\n"
+         "        rescale = np.where(np.isneginf(m), 0.0, np.exp(m - shift))"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q6: the conceptual question
+    "why_gradients_vanish: (a), overflow (a stable softmax never overflows)": [
+        ('    return "b"', '    return "a"'),
+    ],
+    "why_gradients_vanish: the right letter in upper case with its parenthesis, '(B)'": [
+        ('    return "b"', '    return "(B)"'),
     ],
 })

@@ -3,25 +3,35 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
-def test_shape(scaled_scores, Q, K):
+def test_temperature_one(softmax_with_temperature):
     import numpy as np
-    S = scaled_scores(Q, K)
-    assert np.shape(S) == (3, 5), f'expected (T_q, T_k) = (3, 5), got {np.shape(S)}'
+    w = softmax_with_temperature(np.array([1.0, 2.0, 3.0]), 1.0)
+    assert isinstance(w, np.ndarray) and w.shape == (3,), 'return an array of the same shape'
+    np.testing.assert_allclose(w, [0.09003057, 0.24472847, 0.66524096], atol=1e-06)
 
 @test_case(points=None, hidden=False)
-def test_rows_are_queries(scaled_scores, Q, K):
+def test_rows_sum_to_one(softmax_with_temperature):
     import numpy as np
-    S = scaled_scores(Q, K)
-    raw = Q @ K.T
-    np.testing.assert_allclose(S / S[0, 0], raw / raw[0, 0], rtol=1e-09, err_msg='entry (i, j) should come from query i and key j')
+    w = softmax_with_temperature(np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 5.0, -5.0]]), 2.0)
+    assert np.shape(w) == (2, 4), f'expected shape (2, 4), got {np.shape(w)}'
+    assert np.all(w >= 0), 'weights cannot be negative'
+    np.testing.assert_allclose(w.sum(axis=-1), [1.0, 1.0], atol=1e-09, err_msg='each row (one query) must sum to 1 at any temperature')
 
 @test_case(points=None, hidden=False)
-def test_the_scale(scaled_scores):
+def test_temperature_divides_the_scores(softmax_with_temperature):
     import numpy as np
-    Q = np.array([[1.0, 1.0, 1.0, 1.0]])
-    K = np.array([[1.0, 1.0, 1.0, 1.0], [2.0, 0.0, 0.0, 0.0]])
-    np.testing.assert_allclose(scaled_scores(Q, K), [[2.0, 1.0]], atol=1e-12, err_msg='the raw scores are [4, 2]; divide them by sqrt(d_k) = sqrt(4), where d_k is the width of a query, Q.shape[-1]')
+    w = softmax_with_temperature(np.array([0.0, 2.0]), 2.0)
+    np.testing.assert_allclose(w, [0.26894142, 0.73105858], atol=1e-06, err_msg='at temperature 2 the scores [0, 2] become [0, 1]: divide the scores by the temperature, before the softmax')
+
+@test_case(points=None, hidden=False)
+def test_rejects_zero(softmax_with_temperature):
+    import numpy as np
+    try:
+        softmax_with_temperature(np.array([1.0, 2.0]), 0.0)
+    except ValueError:
+        return
+    raise AssertionError('temperature = 0 should raise a ValueError')
 
