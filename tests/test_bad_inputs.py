@@ -345,16 +345,16 @@ CARS = [
 # -- chapter 8: grouped-query attention, sliding windows, ALiBi, blockwise attention, memory
 gqa_attn = gqa.grouped_query_attention
 CHAPTER_8 = [
-    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_heads=3), ValueError,
-        "n_heads=4 is not divisible by n_kv_heads=3", "mha-kv-heads-divide"),
-    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_heads=0), ValueError,
-        "n_kv_heads must be a positive int, got 0", "mha-kv-heads-zero"),
-    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_heads=2.0), TypeError, "n_kv_heads must be an int",
+    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_head=3), ValueError,
+        "n_heads=4 is not divisible by n_kv_head=3", "mha-kv-heads-divide"),
+    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_head=0), ValueError,
+        "n_kv_head must be a positive int, got 0", "mha-kv-heads-zero"),
+    row(lambda: multihead.MultiHeadAttention(12, 4, n_kv_head=2.0), TypeError, "n_kv_head must be an int",
         "mha-kv-heads-float"),
     row(lambda: multihead.MultiHeadAttention(8, 2, alibi=True)(t(1, 3, 8)), ValueError,
         "alibi=True is implemented for causal attention only", "mha-alibi-not-causal"),
-    row(lambda: multihead.MultiHeadAttention(8, 2, n_kv_heads=1).to_torch(), ValueError,
-        "to_torch needs n_kv_heads == n_heads", "mha-gqa-to-torch"),
+    row(lambda: multihead.MultiHeadAttention(8, 2, n_kv_head=1).to_torch(), ValueError,
+        "to_torch needs n_kv_head == n_heads", "mha-gqa-to-torch"),
     row(lambda: gpt.GPTConfig(vocab_size=10, n_head=4, n_kv_head=3), ValueError,
         "n_kv_head must be a positive int dividing n_head=4", "config-kv-heads"),
     row(lambda: gpt.GPTConfig(vocab_size=10, positions="relative"), ValueError, "positions must be one of",

@@ -1,5 +1,5 @@
 """Tests of chapter 8's attention variants: attnbook.gqa (grouped-query attention, KV-cache
-bytes), MultiHeadAttention's n_kv_heads and alibi options, the GPT's n_kv_head and positions
+bytes), MultiHeadAttention's n_kv_head and alibi options, the GPT's n_kv_head and positions
 options, the sliding-window mask, ALiBi's bias, blockwise_sdpa and the tensor-memory meter,
 each against PyTorch's own scaled_dot_product_attention where one exists."""
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_gqa_layer_equals_explicit_formula_and_fast_path(groups: tuple, B: int, 
                                                          causal: bool) -> None:
     H, H_kv = groups
     torch.manual_seed(seed % 2**31)
-    layer = MultiHeadAttention(4 * H, H, n_kv_heads=H_kv).double()
+    layer = MultiHeadAttention(4 * H, H, n_kv_head=H_kv).double()
     assert layer.W_k.weight.shape == (4 * H_kv, 4 * H)
     x = randn(seed, B, T, 4 * H)
     out, weights = layer(x, is_causal=causal)
@@ -76,7 +76,7 @@ def test_groups_equal_heads_is_todays_multihead_attention() -> None:
     torch.manual_seed(0)
     plain = MultiHeadAttention(12, 3)
     torch.manual_seed(0)
-    grouped = MultiHeadAttention(12, 3, n_kv_heads=3)
+    grouped = MultiHeadAttention(12, 3, n_kv_head=3)
     assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), grouped.parameters()))
     x = randn(3, 2, 5, 12, dtype=torch.float32)
     assert torch.equal(plain(x, is_causal=True)[0], grouped(x, is_causal=True)[0])

@@ -96,7 +96,7 @@ class Block(nn.Module):
         self.causal = config.causal
         self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias,
                                        rope=config.positions == "rope",
-                                       n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi",
+                                       n_kv_head=config.n_kv_head, alibi=config.positions == "alibi",
                                        dropout=config.dropout)  # on the attention weights
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)

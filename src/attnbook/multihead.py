@@ -13,9 +13,9 @@ For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the k
 of earlier positions are kept, so each new token is projected once instead of recomputing the
 whole prefix at every step.
 
-Chapter 8 adds two options: `n_kv_heads` < n_heads shares each key/value head among a group of
+Chapter 8 adds two options: `n_kv_head` < n_heads shares each key/value head among a group of
 query heads (grouped-query attention, `attnbook.gqa`; W_k and W_v then map d_model to
-n_kv_heads * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
+n_kv_head * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
 distance penalty to the scores (causal attention only).
 """
 from __future__ import annotations
@@ -106,18 +106,18 @@ class MultiHeadAttention(nn.Module):
     (B, H, T_q, T_k).
 
     Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
-    `n_kv_heads` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
+    `n_kv_head` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
     penalty on the scores (chapter 8), `dropout` on the attention weights in training.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False,
-                 n_kv_heads: int | None = None, alibi: bool = False, dropout: float = 0.0) -> None:
+                 n_kv_head: int | None = None, alibi: bool = False, dropout: float = 0.0) -> None:
         super().__init__()
-        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        for name, size in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
+        n_kv_head = n_heads if n_kv_head is None else n_kv_head
+        for name, size in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_head", n_kv_head)):
             positive_int(name, size)
-        if n_heads % n_kv_heads:
-            raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
+        if n_heads % n_kv_head:
+            raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_head={n_kv_head}: each "
                              "key/value head serves a group of the same number of query heads")
         if d_model % n_heads:
             raise ValueError(
@@ -131,11 +131,11 @@ class MultiHeadAttention(nn.Module):
         if rope and self.d_k % 2:
             raise ValueError(f"rope=True rotates feature pairs: d_k={self.d_k} must be even")
         self.rope = rope  # rotate queries and keys by their positions (chapter 5's apply_rope)
-        self.n_kv_heads, self.alibi = n_kv_heads, bool(alibi)  # chapter 8
+        self.n_kv_head, self.alibi = n_kv_head, bool(alibi)  # chapter 8
         self.dropout = dropout  # attention dropout, applied in training mode only
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
-        self.W_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
-        self.W_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
+        self.W_k = nn.Linear(d_model, n_kv_head * self.d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, n_kv_head * self.d_k, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(
@@ -153,8 +153,8 @@ class MultiHeadAttention(nn.Module):
         """
         query, key, value, mask, unbatched = self._checked(query, key, value, mask, is_causal, kv_cache)
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
-        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
-        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        k = split_heads(self.W_k(key), self.n_kv_head)  # (B, H_kv, T_k, d_k)
+        v = split_heads(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
         seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
         if self.rope:  # positions continue after the cached ones
             q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
@@ -219,7 +219,7 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""
         drop = f", dropout={self.dropout}" if self.dropout else ""
-        kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
+        kv = f", n_kv_head={self.n_kv_head}" if self.n_kv_head != self.n_heads else ""
         alibi = ", alibi=True" if self.alibi else ""
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
 
@@ -228,9 +228,9 @@ class MultiHeadAttention(nn.Module):
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
         if self.rope:
             raise ValueError("nn.MultiheadAttention has no rotary positions: to_torch needs rope=False")
-        if self.alibi or self.n_kv_heads != self.n_heads:
+        if self.alibi or self.n_kv_head != self.n_heads:
             raise ValueError("nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
-                             "to_torch needs n_kv_heads == n_heads and alibi=False")
+                             "to_torch needs n_kv_head == n_heads and alibi=False")
         w = self.W_q.weight
         mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
                                     device=w.device, dtype=w.dtype)  # float64 stays float64

@@ -71,7 +71,7 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
     attn = block.attn
     h = block.ln_1(x)
     q = split_heads(attn.W_q(h), attn.n_heads)  # (1, H, 1, d)
-    k, v = cache.add(split_heads(attn.W_k(h), attn.n_kv_heads), split_heads(attn.W_v(h), attn.n_kv_heads))
+    k, v = cache.add(split_heads(attn.W_k(h), attn.n_kv_head), split_heads(attn.W_v(h), attn.n_kv_head))
     n = k.shape[-2]  # (1, H_kv, n, d): positions are the cache slots 0 .. n-1
     bias = None
     if attn.rope:
@@ -79,7 +79,7 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
         k = apply_rope(k, torch.arange(n))
     if attn.alibi:
         bias = alibi_bias(attn.n_heads, 1, n, dtype=q.dtype)  # (H, 1, n)
-    group = attn.n_heads // attn.n_kv_heads
+    group = attn.n_heads // attn.n_kv_head
     out = F.scaled_dot_product_attention(q, repeat_kv(k, group), repeat_kv(v, group), attn_mask=bias)
     x = x + attn.W_o(merge_heads(out))  # (1, 1, C)
     return x + block.mlp(block.ln_2(x))
