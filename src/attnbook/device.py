@@ -6,6 +6,7 @@ batch once per training step (from pinned memory, without blocking the host, on 
 `synchronize` waits for queued GPU work, so that a timer measures it. `check_float64` gives
 the clear error MPS does not: it has no float64.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,10 +15,20 @@ from collections.abc import Iterable
 import torch
 from torch import Tensor, nn
 
-__all__ = ["DEVICE_ENV", "DEVICE_TYPES", "pick_device", "as_device", "model_device", "to_device",
-           "synchronize", "check_float64", "supports_bf16"]
+__all__ = [
+    "DEVICE_ENV",
+    "DEVICE_TYPES",
+    "pick_device",
+    "as_device",
+    "model_device",
+    "to_device",
+    "synchronize",
+    "check_float64",
+    "supports_bf16",
+]
 
-DEVICE_ENV = "ATTNBOOK_DEVICE"  # e.g. ATTNBOOK_DEVICE=cpu forces the CPU on a GPU machine
+# e.g. ATTNBOOK_DEVICE=cpu forces the CPU on a GPU machine
+DEVICE_ENV = "ATTNBOOK_DEVICE"
 DEVICE_TYPES = ("cpu", "cuda", "mps", "meta")  # meta: shapes only, no data (tests)
 
 DeviceLike = str | torch.device
@@ -32,24 +43,36 @@ def as_device(device: DeviceLike) -> torch.device:
     """`device` as a torch.device that this machine has; a ValueError naming the problem
     (an unknown name, no such GPU, a CUDA index past the last GPU) otherwise."""
     if isinstance(device, bool) or not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__} {device!r}")
+        raise TypeError(
+            f"device must be a str or torch.device, got {type(device).__name__} {device!r}"
+        )
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise ValueError(f"unknown device {device!r}: use one of {DEVICE_TYPES} "
-                         "(optionally with an index, e.g. 'cuda:1')") from None
+        raise ValueError(
+            f"unknown device {device!r}: use one of {DEVICE_TYPES} "
+            "(optionally with an index, e.g. 'cuda:1')"
+        ) from None
     if dev.type not in DEVICE_TYPES:
-        raise ValueError(f"device {device!r}: attnbook runs on {DEVICE_TYPES}, not {dev.type!r}")
+        raise ValueError(
+            f"device {device!r}: attnbook runs on {DEVICE_TYPES}, not {dev.type!r}"
+        )
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} asked for, but this torch ({torch.__version__}) sees no "
-                             "CUDA GPU: on Colab choose a GPU runtime, or use 'cpu'")
+            raise ValueError(
+                f"device {device!r} asked for, but this torch ({torch.__version__}) sees no "
+                "CUDA GPU: on Colab choose a GPU runtime, or use 'cpu'"
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA "
-                             f"GPU(s), numbered from 0")
+            raise ValueError(
+                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA "
+                f"GPU(s), numbered from 0"
+            )
     if dev.type == "mps" and not _mps_available():
-        raise ValueError(f"device {device!r} asked for, but MPS is not available (it needs Apple "
-                         "silicon, macOS 12.3+ and a torch built with MPS)")
+        raise ValueError(
+            f"device {device!r} asked for, but MPS is not available (it needs Apple "
+            "silicon, macOS 12.3+ and a torch built with MPS)"
+        )
     return dev
 
 
@@ -59,12 +82,16 @@ def pick_device(prefer: DeviceLike | None = None) -> torch.device:
     "auto" (argument or variable) means the automatic choice."""
     if prefer is not None and prefer != "auto":
         return as_device(prefer)
-    choice = (os.environ.get(DEVICE_ENV, "").strip() or "auto") if prefer is None else "auto"
+    choice = (
+        (os.environ.get(DEVICE_ENV, "").strip() or "auto") if prefer is None else "auto"
+    )
     if choice != "auto":
         try:
             return as_device(choice)
         except ValueError as err:
-            raise ValueError(f"the environment variable {DEVICE_ENV}={choice!r}: {err}") from None
+            raise ValueError(
+                f"the environment variable {DEVICE_ENV}={choice!r}: {err}"
+            ) from None
     if torch.cuda.is_available():
         return torch.device("cuda")
     if _mps_available():
@@ -112,8 +139,10 @@ def synchronize(device: DeviceLike) -> None:
 def check_float64(device: DeviceLike, what: str) -> None:
     """A ValueError saying that `what` needs float64, which MPS does not have."""
     if torch.device(device).type == "mps":
-        raise ValueError(f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
-                         "compute it on the CPU (device='cpu') and move the result")
+        raise ValueError(
+            f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
+            "compute it on the CPU (device='cpu') and move the result"
+        )
 
 
 def supports_bf16(device: DeviceLike) -> bool:
