@@ -157,7 +157,7 @@ def test_split_and_batches():
 
 
 def test_bpe_merges_the_most_frequent_pair_first_and_round_trips():
-    from attnbook.text import bpe_segment, learn_bpe
+    from attnbook.bpe import bpe_segment, learn_bpe
 
     text = "lower lowest newer newest low low"
     merges = learn_bpe(text, 4)
@@ -181,7 +181,7 @@ def test_bpe_merges_the_most_frequent_pair_first_and_round_trips():
 
 
 def test_bpe_on_real_text_shortens_it_and_generalises():
-    from attnbook.text import bpe_segment, learn_bpe
+    from attnbook.bpe import bpe_segment, learn_bpe
 
     text = load_python_corpus(STDLIB_MODULES[:2])
     train, val = text[:60_000], text[60_000:90_000]

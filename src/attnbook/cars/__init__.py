@@ -1,7 +1,8 @@
 """The car classifier of chapter 7: is the white car on the left?
 
 - `attnbook.cars.data`: phrasings in families, the pair generator (every pair bag-of-words
-  identical, labels from the scene), JSON, tokens, vocabulary, padding, the three splits;
+  identical, labels from the scene), JSON, the three splits;
+- `attnbook.cars.vocab`: tokens, bag of words, the vocabulary, padded id batches;
 - `attnbook.cars.models`: bag-of-words, position x word and n-gram MLPs, the attention
   classifier built from the package's transformer block, predictions and attention maps;
 - `attnbook.cars.experiment`: one model x split x seed, trained with `attnbook.train`.
@@ -16,16 +17,11 @@ from .data import (
     DISTRACTORS,
     FAMILIES,
     NOUNS,
-    PAD,
     PHRASINGS,
     SPLITS,
-    UNK,
     VERBS,
     WHERE,
     Sentence,
-    Vocabulary,
-    bag_of_words,
-    encode_batch,
     generate_pairs,
     load_sentences,
     make_split,
@@ -34,8 +30,8 @@ from .data import (
     render,
     save_sentences,
     split_pairs,
-    tokenize,
 )
+from .vocab import PAD, UNK, Vocabulary, bag_of_words, encode_batch, tokenize
 from .experiment import (
     CHAPTER_CONFIG,
     CHAPTER_GRID,

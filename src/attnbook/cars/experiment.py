@@ -21,7 +21,8 @@ from torch import Tensor, nn
 from ..device import DeviceLike, as_device, model_device, to_device
 from ..masks import padding_mask
 from ..train import TrainConfig, TrainResult, evaluating, train_loop
-from .data import Sentence, Vocabulary, encode_batch, make_split, overlap_share
+from .data import Sentence, make_split, overlap_share
+from .vocab import Vocabulary, encode_batch
 from .models import build_model
 
 __all__ = [

@@ -24,7 +24,7 @@ from ..gpt import Block, GPTConfig
 from ..masks import padding_mask
 from ..positional import POSITIONS, embed_tokens, position_embedding
 from ..train import evaluating
-from .data import Vocabulary, encode_batch
+from .vocab import Vocabulary, encode_batch
 
 __all__ = [
     "masked_mean",
