@@ -245,9 +245,9 @@ def test_autocast_dtype_per_device(monkeypatch):
         autocast_dtype("auto", "mps") is None
         and autocast_dtype("fp16", "mps") == torch.float16
     )
-    monkeypatch.setattr("attnbook.train.supports_bf16", lambda dev: False)
+    monkeypatch.setattr("attnbook.device.supports_bf16", lambda dev: False)
     assert autocast_dtype("auto", "cuda") == torch.float16  # a T4: fp16 with a scaler
-    monkeypatch.setattr("attnbook.train.supports_bf16", lambda dev: True)
+    monkeypatch.setattr("attnbook.device.supports_bf16", lambda dev: True)
     assert autocast_dtype("auto", "cuda") == torch.bfloat16
     with pytest.raises(ValueError, match="amp='bf16' needs a cpu, cuda or mps device"):
         autocast_dtype("bf16", "meta")

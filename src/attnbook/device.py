@@ -4,13 +4,15 @@
 unless an argument or the environment variable ATTNBOOK_DEVICE names one. `to_device` moves a
 batch once per training step (from pinned memory, without blocking the host, on CUDA).
 `synchronize` waits for queued GPU work, so that a timer measures it. `check_float64` gives
-the clear error MPS does not: it has no float64.
+the clear error MPS does not: it has no float64. `autocast_dtype`, `autocast`, `tf32` and
+`place_model` are the training loop's mixed precision, TF32 and model placement.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import torch
 from torch import Tensor, nn
@@ -25,7 +27,14 @@ __all__ = [
     "synchronize",
     "check_float64",
     "supports_bf16",
+    "AMP_MODES",
+    "autocast_dtype",
+    "autocast",
+    "tf32",
+    "place_model",
 ]
+
+AMP_MODES = ("auto", "none", "bf16", "fp16")  # TrainConfig.amp (chapter 6)
 
 # e.g. ATTNBOOK_DEVICE=cpu forces the CPU on a GPU machine
 DEVICE_ENV = "ATTNBOOK_DEVICE"
@@ -152,3 +161,60 @@ def supports_bf16(device: DeviceLike) -> bool:
     if dev.type == "cuda":
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
     return dev.type == "cpu"
+
+
+def autocast_dtype(amp: str, device: DeviceLike) -> torch.dtype | None:
+    """The autocast dtype `TrainConfig.amp` means on `device` (None: full float32), or a
+    ValueError when the device cannot run it (chapter 6, "On a GPU")."""
+    if amp not in AMP_MODES:
+        raise ValueError(f"amp must be one of {AMP_MODES}, got {amp!r}")
+    dev = torch.device(device)
+    if amp == "none" or (amp == "auto" and dev.type != "cuda"):
+        return None
+    if amp == "auto":
+        return torch.bfloat16 if supports_bf16(dev) else torch.float16
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"amp={amp!r} needs a cpu, cuda or mps device, got {dev}")
+    if amp == "bf16":
+        if dev.type == "cuda" and not supports_bf16(dev):
+            raise ValueError(
+                f"amp='bf16': {torch.cuda.get_device_name(dev)} has no bfloat16 "
+                "(it needs an Ampere GPU or newer); use amp='fp16'"
+            )
+        return torch.bfloat16
+    if dev.type == "cpu":
+        raise ValueError(
+            "amp='fp16' is for GPUs (with a gradient scaler); on the CPU use 'bf16' or 'none'"
+        )
+    return torch.float16
+
+
+def autocast(dtype: torch.dtype | None, device: torch.device) -> AbstractContextManager:
+    """Autocast to `dtype` on `device` inside the block, or nothing for None (chapter 6)."""
+    return nullcontext() if dtype is None else torch.autocast(device.type, dtype=dtype)
+
+
+@contextmanager
+def tf32(on: bool, device: torch.device) -> Iterator[None]:
+    """TF32 matmuls and convolutions on CUDA inside the block; the previous settings after it
+    (chapter 6, "On a GPU")."""
+    if not (on and device.type == "cuda"):
+        yield
+        return
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def place_model(model: nn.Module, device: DeviceLike | None) -> torch.device:
+    """Move `model` to `device` (default: where it is) and return that device; float64
+    parameters on MPS are a clear error (chapter 6)."""
+    dev = model_device(model) if device is None else as_device(device)
+    if device is not None:
+        model.to(dev)
+    if any(p.dtype == torch.float64 for p in model.parameters()):
+        check_float64(dev, "a model with float64 parameters")
+    return dev

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
@@ -30,13 +30,16 @@ from torch import Tensor, nn
 # the text bar: widget bars would need JavaScript from a CDN in the book
 from tqdm import tqdm
 
-from .device import (
+from .device import (  # AMP_MODES and autocast_dtype: re-exported for TrainConfig.amp
+    AMP_MODES,
     DeviceLike,
     as_device,
-    check_float64,
+    autocast,
+    autocast_dtype,
     model_device,
-    supports_bf16,
+    place_model,
     synchronize,
+    tf32,
     to_device,
 )
 from .ngram import unigram_loss  # re-exported: chapter 6 reads the baseline from here
@@ -56,7 +59,6 @@ __all__ = [
     "autocast_dtype",
 ]
 
-AMP_MODES = ("auto", "none", "bf16", "fp16")  # TrainConfig.amp
 _PERFORMANCE_FIELDS = ("amp", "tf32", "fused_adamw", "compile", "step_times")
 
 
@@ -207,63 +209,6 @@ def _optimizer(
     return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=cfg.betas)
 
 
-def autocast_dtype(amp: str, device: DeviceLike) -> torch.dtype | None:
-    """The autocast dtype `TrainConfig.amp` means on `device` (None: full float32), or a
-    ValueError when the device cannot run it (chapter 6, "On a GPU")."""
-    if amp not in AMP_MODES:
-        raise ValueError(f"amp must be one of {AMP_MODES}, got {amp!r}")
-    dev = torch.device(device)
-    if amp == "none" or (amp == "auto" and dev.type != "cuda"):
-        return None
-    if amp == "auto":
-        return torch.bfloat16 if supports_bf16(dev) else torch.float16
-    if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"amp={amp!r} needs a cpu, cuda or mps device, got {dev}")
-    if amp == "bf16":
-        if dev.type == "cuda" and not supports_bf16(dev):
-            raise ValueError(
-                f"amp='bf16': {torch.cuda.get_device_name(dev)} has no bfloat16 "
-                "(it needs an Ampere GPU or newer); use amp='fp16'"
-            )
-        return torch.bfloat16
-    if dev.type == "cpu":
-        raise ValueError(
-            "amp='fp16' is for GPUs (with a gradient scaler); on the CPU use 'bf16' or 'none'"
-        )
-    return torch.float16
-
-
-def _autocast(
-    dtype: torch.dtype | None, device: torch.device
-) -> AbstractContextManager:
-    return nullcontext() if dtype is None else torch.autocast(device.type, dtype=dtype)
-
-
-@contextmanager
-def _tf32(on: bool, device: torch.device) -> Iterator[None]:
-    """TF32 matmuls and convolutions on CUDA inside the block; the previous settings after it."""
-    if not (on and device.type == "cuda"):
-        yield
-        return
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-
-
-def _place(model: nn.Module, device: DeviceLike | None) -> torch.device:
-    """Move `model` to `device` (default: where it is) and return that device; float64
-    parameters on MPS are a clear error."""
-    dev = model_device(model) if device is None else as_device(device)
-    if device is not None:
-        model.to(dev)
-    if any(p.dtype == torch.float64 for p in model.parameters()):
-        check_float64(dev, "a model with float64 parameters")
-    return dev
-
-
 Batch = tuple[Tensor, ...]
 
 
@@ -291,7 +236,7 @@ def train_loop(
         def loss_fn(m: nn.Module, batch: Batch) -> Tensor:
             return m(*batch)[1]
 
-    dev = _place(model, device)
+    dev = place_model(model, device)
     amp_dtype = autocast_dtype(cfg.amp, dev)
     scaler = torch.amp.GradScaler(dev.type) if amp_dtype == torch.float16 else None
     step_model = cast(nn.Module, torch.compile(model)) if cfg.compile else model
@@ -319,14 +264,14 @@ def train_loop(
         result.history.append(row)
         segment_start = time.perf_counter()
 
-    with _tf32(cfg.tf32, dev):
+    with tf32(cfg.tf32, dev):
         record(0)
         for it in bar:
             step_start = time.perf_counter() if cfg.step_times else 0.0
             for group in opt.param_groups:
                 group["lr"] = lr_at(it, cfg)
             batch = to_device(next_batch(batch_gen), dev)
-            with _autocast(amp_dtype, dev):
+            with autocast(amp_dtype, dev):
                 loss = loss_fn(step_model, batch)
             opt.zero_grad(set_to_none=True)
             if scaler is None:
@@ -374,7 +319,7 @@ def estimate_loss(
     """Mean cross-entropy (nats per token) over `iters` random batches, computed on `device`
     (default: the model's) under the autocast of `amp`; the host waits for the GPU once."""
     dev = model_device(model) if device is None else as_device(device)
-    ctx = _autocast(autocast_dtype(amp, dev), dev)
+    ctx = autocast(autocast_dtype(amp, dev), dev)
     losses = []
     with evaluating(model), ctx:
         for _ in range(iters):
@@ -401,7 +346,7 @@ def train(
     device: where to train (default: where the model is). The token ids are copied there
     once, so each batch is gathered on the device itself."""
     block_size = int(cast(Any, model).config.block_size)  # a GPT's context length
-    dev = _place(model, device)
+    dev = place_model(model, device)
     train_data, val_data = to_device((train_data, val_data), dev)
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
 
