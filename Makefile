@@ -65,9 +65,12 @@ book-strict: $(STAMP) mathjax
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	$(MAKE) --no-print-directory book BOOKFLAGS="-W -n --keep-going"
 
-# ruff (rules in pyproject.toml) on the whole repository, mypy on src/.
+# ruff (rules in pyproject.toml) on the whole repository, ruff's formatter (88 columns) on
+# the library code, tools, tests and benchmarks, mypy on src/.
+FORMATTED := src/attnbook tools tests benchmarks conftest.py
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check $(FORMATTED)
 	$(VENV)/bin/mypy
 
 unit: unit-package unit-setup-cell

@@ -21,6 +21,7 @@ A claim's margin is in its own units (nats, seconds, a ratio, a count), positive
 claim holds: for `a < b` it is b - a. Not a test: the numbers depend on the machine and its
 load (timing claims most), so run it on an otherwise idle machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = {1: "book/01_attention.ipynb", 6: "book/06_tiny_gpt.ipynb",
-             7: "book/07_car_classifier.ipynb", 8: "book/08_modern_attention.ipynb"}
+NOTEBOOKS = {
+    1: "book/01_attention.ipynb",
+    6: "book/06_tiny_gpt.ipynb",
+    7: "book/07_car_classifier.ipynb",
+    8: "book/08_modern_attention.ipynb",
+}
 
 
 def portable_env() -> dict[str, str]:
@@ -59,105 +64,250 @@ class Claim:
 
 CLAIMS: dict[int, list[Claim]] = {
     1: [
-        Claim("dropout: the mean of 4000 draws is the weights (atol 0.05)",
-              "mean_of_many = torch.stack(",
-              "0.05 - (mean_of_many - w_layer).abs().max().item()"),
-        Claim("random layer: no weight reaches 0.5", "assert w_sentence.max() < 0.5",
-              "0.5 - w_sentence.max().item()"),
-        Claim("random layer: row entropy above 0.9", "assert w_sentence.max() < 0.5",
-              "spread - 0.9"),
-        Claim("favourite key of 'it': at least 4 different ones", "favourites = {}",
-              "len(favourites) - 3"),
-        Claim("favourite key of 'it': none wins more than 10 of 20", "favourites = {}",
-              "11 - max(favourites.values())"),
-        Claim("query variance in (0.2, 0.5)", "q_s = layer.W_q(embeddings)",
-              "min(q_s.var().item() - 0.2, 0.5 - q_s.var().item())"),
-        Claim("scaled scores: std below 0.6", "q_s = layer.W_q(embeddings)",
-              "0.6 - scaled_scores.std().item()"),
-        Claim("lookup head untrained: accuracy below 0.4", "losses = train_lookup_head(",
-              "0.4 - before['accuracy']"),
-        Claim("lookup head untrained: weight on the mark below 0.25", "losses = train_lookup_head(",
-              "0.25 - before['weight_on_marked']"),
-        Claim("lookup head trained: accuracy above 0.95", "losses = train_lookup_head(",
-              "after['accuracy'] - 0.95"),
-        Claim("lookup head trained: weight on the mark above 0.7", "losses = train_lookup_head(",
-              "after['weight_on_marked'] - 0.7"),
+        Claim(
+            "dropout: the mean of 4000 draws is the weights (atol 0.05)",
+            "mean_of_many = torch.stack(",
+            "0.05 - (mean_of_many - w_layer).abs().max().item()",
+        ),
+        Claim(
+            "random layer: no weight reaches 0.5",
+            "assert w_sentence.max() < 0.5",
+            "0.5 - w_sentence.max().item()",
+        ),
+        Claim(
+            "random layer: row entropy above 0.9",
+            "assert w_sentence.max() < 0.5",
+            "spread - 0.9",
+        ),
+        Claim(
+            "favourite key of 'it': at least 4 different ones",
+            "favourites = {}",
+            "len(favourites) - 3",
+        ),
+        Claim(
+            "favourite key of 'it': none wins more than 10 of 20",
+            "favourites = {}",
+            "11 - max(favourites.values())",
+        ),
+        Claim(
+            "query variance in (0.2, 0.5)",
+            "q_s = layer.W_q(embeddings)",
+            "min(q_s.var().item() - 0.2, 0.5 - q_s.var().item())",
+        ),
+        Claim(
+            "scaled scores: std below 0.6",
+            "q_s = layer.W_q(embeddings)",
+            "0.6 - scaled_scores.std().item()",
+        ),
+        Claim(
+            "lookup head untrained: accuracy below 0.4",
+            "losses = train_lookup_head(",
+            "0.4 - before['accuracy']",
+        ),
+        Claim(
+            "lookup head untrained: weight on the mark below 0.25",
+            "losses = train_lookup_head(",
+            "0.25 - before['weight_on_marked']",
+        ),
+        Claim(
+            "lookup head trained: accuracy above 0.95",
+            "losses = train_lookup_head(",
+            "after['accuracy'] - 0.95",
+        ),
+        Claim(
+            "lookup head trained: weight on the mark above 0.7",
+            "losses = train_lookup_head(",
+            "after['weight_on_marked'] - 0.7",
+        ),
     ],
     6: [
-        Claim("untrained loss within 0.5 of ln V", "nll[repeat].mean()",
-              "0.5 - abs(loss.item() - math.log(V))"),
-        Claim("untrained: repeats cost 0.5 nats less", "nll[repeat].mean()",
-              "nll[~repeat].mean().item() - 0.5 - nll[repeat].mean().item()"),
-        Claim("untrained: elsewhere within 0.1 of ln V", "nll[repeat].mean()",
-              "0.1 - abs(nll[~repeat].mean().item() - math.log(V))"),
-        Claim("trained: below 0.62 x unigram", "nll_val = loss_by_position(",
-              "0.62 * baseline - final"),
-        Claim("trained: 0.03 below the trigram", "nll_val = loss_by_position(",
-              "ladder[2] - 0.03 - final"),
-        Claim("trained: above the 4-gram", "nll_val = loss_by_position(", "final - ladder[3]"),
-        Claim("trained: within 0.3 of the 4-gram", "nll_val = loss_by_position(",
-              "ladder[3] + 0.3 - final"),
-        Claim("train loss falls by 2 nats", "nll_val = loss_by_position(",
-              "result.history[0]['train_loss'] - 2.0 - result.history[-1]['train_loss']"),
+        Claim(
+            "untrained loss within 0.5 of ln V",
+            "nll[repeat].mean()",
+            "0.5 - abs(loss.item() - math.log(V))",
+        ),
+        Claim(
+            "untrained: repeats cost 0.5 nats less",
+            "nll[repeat].mean()",
+            "nll[~repeat].mean().item() - 0.5 - nll[repeat].mean().item()",
+        ),
+        Claim(
+            "untrained: elsewhere within 0.1 of ln V",
+            "nll[repeat].mean()",
+            "0.1 - abs(nll[~repeat].mean().item() - math.log(V))",
+        ),
+        Claim(
+            "trained: below 0.62 x unigram",
+            "nll_val = loss_by_position(",
+            "0.62 * baseline - final",
+        ),
+        Claim(
+            "trained: 0.03 below the trigram",
+            "nll_val = loss_by_position(",
+            "ladder[2] - 0.03 - final",
+        ),
+        Claim(
+            "trained: above the 4-gram",
+            "nll_val = loss_by_position(",
+            "final - ladder[3]",
+        ),
+        Claim(
+            "trained: within 0.3 of the 4-gram",
+            "nll_val = loss_by_position(",
+            "ladder[3] + 0.3 - final",
+        ),
+        Claim(
+            "train loss falls by 2 nats",
+            "nll_val = loss_by_position(",
+            "result.history[0]['train_loss'] - 2.0 - result.history[-1]['train_loss']",
+        ),
         Claim("context 1 > 2", "by_span = {", "by_span['1 character'] - by_span['2']"),
         Claim("context 2 > 3", "by_span = {", "by_span['2'] - by_span['3']"),
-        Claim("context 3 > 4 to 16", "by_span = {", "by_span['3'] - by_span['4 to 16']"),
-        Claim("1 character: bigram table better", "by_span = {",
-              "by_span['1 character'] - ladder[1]"),
-        Claim("3 characters: 4-gram table better", "by_span = {", "by_span['3'] - ladder[3]"),
-        Claim("17 to 64 within 0.06 of 4 to 16", "by_span = {",
-              "0.06 - abs(by_span['17 to 64'] - by_span['4 to 16'])"),
-        Claim("trained sample: at least 3 marks of a play", "after, before = play_features(",
-              "sum(after.values()) - 2.5"),
-        Claim("untrained sample: no mark of a play", "after, before = play_features(",
-              "0.5 - sum(before.values())"),
-        Claim("top-k draws: frequencies within 0.015", "draws = sample_next_token(\n    z.expand(n_draws, V),\n    temperature",
-              "0.015 - (observed - expected).abs().max().item()"),
-        Claim("nucleus: sure context keeps fewer", "def nucleus(probs, p):",
-              "sizes['ROMEO:\\nI will '] - sizes['ROMEO:\\nWherefor']"),
-        Claim("top-p draws: frequencies within 0.015", "def nucleus(probs, p):",
-              "0.015 - (observed - expected).abs().max().item()"),
-        Claim("tau 0.5 and top-k 3 score 0.5 above tau 1.5", "scores = {label: mean_log",
-              "min(scores['tau = 0.5'], scores['tau = 1.0, top-k = 3']) - scores['tau = 1.5'] - 0.5"),
-        Claim("top-p 0.9 scores 0.5 above tau 1.5", "scores = {label: mean_log",
-              "scores['tau = 1.0, top-p = 0.9'] - scores['tau = 1.5'] - 0.5"),
-        Claim("KV cache: 511 tokens 1.5x faster", "speedup = timings[False][-1]", "speedup - 1.5"),
-        Claim("KV cache: time grows more slowly (ratio of growths - 1)", "speedup = timings[False][-1]",
-              "(timings[False][-1] / timings[False][0]) / (timings[True][-1] / timings[True][0]) - 1"),
-        Claim("layer 2 reads 2x further back than layer 1 (means)", "look_back, previous = [], []",
-              "look_back[1].mean().item() - 2 * look_back[0].mean().item()"),
-        Claim("layer 1's most local head: look-back below half of uniform", "for layer in range(2):",
-              "0.5 * lb_uniform - look_back[0].min().item()"),
-        Claim("layer 1: a head gives the previous character 2x uniform", "for layer in range(2):",
-              "previous[0].max().item() - 2 * prev_uniform"),
-        Claim("layer 2 look-back within 30 % of uniform", "for layer in range(2):",
-              "0.3 * lb_uniform - (look_back[1] - lb_uniform).abs().max().item()"),
-        Claim("layer 2 previous-character weight below 2x uniform", "for layer in range(2):",
-              "2 * prev_uniform - previous[1].max().item()"),
-        Claim("snippet: layer 2 head reaches 1.5x further", "snippet_maps = model.attention_maps(",
-              "reach[1] - 1.5 * reach[0]"),
+        Claim(
+            "context 3 > 4 to 16", "by_span = {", "by_span['3'] - by_span['4 to 16']"
+        ),
+        Claim(
+            "1 character: bigram table better",
+            "by_span = {",
+            "by_span['1 character'] - ladder[1]",
+        ),
+        Claim(
+            "3 characters: 4-gram table better",
+            "by_span = {",
+            "by_span['3'] - ladder[3]",
+        ),
+        Claim(
+            "17 to 64 within 0.06 of 4 to 16",
+            "by_span = {",
+            "0.06 - abs(by_span['17 to 64'] - by_span['4 to 16'])",
+        ),
+        Claim(
+            "trained sample: at least 3 marks of a play",
+            "after, before = play_features(",
+            "sum(after.values()) - 2.5",
+        ),
+        Claim(
+            "untrained sample: no mark of a play",
+            "after, before = play_features(",
+            "0.5 - sum(before.values())",
+        ),
+        Claim(
+            "top-k draws: frequencies within 0.015",
+            "draws = sample_next_token(\n    z.expand(n_draws, V),\n    temperature",
+            "0.015 - (observed - expected).abs().max().item()",
+        ),
+        Claim(
+            "nucleus: sure context keeps fewer",
+            "def nucleus(probs, p):",
+            "sizes['ROMEO:\\nI will '] - sizes['ROMEO:\\nWherefor']",
+        ),
+        Claim(
+            "top-p draws: frequencies within 0.015",
+            "def nucleus(probs, p):",
+            "0.015 - (observed - expected).abs().max().item()",
+        ),
+        Claim(
+            "tau 0.5 and top-k 3 score 0.5 above tau 1.5",
+            "scores = {label: mean_log",
+            "min(scores['tau = 0.5'], scores['tau = 1.0, top-k = 3']) - scores['tau = 1.5'] - 0.5",
+        ),
+        Claim(
+            "top-p 0.9 scores 0.5 above tau 1.5",
+            "scores = {label: mean_log",
+            "scores['tau = 1.0, top-p = 0.9'] - scores['tau = 1.5'] - 0.5",
+        ),
+        Claim(
+            "KV cache: 511 tokens 1.5x faster",
+            "speedup = timings[False][-1]",
+            "speedup - 1.5",
+        ),
+        Claim(
+            "KV cache: time grows more slowly (ratio of growths - 1)",
+            "speedup = timings[False][-1]",
+            "(timings[False][-1] / timings[False][0]) / (timings[True][-1] / timings[True][0]) - 1",
+        ),
+        Claim(
+            "layer 2 reads 2x further back than layer 1 (means)",
+            "look_back, previous = [], []",
+            "look_back[1].mean().item() - 2 * look_back[0].mean().item()",
+        ),
+        Claim(
+            "layer 1's most local head: look-back below half of uniform",
+            "for layer in range(2):",
+            "0.5 * lb_uniform - look_back[0].min().item()",
+        ),
+        Claim(
+            "layer 1: a head gives the previous character 2x uniform",
+            "for layer in range(2):",
+            "previous[0].max().item() - 2 * prev_uniform",
+        ),
+        Claim(
+            "layer 2 look-back within 30 % of uniform",
+            "for layer in range(2):",
+            "0.3 * lb_uniform - (look_back[1] - lb_uniform).abs().max().item()",
+        ),
+        Claim(
+            "layer 2 previous-character weight below 2x uniform",
+            "for layer in range(2):",
+            "2 * prev_uniform - previous[1].max().item()",
+        ),
+        Claim(
+            "snippet: layer 2 head reaches 1.5x further",
+            "snippet_maps = model.attention_maps(",
+            "reach[1] - 1.5 * reach[0]",
+        ),
     ],
     7: [
-        Claim("no positions: twins' logits equal (1e-4)", "gaps, shuffle_gaps = {}, {}",
-              "1e-4 - gaps['attention without positions'].max().item()"),
-        Claim("RoPE: twins differ on most test pairs", "gaps, shuffle_gaps = {}, {}",
-              "(gaps['attention + RoPE'] > 0.1).float().mean().item() - 0.5"),
-        Claim("live runs inside the stored seeds' range +- 0.1", "for kind, run in trained.items():\n    stored",
-              "min(min(run.test_accuracy - min(s) + 0.1, max(s) + 0.1 - run.test_accuracy) for run, s in "
-              "[(r, [short_runs[k, 'random pairs', x].test_accuracy for x in SEEDS]) "
-              "for k, r in trained.items()])"),
+        Claim(
+            "no positions: twins' logits equal (1e-4)",
+            "gaps, shuffle_gaps = {}, {}",
+            "1e-4 - gaps['attention without positions'].max().item()",
+        ),
+        Claim(
+            "RoPE: twins differ on most test pairs",
+            "gaps, shuffle_gaps = {}, {}",
+            "(gaps['attention + RoPE'] > 0.1).float().mean().item() - 0.5",
+        ),
+        Claim(
+            "live runs inside the stored seeds' range +- 0.1",
+            "for kind, run in trained.items():\n    stored",
+            "min(min(run.test_accuracy - min(s) + 0.1, max(s) + 0.1 - run.test_accuracy) for run, s in "
+            "[(r, [short_runs[k, 'random pairs', x].test_accuracy for x in SEEDS]) "
+            "for k, r in trained.items()])",
+        ),
     ],
     8: [
-        Claim("GQA: all three below 3.0 nats", "gqa_rows = {}", "3.0 - max(gqa_rows.values())"),
+        Claim(
+            "GQA: all three below 3.0 nats",
+            "gqa_rows = {}",
+            "3.0 - max(gqa_rows.values())",
+        ),
         Claim("GQA: spread below 0.3", "gqa_rows = {}", "0.3 - spread"),
-        Claim("sliding window: full 2x slower at 4096", "slope_window = loglog_slope(",
-              "full_times[-1] / sliding_times[-1] - 2"),
-        Claim("sliding window: smaller slope", "slope_window = loglog_slope(", "slope_full - slope_window"),
-        Claim("ALiBi rises less than 0.1", "table = {name: [val_loss(m, n)", "0.1 - rise['alibi']"),
-        Claim("others rise 0.02 more than ALiBi", "table = {name: [val_loss(m, n)",
-              "min(rise[k] for k in ('learned', 'sinusoidal', 'rope')) - rise['alibi'] - 0.02"),
-        Claim("blockwise peak below 1/8 of naive", "naive_out, naive_peak = peak_tensor_bytes(",
-              "naive_peak / 8 - block_peak"),
+        Claim(
+            "sliding window: full 2x slower at 4096",
+            "slope_window = loglog_slope(",
+            "full_times[-1] / sliding_times[-1] - 2",
+        ),
+        Claim(
+            "sliding window: smaller slope",
+            "slope_window = loglog_slope(",
+            "slope_full - slope_window",
+        ),
+        Claim(
+            "ALiBi rises less than 0.1",
+            "table = {name: [val_loss(m, n)",
+            "0.1 - rise['alibi']",
+        ),
+        Claim(
+            "others rise 0.02 more than ALiBi",
+            "table = {name: [val_loss(m, n)",
+            "min(rise[k] for k in ('learned', 'sinusoidal', 'rope')) - rise['alibi'] - 0.02",
+        ),
+        Claim(
+            "blockwise peak below 1/8 of naive",
+            "naive_out, naive_peak = peak_tensor_bytes(",
+            "naive_peak / 8 - block_peak",
+        ),
     ],
 }
 
@@ -170,9 +320,14 @@ class _RecordAsserts(ast.NodeTransformer):
         self.cell = cell
 
     def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        call = ast.Call(ast.Name("__failed", ast.Load()),
-                        [ast.Constant(self.cell), ast.Constant(node.lineno)], [])
-        return ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), node.test), [ast.Expr(call)], []), node)
+        call = ast.Call(
+            ast.Name("__failed", ast.Load()),
+            [ast.Constant(self.cell), ast.Constant(node.lineno)],
+            [],
+        )
+        return ast.copy_location(
+            ast.If(ast.UnaryOp(ast.Not(), node.test), [ast.Expr(call)], []), node
+        )
 
 
 def run_chapter(chapter: int, offset: int) -> dict:
@@ -200,8 +355,10 @@ def run_chapter(chapter: int, offset: int) -> dict:
 
     nb = json.loads((ROOT / NOTEBOOKS[chapter]).read_text(encoding="utf-8"))
     failed: list[str] = []
-    ns: dict = {"__name__": "__main__",
-                "__failed": lambda cell, line: failed.append(f"cell {cell}, line {line}")}
+    ns: dict = {
+        "__name__": "__main__",
+        "__failed": lambda cell, line: failed.append(f"cell {cell}, line {line}"),
+    }
     margins: dict[str, float | str] = {}
     pending = list(CLAIMS[chapter])
     os.chdir(ROOT / "book")
@@ -226,8 +383,13 @@ def run_chapter(chapter: int, offset: int) -> dict:
 def _launch(chapter: int, seed: int, config: str) -> tuple[int, int, str, dict, float]:
     env = dict(os.environ, **(portable_env() if config == "portable" else {}))
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--worker", f"{chapter}:{seed}"], env=env,
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", f"{chapter}:{seed}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     seconds = time.perf_counter() - start
     lines = done.stdout.strip().splitlines()
     if done.returncode or not lines or not lines[-1].startswith("{"):
@@ -236,13 +398,23 @@ def _launch(chapter: int, seed: int, config: str) -> tuple[int, int, str, dict, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--chapters", default="1,6,7,8")
-    parser.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seed shifts")
+    parser.add_argument(
+        "--seeds", default="0,1,2,3,4", help="comma-separated seed shifts"
+    )
     parser.add_argument("--configs", default="native,portable")
-    parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                        help="chapter runs at a time")
-    parser.add_argument("--json", default=None, help="also write every run's margins here")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=max(1, (os.cpu_count() or 2) // 2),
+        help="chapter runs at a time",
+    )
+    parser.add_argument(
+        "--json", default=None, help="also write every run's margins here"
+    )
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -255,14 +427,34 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     configs = args.configs.split(",")
     jobs = [(c, s, k) for c in chapters for k in configs for s in seeds]
-    print(f"{len(jobs)} chapter runs: chapters {chapters}, seeds {seeds}, configurations {configs}, "
-          f"{args.workers} at a time", flush=True)
+    print(
+        f"{len(jobs)} chapter runs: chapters {chapters}, seeds {seeds}, configurations {configs}, "
+        f"{args.workers} at a time",
+        flush=True,
+    )
     runs = []
     with ThreadPoolExecutor(args.workers) as pool:
-        for chapter, seed, config, result, seconds in pool.map(lambda j: _launch(*j), jobs):
-            runs.append({"chapter": chapter, "seed": seed, "config": config, "seconds": seconds, **result})
-            status = "CRASHED" if "crash" in result else f"{len(result['failed_asserts'])} failed asserts"
-            print(f"  chapter {chapter} seed {seed} {config}: {seconds:.0f} s, {status}", flush=True)
+        for chapter, seed, config, result, seconds in pool.map(
+            lambda j: _launch(*j), jobs
+        ):
+            runs.append(
+                {
+                    "chapter": chapter,
+                    "seed": seed,
+                    "config": config,
+                    "seconds": seconds,
+                    **result,
+                }
+            )
+            status = (
+                "CRASHED"
+                if "crash" in result
+                else f"{len(result['failed_asserts'])} failed asserts"
+            )
+            print(
+                f"  chapter {chapter} seed {seed} {config}: {seconds:.0f} s, {status}",
+                flush=True,
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=1) + "\n")
 
@@ -271,13 +463,18 @@ def main() -> None:
     worst_overall = 0.0
     for chapter in chapters:
         for claim in CLAIMS[chapter]:
-            values = [(r["margins"][claim.name], r["seed"], r["config"]) for r in runs
-                      if r["chapter"] == chapter and claim.name in r.get("margins", {})]
+            values = [
+                (r["margins"][claim.name], r["seed"], r["config"])
+                for r in runs
+                if r["chapter"] == chapter and claim.name in r.get("margins", {})
+            ]
             numbers = [v for v in values if isinstance(v[0], float)]
             errors = [v for v in values if not isinstance(v[0], float)]
             if errors:
-                print(f"| {claim.name} | {chapter} | {errors[0][0]} | seed {errors[0][1]} {errors[0][2]} | "
-                      f"{len(values)} |")
+                print(
+                    f"| {claim.name} | {chapter} | {errors[0][0]} | seed {errors[0][1]} {errors[0][2]} | "
+                    f"{len(values)} |"
+                )
                 worst_overall = min(worst_overall, -1.0)
                 continue
             if not numbers:
@@ -286,13 +483,19 @@ def main() -> None:
             margin, seed, config = min(numbers)
             worst_overall = min(worst_overall, margin)
             flag = "" if margin > 0 else " FAILS"
-            print(f"| {claim.name} | {chapter} | {margin:.4g}{flag} | seed {seed} {config} | {len(numbers)} |")
+            print(
+                f"| {claim.name} | {chapter} | {margin:.4g}{flag} | seed {seed} {config} | {len(numbers)} |"
+            )
     for r in runs:
         if "crash" in r:
-            print(f"\nchapter {r['chapter']} seed {r['seed']} {r['config']} crashed:\n{r['crash']}")
+            print(
+                f"\nchapter {r['chapter']} seed {r['seed']} {r['config']} crashed:\n{r['crash']}"
+            )
         elif r["failed_asserts"]:
-            print(f"\nchapter {r['chapter']} seed {r['seed']} {r['config']}: failed asserts at "
-                  + "; ".join(r["failed_asserts"]))
+            print(
+                f"\nchapter {r['chapter']} seed {r['seed']} {r['config']}: failed asserts at "
+                + "; ".join(r["failed_asserts"])
+            )
     if worst_overall <= 0:
         sys.exit(1)
 

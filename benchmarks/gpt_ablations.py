@@ -16,6 +16,7 @@ from its window only), next to the n-gram yardsticks of `attnbook.ngram` on the 
 Training and each CPU's rounding move the numbers by a few hundredths: compare variants
 across seeds, not single runs. Not a test: run it on an otherwise idle machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,13 @@ BLOCK = 64
 
 def post_ln_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
     """The original transformer's order: add, then normalise (no final LayerNorm needed)."""
-    a, w = self.attn(x, mask=key_mask, is_causal=self.causal, need_weights=need_weights,
-                     kv_cache=kv_cache)
+    a, w = self.attn(
+        x,
+        mask=key_mask,
+        is_causal=self.causal,
+        need_weights=need_weights,
+        kv_cache=kv_cache,
+    )
     x = self.ln_1(x + self.dropout(a))
     x = self.ln_2(x + self.mlp(x))
     return x, w
@@ -50,8 +56,13 @@ def post_ln_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
 
 def no_residual_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
     """Pre-LN block whose two steps replace the stream instead of adding to it."""
-    a, w = self.attn(self.ln_1(x), mask=key_mask, is_causal=self.causal,
-                     need_weights=need_weights, kv_cache=kv_cache)
+    a, w = self.attn(
+        self.ln_1(x),
+        mask=key_mask,
+        is_causal=self.causal,
+        need_weights=need_weights,
+        kv_cache=kv_cache,
+    )
     x = self.dropout(a)
     x = self.mlp(self.ln_2(x))
     return x, w
@@ -60,8 +71,16 @@ def no_residual_forward(self, x, kv_cache=None, need_weights=False, key_mask=Non
 def build(variant: str, vocab: int) -> GPT:
     layers = 4 if variant.startswith("4-layers") else 2
     dropout = 0.2 if variant == "dropout-0.2" else 0.0
-    model = GPT(GPTConfig(vocab_size=vocab, block_size=BLOCK, n_layer=layers, n_head=4,
-                          n_embd=128, dropout=dropout))
+    model = GPT(
+        GPTConfig(
+            vocab_size=vocab,
+            block_size=BLOCK,
+            n_layer=layers,
+            n_head=4,
+            n_embd=128,
+            dropout=dropout,
+        )
+    )
     if variant.startswith("post-ln"):
         for block in model.blocks:
             block.forward = types.MethodType(post_ln_forward, block)
@@ -101,10 +120,16 @@ def full_val_loss(model: GPT, val: Tensor) -> tuple[float, float, list[float]]:
     losses = []
     for s in range(0, n, 256):
         logits, _ = model(x[s : s + 256])
-        losses.append(nn.functional.cross_entropy(logits.transpose(1, 2), y[s : s + 256],
-                                                  reduction="none"))  # (b, T)
+        losses.append(
+            nn.functional.cross_entropy(
+                logits.transpose(1, 2), y[s : s + 256], reduction="none"
+            )
+        )  # (b, T)
     per_pos = torch.cat(losses)  # (n, T)
-    spans = [per_pos[:, a:b].mean().item() for a, b in ((0, 1), (1, 2), (2, 3), (3, 16), (16, 64))]
+    spans = [
+        per_pos[:, a:b].mean().item()
+        for a, b in ((0, 1), (1, 2), (2, 3), (3, 16), (16, 64))
+    ]
     return per_pos.mean().item(), per_pos[:, 16:].mean().item(), spans
 
 
@@ -129,62 +154,107 @@ def run(variant: str, seed: int, corpus_name: str, threads: int) -> dict:
         name = variant
     torch.manual_seed(seed)
     model = build(name, vocab)
-    cfg = TrainConfig(max_iters=steps, batch_size=12, learning_rate=3e-3, min_lr=3e-4,
-                      warmup_iters=warmup, eval_interval=10**9, eval_iters=1, seed=seed)
+    cfg = TrainConfig(
+        max_iters=steps,
+        batch_size=12,
+        learning_rate=3e-3,
+        min_lr=3e-4,
+        warmup_iters=warmup,
+        eval_interval=10**9,
+        eval_iters=1,
+        seed=seed,
+    )
     start = time.perf_counter()
     result = train(model, train_data, val_data, cfg)
     wall = time.perf_counter() - start
     all_pos, late, spans = full_val_loss(model, val_data)
-    return {"variant": variant, "seed": seed, "steps": steps, "train_seconds": result.train_seconds,
-            "wall_seconds": wall, "val": all_pos, "val_17_plus": late,
-            "val_by_context": dict(zip(["1", "2", "3", "4-16", "17-64"], spans))}
+    return {
+        "variant": variant,
+        "seed": seed,
+        "steps": steps,
+        "train_seconds": result.train_seconds,
+        "wall_seconds": wall,
+        "val": all_pos,
+        "val_17_plus": late,
+        "val_by_context": dict(zip(["1", "2", "3", "4-16", "17-64"], spans)),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(VARIANTS), help="comma-separated variants")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only", default=",".join(VARIANTS), help="comma-separated variants"
+    )
     parser.add_argument("--seeds", default="0,1", help="comma-separated seeds")
-    parser.add_argument("--long", type=int, default=0, help="also train the base model this long")
-    parser.add_argument("--long-first", action="store_true", help="run the long training first")
+    parser.add_argument(
+        "--long", type=int, default=0, help="also train the base model this long"
+    )
+    parser.add_argument(
+        "--long-first", action="store_true", help="run the long training first"
+    )
     parser.add_argument("--long-seeds", default="0", help="seeds of the long training")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default; "
-                        "1 with --workers)")
-    parser.add_argument("--workers", type=int, default=1, help="runs in parallel processes")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads (0: torch's default; 1 with --workers)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="runs in parallel processes"
+    )
     parser.add_argument("--corpus", default="shakespeare", choices=CORPORA)
     parser.add_argument("--save", default=None, help="write the runs as a JSON record")
     args = parser.parse_args()
     threads = args.threads or (1 if args.workers > 1 else 0)
     if threads:
         torch.set_num_threads(threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads per run, "
-          f"{args.workers} worker(s), corpus {args.corpus}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads per run, "
+        f"{args.workers} worker(s), corpus {args.corpus}"
+    )
 
     vocab, train_data, val_data = corpus(args.corpus)
     ladder = ngram_losses(train_data, val_data, vocab, max_n=5)
-    print("n-gram yardsticks (nats/char, whole validation text): "
-          + ", ".join(f"{n + 1}-gram {loss:.3f}" for n, loss in enumerate(ladder)))
+    print(
+        "n-gram yardsticks (nats/char, whole validation text): "
+        + ", ".join(f"{n + 1}-gram {loss:.3f}" for n, loss in enumerate(ladder))
+    )
 
     seeds = [int(s) for s in args.seeds.split(",")]
     runs = [(v, s) for v in args.only.split(",") for s in seeds]
     if args.long:
         long_runs = [(f"base-{args.long}", int(s)) for s in args.long_seeds.split(",")]
         runs = long_runs + runs if args.long_first else runs + long_runs
-    print(f"{'variant':18s} {'seed':>4} {'steps':>5} {'train s':>8} {'val (all)':>9} "
-          f"{'val (16+)':>9} {'ppl':>6}")
+    print(
+        f"{'variant':18s} {'seed':>4} {'steps':>5} {'train s':>8} {'val (all)':>9} "
+        f"{'val (16+)':>9} {'ppl':>6}"
+    )
     results = []
-    with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        args.workers, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         futures = [pool.submit(run, v, s, args.corpus, threads) for v, s in runs]
         for future in futures:
             r = future.result()
             results.append(r)
-            print(f"{r['variant']:18s} {r['seed']:4d} {r['steps']:5d} {r['train_seconds']:8.1f} "
-                  f"{r['val']:9.3f} {r['val_17_plus']:9.3f} {math.exp(r['val']):6.2f}   "
-                  f"({r['wall_seconds']:.0f} s wall; by context 1/2/3/4-16/17-64: "
-                  f"{' '.join(f'{x:.3f}' for x in r['val_by_context'].values())})", flush=True)
+            print(
+                f"{r['variant']:18s} {r['seed']:4d} {r['steps']:5d} {r['train_seconds']:8.1f} "
+                f"{r['val']:9.3f} {r['val_17_plus']:9.3f} {math.exp(r['val']):6.2f}   "
+                f"({r['wall_seconds']:.0f} s wall; by context 1/2/3/4-16/17-64: "
+                f"{' '.join(f'{x:.3f}' for x in r['val_by_context'].values())})",
+                flush=True,
+            )
     if args.save:
-        write_benchmark_record(args.save, "python " + " ".join(sys.argv), seeds, results,
-                               corpus=args.corpus, ngram_losses=ladder)
+        write_benchmark_record(
+            args.save,
+            "python " + " ".join(sys.argv),
+            seeds,
+            results,
+            corpus=args.corpus,
+            ngram_losses=ladder,
+        )
         print(f"record written to {args.save}")
 
 

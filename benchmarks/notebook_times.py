@@ -7,6 +7,7 @@ about a minute per chapter on a 2-core laptop CPU).
 Each notebook runs top to bottom in a fresh kernel (nothing is written back). Not a test:
 run it on an otherwise idle machine and put the numbers in the issue note.
 """
+
 from __future__ import annotations
 
 import sys
@@ -22,18 +23,28 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     return time.perf_counter() - start
 
 
 def main() -> None:
-    paths = [Path(p) for p in sys.argv[1:]] or (sorted(ROOT.glob("book/*.ipynb"))
-                                                + sorted(ROOT.glob("exercises/masters/*.ipynb")))
+    paths = [Path(p) for p in sys.argv[1:]] or (
+        sorted(ROOT.glob("book/*.ipynb"))
+        + sorted(ROOT.glob("exercises/masters/*.ipynb"))
+    )
     total = 0.0
     for path in paths:
         seconds = run(path)
         total += seconds
-        print(f"{path.relative_to(ROOT) if path.is_absolute() else path}: {seconds:6.1f} s", flush=True)
+        print(
+            f"{path.relative_to(ROOT) if path.is_absolute() else path}: {seconds:6.1f} s",
+            flush=True,
+        )
     print(f"total: {total:.1f} s")
 
 

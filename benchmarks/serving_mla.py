@@ -11,6 +11,7 @@ positions on all 16 features of each head; MLA caches a latent of 32 numbers and
 rotary key of 8 per token and layer (d_latent = 2 d_head where DeepSeek-V2 takes 4 d_head,
 d_rope = d_head / 2 as there): 40 numbers against MHA's 128. Prints validation loss, parameters and cache numbers per token. Not a test.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,12 @@ import torch
 from attnbook.data import write_benchmark_record
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.latent import cache_numbers_per_token, mla_gpt
-from attnbook.text import CharTokenizer, get_batch, load_tiny_shakespeare, split_train_val
+from attnbook.text import (
+    CharTokenizer,
+    get_batch,
+    load_tiny_shakespeare,
+    split_train_val,
+)
 from attnbook.train import TrainConfig, estimate_loss, train_loop
 
 SIZE = dict(block_size=64, n_layer=4, n_head=4, n_embd=64)
@@ -30,10 +36,14 @@ D_LATENT, D_ROPE = 32, 8
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--save", default=None, help="write the results as a JSON record")
+    parser.add_argument(
+        "--save", default=None, help="write the results as a JSON record"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     text = load_tiny_shakespeare()
@@ -46,22 +56,51 @@ def main() -> None:
             model = GPT(GPTConfig(vocab_size=tok.vocab_size, positions="rope", **SIZE))  # type: ignore[arg-type]
             numbers = cache_numbers_per_token("MHA", 4, 4, 16)
         else:
-            model = mla_gpt(GPTConfig(vocab_size=tok.vocab_size, positions="none", **SIZE),  # type: ignore[arg-type]
-                            D_LATENT, D_ROPE)
-            numbers = cache_numbers_per_token("MLA", 4, 4, 16, d_latent=D_LATENT, d_rope=D_ROPE)
+            model = mla_gpt(
+                GPTConfig(vocab_size=tok.vocab_size, positions="none", **SIZE),  # type: ignore[arg-type]
+                D_LATENT,
+                D_ROPE,
+            )
+            numbers = cache_numbers_per_token(
+                "MLA", 4, 4, 16, d_latent=D_LATENT, d_rope=D_ROPE
+            )
         start = time.perf_counter()
-        schedule = TrainConfig(max_iters=args.steps, batch_size=16, learning_rate=3e-3, min_lr=3e-4,
-                               warmup_iters=args.steps // 10, eval_interval=args.steps, eval_iters=1,
-                               seed=args.seed)
+        schedule = TrainConfig(
+            max_iters=args.steps,
+            batch_size=16,
+            learning_rate=3e-3,
+            min_lr=3e-4,
+            warmup_iters=args.steps // 10,
+            eval_interval=args.steps,
+            eval_iters=1,
+            seed=args.seed,
+        )
         train_loop(model, lambda g: get_batch(train_data, 64, 16, g), schedule)
-        val = estimate_loss(model, val_data, 64, 16, 32, torch.Generator().manual_seed(1))
-        results[kind] = {"val_loss": val, "parameters": model.num_parameters(),
-                         "cache_numbers_per_token": numbers, "train_seconds": time.perf_counter() - start}
-        print(f"{kind}: val loss {val:.3f}, {model.num_parameters():,} parameters, "
-              f"{numbers} cached numbers per token, {results[kind]['train_seconds']:.0f} s", flush=True)
+        val = estimate_loss(
+            model, val_data, 64, 16, 32, torch.Generator().manual_seed(1)
+        )
+        results[kind] = {
+            "val_loss": val,
+            "parameters": model.num_parameters(),
+            "cache_numbers_per_token": numbers,
+            "train_seconds": time.perf_counter() - start,
+        }
+        print(
+            f"{kind}: val loss {val:.3f}, {model.num_parameters():,} parameters, "
+            f"{numbers} cached numbers per token, {results[kind]['train_seconds']:.0f} s",
+            flush=True,
+        )
     if args.save:
-        write_benchmark_record(args.save, "python " + " ".join(sys.argv), [args.seed], results,
-                               steps=args.steps, size=SIZE, d_latent=D_LATENT, d_rope=D_ROPE)
+        write_benchmark_record(
+            args.save,
+            "python " + " ".join(sys.argv),
+            [args.seed],
+            results,
+            steps=args.steps,
+            size=SIZE,
+            d_latent=D_LATENT,
+            d_rope=D_ROPE,
+        )
         print(f"record written to {args.save}")
 
 

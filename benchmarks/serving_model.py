@@ -10,6 +10,7 @@ chapter 6's schedule, one thread. The weights are stored in float16 (about 400 K
 record beside them (`benchmark_serving_model.json`) holds this command, the versions, the
 machine and the validation loss of the float16 weights. Not a test: run it by hand.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,17 +22,26 @@ import torch
 
 from attnbook.data import write_benchmark_record
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.text import CharTokenizer, get_batch, load_tiny_shakespeare, split_train_val
+from attnbook.text import (
+    CharTokenizer,
+    get_batch,
+    load_tiny_shakespeare,
+    split_train_val,
+)
 from attnbook.train import TrainConfig, estimate_loss, train_loop
 
 CONFIG = dict(block_size=64, n_layer=4, n_head=4, n_embd=64, positions="rope")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--save", default=None, help="where to write the float16 weights")
+    parser.add_argument(
+        "--save", default=None, help="where to write the float16 weights"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     text = load_tiny_shakespeare()
@@ -41,22 +51,41 @@ def main() -> None:
     torch.manual_seed(args.seed)
     model = GPT(config)
     start = time.perf_counter()
-    schedule = TrainConfig(max_iters=args.steps, batch_size=16, learning_rate=3e-3, min_lr=3e-4,
-                           warmup_iters=args.steps // 10, eval_interval=args.steps, eval_iters=1,
-                           seed=args.seed)
-    train_loop(model, lambda g: get_batch(train_data, config.block_size, 16, g), schedule)
+    schedule = TrainConfig(
+        max_iters=args.steps,
+        batch_size=16,
+        learning_rate=3e-3,
+        min_lr=3e-4,
+        warmup_iters=args.steps // 10,
+        eval_interval=args.steps,
+        eval_iters=1,
+        seed=args.seed,
+    )
+    train_loop(
+        model, lambda g: get_batch(train_data, config.block_size, 16, g), schedule
+    )
     seconds = time.perf_counter() - start
     model.half().float()  # what the shipped float16 weights compute
-    val = estimate_loss(model, val_data, config.block_size, 16, 32, torch.Generator().manual_seed(1))
-    print(f"torch {torch.__version__}: {args.steps} steps in {seconds:.0f} s, val loss {val:.3f} "
-          f"({model.num_parameters():,} parameters)")
+    val = estimate_loss(
+        model, val_data, config.block_size, 16, 32, torch.Generator().manual_seed(1)
+    )
+    print(
+        f"torch {torch.__version__}: {args.steps} steps in {seconds:.0f} s, val loss {val:.3f} "
+        f"({model.num_parameters():,} parameters)"
+    )
     if args.save:
         state = {name: t.half() for name, t in model.state_dict().items()}
         torch.save({"config": CONFIG, "state_dict": state}, args.save)
         record = str(Path(args.save).with_name("benchmark_serving_model.json"))
-        write_benchmark_record(record, "python " + " ".join(sys.argv), [args.seed],
-                               {"val_loss": val, "train_seconds": seconds}, steps=args.steps,
-                               config=CONFIG, weights=Path(args.save).name)
+        write_benchmark_record(
+            record,
+            "python " + " ".join(sys.argv),
+            [args.seed],
+            {"val_loss": val, "train_seconds": seconds},
+            steps=args.steps,
+            config=CONFIG,
+            weights=Path(args.save).name,
+        )
         print(f"weights written to {args.save}, record to {record}")
 
 

@@ -6,6 +6,7 @@ deadline (a loaded 2-core machine is slow, and timing is not what these tests ch
 example database written into the checkout. `dev`: more examples, random, with the database;
 choose it with HYPOTHESIS_PROFILE=dev.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,12 @@ import torch
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "ci", max_examples=50, deadline=None, derandomize=True, database=None, print_blob=True,
+    "ci",
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=300, deadline=None, print_blob=True)

@@ -4,6 +4,7 @@ Tensor values come from a torch generator seeded by Hypothesis (fast, and reprod
 the printed example); sizes, dtypes, mask densities and mask layouts are drawn by Hypothesis
 itself, so a failure shrinks to the smallest shapes that still fail.
 """
+
 from __future__ import annotations
 
 import torch
@@ -16,11 +17,16 @@ SEEDS = st.integers(0, 2**32 - 1)
 # Honest tolerances for inputs of size ~1 and widths <= 32: float32 sums of a few dozen
 # products differ between CPU kernels (vector width, thread count, summation order) by a few
 # units in the last place of values of order 1; float64 by far less.
-TOL = {torch.float32: {"atol": 2e-5, "rtol": 2e-4}, torch.float64: {"atol": 1e-10, "rtol": 1e-8}}
+TOL = {
+    torch.float32: {"atol": 2e-5, "rtol": 2e-4},
+    torch.float64: {"atol": 1e-10, "rtol": 1e-8},
+}
 
 
 def randn(seed: int, *shape: int, dtype: torch.dtype = torch.float64) -> Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
+    )
 
 
 def random_mask(seed: int, shape: tuple[int, ...], density: float) -> Tensor:

@@ -1,6 +1,7 @@
 """attnbook.attention.attend, the one attention core: its fused and explicit paths agree, the
 causal band sits bottom-right with a key/value cache, an all-masked row gives zeros (forward
 and backward), shared key/value heads, an additive bias, attention dropout."""
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def qkv(T_q=5, T_k=5, H=4, H_kv=4, d=8, seed=0):
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(2, H, T_q, d, generator=g, dtype=torch.float64)
-    k, v = (torch.randn(2, H_kv, T_k, d, generator=g, dtype=torch.float64) for _ in range(2))
+    k, v = (
+        torch.randn(2, H_kv, T_k, d, generator=g, dtype=torch.float64) for _ in range(2)
+    )
     return q, k, v
 
 
@@ -38,10 +41,12 @@ def test_fused_and_explicit_paths_agree(T_q, T_k, with_bias):
 def test_the_causal_band_sits_bottom_right_with_a_cache():
     q, k, v = qkv(2, 6)
     _, weights = attend(q, k, v, is_causal=True, need_weights=True)
-    assert torch.equal(weights[0, 0] > 0, causal_mask(2, 6))  # query i sees keys 0 .. 4 + i
+    # query i sees keys 0 .. 4 + i
+    assert torch.equal(weights[0, 0] > 0, causal_mask(2, 6))
     ours, _ = attend(q, k, v, is_causal=True)
     theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(2, 6))
-    top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # PyTorch's alignment
+    # PyTorch's alignment
+    top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     torch.testing.assert_close(ours, theirs)
     assert not torch.allclose(ours, top_left)
 
@@ -54,21 +59,27 @@ def test_a_query_with_no_key_gets_zeros_and_finite_gradients(need_weights):
     out, weights = attend(q, k, v, mask, need_weights=need_weights)
     assert torch.all(out[:, :, 2] == 0) and torch.isfinite(out).all()
     if need_weights:
-        assert torch.all(weights[:, :, 2] == 0) and torch.allclose(weights[:, :, 0].sum(-1), torch.ones(()).double())
+        assert torch.all(weights[:, :, 2] == 0) and torch.allclose(
+            weights[:, :, 0].sum(-1), torch.ones(()).double()
+        )
     out.sum().backward()
     assert all(torch.isfinite(t.grad).all() for t in (q, k, v))
     bias = torch.zeros(4, 4, dtype=torch.float64).masked_fill(~mask, float("-inf"))
     q2, k2, v2 = (t.detach().clone().requires_grad_() for t in (q, k, v))
-    via_bias, _ = attend(q2, k2, v2, bias=bias, need_weights=need_weights)  # the row blocked by a bias
+    # the row blocked by a bias
+    via_bias, _ = attend(q2, k2, v2, bias=bias, need_weights=need_weights)
     torch.testing.assert_close(via_bias, out)
-    via_bias.sum().backward()  # -inf + scores reaches the softmax: the guard keeps NaN out
+    # -inf + scores reaches the softmax: the guard keeps NaN out
+    via_bias.sum().backward()
     assert all(torch.isfinite(t.grad).all() for t in (q2, k2, v2))
 
 
 def test_shared_key_value_heads_are_repeated_in_place():
     q, k, v = qkv(5, 5, H=4, H_kv=2)
     out, _ = attend(q, k, v, is_causal=True)
-    expanded, _ = attend(q, repeat_kv(k, 2), repeat_kv(v, 2), is_causal=True, need_weights=True)
+    expanded, _ = attend(
+        q, repeat_kv(k, 2), repeat_kv(v, 2), is_causal=True, need_weights=True
+    )
     theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     torch.testing.assert_close(out, expanded)
     torch.testing.assert_close(out, theirs)
@@ -83,7 +94,8 @@ def test_attention_dropout_zeroes_and_rescales_weights():
     _, dropped = attend(q, k, v, dropout_p=0.5, need_weights=True)
     kept = dropped != 0
     assert 0.3 < kept.double().mean() < 0.7
-    torch.testing.assert_close(dropped[kept], 2 * plain[kept])  # survivors scaled by 1 / (1 - p)
+    # survivors scaled by 1 / (1 - p)
+    torch.testing.assert_close(dropped[kept], 2 * plain[kept])
     with pytest.raises(ValueError, match="dropout_p must be in"):
         attend(q, k, v, dropout_p=1.0)
 
@@ -108,14 +120,19 @@ def test_alibi_keeps_the_padding_mask():
     torch.manual_seed(0)
     layer = MultiHeadAttention(16, 4, alibi=True).double()
     x = torch.randn(2, 6, 16, dtype=torch.float64)
-    ids = torch.tensor([[5, 6, 7, 8, 9, 4], [5, 0, 7, 0, 9, 4]])  # row 1: keys 1 and 3 padded
+    # row 1: keys 1 and 3 padded
+    ids = torch.tensor([[5, 6, 7, 8, 9, 4], [5, 0, 7, 0, 9, 4]])
     key_mask = padding_mask(ids, 0)  # (B, 1, T)
     out, weights = layer(x, mask=key_mask, is_causal=True)
-    assert torch.all(weights[1, :, :, [1, 3]] == 0) and torch.all(weights[1, :, :, [0, 2]][:, 2:] > 0)
+    assert torch.all(weights[1, :, :, [1, 3]] == 0) and torch.all(
+        weights[1, :, :, [0, 2]][:, 2:] > 0
+    )
     q = layer.W_q(x).view(2, 6, 4, 4).transpose(1, 2)
     k = layer.W_k(x).view(2, 6, 4, 4).transpose(1, 2)
     v = layer.W_v(x).view(2, 6, 4, 4).transpose(1, 2)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(4) + alibi_bias(4, 6, dtype=torch.float64)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(4) + alibi_bias(
+        4, 6, dtype=torch.float64
+    )
     expected = torch.softmax(scores.masked_fill(~key_mask[:, None], float("-inf")), -1)
     torch.testing.assert_close(weights, expected)
     fused, _ = layer(x, mask=key_mask, is_causal=True, need_weights=False)
@@ -125,7 +142,9 @@ def test_alibi_keeps_the_padding_mask():
 
 
 def test_causal_mask_with_more_keys_than_queries():
-    assert torch.equal(causal_mask(2, 4), torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool))
+    assert torch.equal(
+        causal_mask(2, 4), torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    )
     assert torch.equal(causal_mask(4, 4), causal_mask(4))
     with pytest.raises(ValueError, match="cannot be the last positions"):
         causal_mask(5, 4)

@@ -1,4 +1,5 @@
 """Tests of attnbook.attention (chapter 1)."""
+
 import math
 
 import pytest
@@ -15,17 +16,27 @@ def rand(*shape, seed=0):
 
 @pytest.mark.parametrize("batch", [(), (3,), (2, 4)])
 def test_matches_torch_without_mask(batch):
-    q, k, v = rand(*batch, 5, 8, seed=1), rand(*batch, 7, 8, seed=2), rand(*batch, 7, 3, seed=3)
+    q, k, v = (
+        rand(*batch, 5, 8, seed=1),
+        rand(*batch, 7, 8, seed=2),
+        rand(*batch, 7, 3, seed=3),
+    )
     out, w = scaled_dot_product_attention(q, k, v)
     assert out.shape == (*batch, 5, 3) and w.shape == (*batch, 5, 7)
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        out, F.scaled_dot_product_attention(q, k, v), atol=1e-6, rtol=0
+    )
     manual = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), dim=-1)
     torch.testing.assert_close(w, manual, atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize("mask_shape", [(5, 7), (2, 1, 5, 7), (2, 4, 1, 7), (7,)])
 def test_matches_torch_with_mask(mask_shape):
-    q, k, v = rand(2, 4, 5, 8, seed=4), rand(2, 4, 7, 8, seed=5), rand(2, 4, 7, 6, seed=6)
+    q, k, v = (
+        rand(2, 4, 5, 8, seed=4),
+        rand(2, 4, 7, 8, seed=5),
+        rand(2, 4, 7, 6, seed=6),
+    )
     mask = torch.rand(mask_shape, generator=torch.Generator().manual_seed(7)) > 0.4
     mask[..., 0] = True  # every query keeps at least one key
     out, w = scaled_dot_product_attention(q, k, v, mask=mask)
@@ -44,7 +55,9 @@ def test_causal_mask_matches_is_causal():
     q, k, v = rand(2, 6, 8), rand(2, 6, 8), rand(2, 6, 8)
     causal = torch.ones(6, 6, dtype=torch.bool).tril()
     out, w = scaled_dot_product_attention(q, k, v, mask=causal)
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        out, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-6, rtol=0
+    )
     assert torch.all(w.triu(1) == 0)
 
 
@@ -68,7 +81,9 @@ def test_fully_masked_row_gives_zeros_not_nan():
 
 def test_gradients_flow_and_are_finite_with_masked_rows():
     q, k, v = (rand(2, 3, 4, seed=s).requires_grad_() for s in (1, 2, 3))
-    mask = torch.tensor([[True, True, False], [False, False, False], [True, False, True]])
+    mask = torch.tensor(
+        [[True, True, False], [False, False, False], [True, False, True]]
+    )
     out, _ = scaled_dot_product_attention(q, k, v, mask=mask)
     out.sum().backward()
     for t in (q, k, v):
@@ -103,15 +118,24 @@ def test_clear_errors_for_bad_shapes(q_shape, k_shape, v_shape, message):
 
 def test_clear_error_for_wrong_mask_shape():
     with pytest.raises(ValueError, match=r"mask of shape \(4, 5\) does not broadcast"):
-        scaled_dot_product_attention(rand(4, 8), rand(6, 8), rand(6, 8), mask=torch.ones(4, 5, dtype=torch.bool))
+        scaled_dot_product_attention(
+            rand(4, 8), rand(6, 8), rand(6, 8), mask=torch.ones(4, 5, dtype=torch.bool)
+        )
 
 
 def test_mask_must_not_enlarge_the_batch():
     with pytest.raises(ValueError, match="does not broadcast"):
-        scaled_dot_product_attention(rand(4, 8), rand(6, 8), rand(6, 8), mask=torch.ones(3, 4, 6, dtype=torch.bool))
+        scaled_dot_product_attention(
+            rand(4, 8),
+            rand(6, 8),
+            rand(6, 8),
+            mask=torch.ones(3, 4, 6, dtype=torch.bool),
+        )
 
 
-@pytest.mark.parametrize("mask", [torch.ones(4, 6), torch.zeros(4, 6, dtype=torch.long), [[True] * 6] * 4])
+@pytest.mark.parametrize(
+    "mask", [torch.ones(4, 6), torch.zeros(4, 6, dtype=torch.long), [[True] * 6] * 4]
+)
 def test_clear_error_for_non_boolean_mask(mask):
     with pytest.raises(TypeError, match="mask must be"):
         scaled_dot_product_attention(rand(4, 8), rand(6, 8), rand(6, 8), mask=mask)
@@ -130,7 +154,9 @@ def test_self_attention_layer_shapes_and_parts():
     x = torch.randn(2, 5, 6)
     out, w = layer(x)
     assert out.shape == (2, 5, 4) and w.shape == (2, 5, 5)
-    ref_out, ref_w = scaled_dot_product_attention(x @ layer.W_q.weight.T, x @ layer.W_k.weight.T, x @ layer.W_v.weight.T)
+    ref_out, ref_w = scaled_dot_product_attention(
+        x @ layer.W_q.weight.T, x @ layer.W_k.weight.T, x @ layer.W_v.weight.T
+    )
     torch.testing.assert_close(out, ref_out)
     torch.testing.assert_close(w, ref_w)
 
@@ -149,7 +175,9 @@ def test_self_attention_passes_the_mask_and_rejects_wrong_width():
 def test_row_entropy_is_1_for_uniform_and_0_for_one_hot_rows():
     from attnbook.attention import row_entropy
 
-    w = torch.tensor([[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]])
+    w = torch.tensor(
+        [[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]]
+    )
     torch.testing.assert_close(row_entropy(w), torch.tensor([1.0, 0.0, 0.5]))
     assert row_entropy(torch.full((2, 3, 5, 5), 0.2)).shape == (2, 3, 5)
     with pytest.raises(ValueError, match="T_k >= 2"):

@@ -1,5 +1,6 @@
 """Bad input to chapter 9's modules (paged, streaming, kvquant, latent), in the format of
 tests/test_bad_inputs.py: each row an invalid call, the exception and a pattern of its message."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -24,104 +25,336 @@ def pool() -> paged.BlockPool:
 
 
 def gpt(positions: str = "rope") -> GPT:
-    return GPT(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=2, n_embd=4, positions=positions))
+    return GPT(
+        GPTConfig(
+            vocab_size=5,
+            block_size=8,
+            n_layer=1,
+            n_head=2,
+            n_embd=4,
+            positions=positions,
+        )
+    )
 
 
 PAGED = [
-    row(lambda: paged.BlockPool(4, 0, 1, 3), ValueError, "block_size must be a positive int, got 0", "block-size-0"),
-    row(lambda: paged.BlockPool(4, 2.0, 1, 3), TypeError, "block_size must be an int", "block-size-float"),
-    row(lambda: paged.BlockPool(0, 2, 1, 3), ValueError, "num_blocks must be a positive int", "no-blocks"),
-    row(lambda: paged.BlockPool(4, 2, 1, 3, dtype=torch.long), TypeError, "dtype must be a floating-point",
-        "pool-int-dtype"),
-    row(lambda: paged.gather_blocks(pool().k, torch.tensor([0, 4]), 3), ValueError,
-        r"block_table points outside the pool: indices must be in \[0, 4\)", "table-outside"),
-    row(lambda: paged.gather_blocks(pool().k, torch.tensor([-1]), 1), ValueError, "points outside the pool",
-        "table-negative"),
-    row(lambda: paged.gather_blocks(pool().k, torch.tensor([0.0]), 1), TypeError,
-        "block_table must hold integer", "table-float"),
-    row(lambda: paged.gather_blocks(pool().k, torch.tensor([0]), 3), ValueError, "length 3 needs more than the 1",
-        "table-too-short"),
-    row(lambda: paged.gather_blocks(t(4, 2, 3), torch.tensor([0]), 1), ValueError,
-        r"pool_tensor must have shape \(num_blocks, H, block_size, d\)", "pool-rank"),
-    row(lambda: paged.PagedKVCache("pool"), TypeError, "pool must be a BlockPool", "cache-not-pool"),
-    row(lambda: paged.PagedKVCache(pool()).append(t(1, 2, 1, 3), t(1, 2, 1, 3)), ValueError,
-        r"must both be \(1, H=1, T_new, d=3\)", "cache-wrong-heads"),
-    row(lambda: paged.PagedKVCache(pool()).append(t(2, 1, 1, 3), t(2, 1, 1, 3)), ValueError,
-        r"\(1, H=1, T_new, d=3\)", "cache-batch-2"),
-    row(lambda: paged.paged_attention(t(2, 1, 4), pool(), torch.tensor([0]), 1), ValueError,
-        "does not fit the pool: d must be 3", "attention-d"),
-    row(lambda: paged.paged_attention(t(1, 3, 3), pool(), torch.tensor([0]), 2), ValueError,
-        "T_q=3 queries cannot be the last positions of length=2", "attention-T_q"),
-    row(lambda: paged.reserved_vs_paged([3, 9], 8, 4, 10), ValueError, "a length of 9 exceeds max_len=8",
-        "length-over-max"),
-    row(lambda: paged.reserved_vs_paged([], 8, 4, 10), ValueError, "at least one sequence", "no-lengths"),
-    row(lambda: paged.reserved_vs_paged([3], 8, 0, 10), ValueError, "block_size must be a positive int",
-        "reserved-block-0"),
+    row(
+        lambda: paged.BlockPool(4, 0, 1, 3),
+        ValueError,
+        "block_size must be a positive int, got 0",
+        "block-size-0",
+    ),
+    row(
+        lambda: paged.BlockPool(4, 2.0, 1, 3),
+        TypeError,
+        "block_size must be an int",
+        "block-size-float",
+    ),
+    row(
+        lambda: paged.BlockPool(0, 2, 1, 3),
+        ValueError,
+        "num_blocks must be a positive int",
+        "no-blocks",
+    ),
+    row(
+        lambda: paged.BlockPool(4, 2, 1, 3, dtype=torch.long),
+        TypeError,
+        "dtype must be a floating-point",
+        "pool-int-dtype",
+    ),
+    row(
+        lambda: paged.gather_blocks(pool().k, torch.tensor([0, 4]), 3),
+        ValueError,
+        r"block_table points outside the pool: indices must be in \[0, 4\)",
+        "table-outside",
+    ),
+    row(
+        lambda: paged.gather_blocks(pool().k, torch.tensor([-1]), 1),
+        ValueError,
+        "points outside the pool",
+        "table-negative",
+    ),
+    row(
+        lambda: paged.gather_blocks(pool().k, torch.tensor([0.0]), 1),
+        TypeError,
+        "block_table must hold integer",
+        "table-float",
+    ),
+    row(
+        lambda: paged.gather_blocks(pool().k, torch.tensor([0]), 3),
+        ValueError,
+        "length 3 needs more than the 1",
+        "table-too-short",
+    ),
+    row(
+        lambda: paged.gather_blocks(t(4, 2, 3), torch.tensor([0]), 1),
+        ValueError,
+        r"pool_tensor must have shape \(num_blocks, H, block_size, d\)",
+        "pool-rank",
+    ),
+    row(
+        lambda: paged.PagedKVCache("pool"),
+        TypeError,
+        "pool must be a BlockPool",
+        "cache-not-pool",
+    ),
+    row(
+        lambda: paged.PagedKVCache(pool()).append(t(1, 2, 1, 3), t(1, 2, 1, 3)),
+        ValueError,
+        r"must both be \(1, H=1, T_new, d=3\)",
+        "cache-wrong-heads",
+    ),
+    row(
+        lambda: paged.PagedKVCache(pool()).append(t(2, 1, 1, 3), t(2, 1, 1, 3)),
+        ValueError,
+        r"\(1, H=1, T_new, d=3\)",
+        "cache-batch-2",
+    ),
+    row(
+        lambda: paged.paged_attention(t(2, 1, 4), pool(), torch.tensor([0]), 1),
+        ValueError,
+        "does not fit the pool: d must be 3",
+        "attention-d",
+    ),
+    row(
+        lambda: paged.paged_attention(t(1, 3, 3), pool(), torch.tensor([0]), 2),
+        ValueError,
+        "T_q=3 queries cannot be the last positions of length=2",
+        "attention-T_q",
+    ),
+    row(
+        lambda: paged.reserved_vs_paged([3, 9], 8, 4, 10),
+        ValueError,
+        "a length of 9 exceeds max_len=8",
+        "length-over-max",
+    ),
+    row(
+        lambda: paged.reserved_vs_paged([], 8, 4, 10),
+        ValueError,
+        "at least one sequence",
+        "no-lengths",
+    ),
+    row(
+        lambda: paged.reserved_vs_paged([3], 8, 0, 10),
+        ValueError,
+        "block_size must be a positive int",
+        "reserved-block-0",
+    ),
 ]
 
 STREAMING = [
-    row(lambda: streaming.StreamingCache(4, 4), ValueError, "sinks=4 must be smaller than capacity=4",
-        "sinks-fill-cache"),
-    row(lambda: streaming.StreamingCache(0), ValueError, "capacity must be a positive int", "capacity-0"),
-    row(lambda: streaming.stream_losses(gpt("learned"), torch.arange(4), 4), ValueError,
-        "streaming needs relative positions", "learned-positions"),
-    row(lambda: streaming.stream_losses("model", torch.arange(4), 4), TypeError, "model must be an attnbook GPT",
-        "not-a-gpt"),
-    row(lambda: streaming.stream_losses(gpt(), torch.arange(4), 9), ValueError,
-        "capacity=9 exceeds the model's block_size=8", "capacity-over-block"),
-    row(lambda: streaming.stream_losses(gpt(), torch.arange(4), 4, mode="evict"), ValueError,
-        "mode must be one of", "bad-mode"),
-    row(lambda: streaming.stream_losses(gpt(), torch.arange(1), 4), ValueError, "at least 2 tokens", "one-token"),
-    row(lambda: streaming.stream_losses(gpt(), torch.zeros(2, 3, dtype=torch.long), 4), ValueError,
-        r"ids must have shape \(N,\)", "ids-2d"),
-    row(lambda: streaming.first_token_mass(gpt(), torch.zeros(1, 8, dtype=torch.long), n_first=3, start=2),
-        ValueError, "need n_first <= start < T", "mass-start"),
+    row(
+        lambda: streaming.StreamingCache(4, 4),
+        ValueError,
+        "sinks=4 must be smaller than capacity=4",
+        "sinks-fill-cache",
+    ),
+    row(
+        lambda: streaming.StreamingCache(0),
+        ValueError,
+        "capacity must be a positive int",
+        "capacity-0",
+    ),
+    row(
+        lambda: streaming.stream_losses(gpt("learned"), torch.arange(4), 4),
+        ValueError,
+        "streaming needs relative positions",
+        "learned-positions",
+    ),
+    row(
+        lambda: streaming.stream_losses("model", torch.arange(4), 4),
+        TypeError,
+        "model must be an attnbook GPT",
+        "not-a-gpt",
+    ),
+    row(
+        lambda: streaming.stream_losses(gpt(), torch.arange(4), 9),
+        ValueError,
+        "capacity=9 exceeds the model's block_size=8",
+        "capacity-over-block",
+    ),
+    row(
+        lambda: streaming.stream_losses(gpt(), torch.arange(4), 4, mode="evict"),
+        ValueError,
+        "mode must be one of",
+        "bad-mode",
+    ),
+    row(
+        lambda: streaming.stream_losses(gpt(), torch.arange(1), 4),
+        ValueError,
+        "at least 2 tokens",
+        "one-token",
+    ),
+    row(
+        lambda: streaming.stream_losses(gpt(), torch.zeros(2, 3, dtype=torch.long), 4),
+        ValueError,
+        r"ids must have shape \(N,\)",
+        "ids-2d",
+    ),
+    row(
+        lambda: streaming.first_token_mass(
+            gpt(), torch.zeros(1, 8, dtype=torch.long), n_first=3, start=2
+        ),
+        ValueError,
+        "need n_first <= start < T",
+        "mass-start",
+    ),
 ]
 
 KVQUANT = [
-    row(lambda: kvquant.quantize(t(2, 3), 3, -1), ValueError, r"bits must be one of \(4, 8\), got 3", "bits-3"),
-    row(lambda: kvquant.quantize(t(2, 3), 16, -1), ValueError, r"bits must be one of \(4, 8\)", "bits-16"),
-    row(lambda: kvquant.quantize(t(2, 3), 8.0, -1), TypeError, "bits must be an int", "bits-float"),
-    row(lambda: kvquant.quantize(t(2, 3), True, -1), TypeError, "bits must be an int", "bits-bool"),
-    row(lambda: kvquant.quantize(t(2, 3, dtype=torch.long), 8, -1), TypeError, "x must be a floating-point",
-        "x-int"),
-    row(lambda: kvquant.quantize(t(2, 3), 8, 2), ValueError, r"dim must be an int in \[-2, 2\)", "dim-out"),
-    row(lambda: kvquant.quantize(t(2, 0), 8, -1), ValueError, "no entries along dim=-1", "empty-axis"),
-    row(lambda: kvquant.dequantize(t(2, 3), t(1, 3), t(1, 3)), TypeError, "codes must be uint8", "codes-float"),
-    row(lambda: kvquant.pack_codes(t(2, 3, dtype=torch.uint8), 4), ValueError, "last axis must be even",
-        "pack-odd"),
-    row(lambda: kvquant.QuantizedKVCache(2), ValueError, r"bits must be one of \(4, 8\), got 2", "cache-bits-2"),
-    row(lambda: kvquant.QuantizedKVCache(8, 0), ValueError, "group must be a positive int", "cache-group-0"),
-    row(lambda: kvquant.QuantizedKVCache(8, keys_per="head"), ValueError, "keys_per must be 'channel' or 'token'",
-        "keys-per-head"),
-    row(lambda: kvquant.QuantizedKVCache(8).append(t(1, 2, 3, 4), t(1, 2, 3, 5)), ValueError,
-        "k and v must have the same shape", "cache-kv-shapes"),
+    row(
+        lambda: kvquant.quantize(t(2, 3), 3, -1),
+        ValueError,
+        r"bits must be one of \(4, 8\), got 3",
+        "bits-3",
+    ),
+    row(
+        lambda: kvquant.quantize(t(2, 3), 16, -1),
+        ValueError,
+        r"bits must be one of \(4, 8\)",
+        "bits-16",
+    ),
+    row(
+        lambda: kvquant.quantize(t(2, 3), 8.0, -1),
+        TypeError,
+        "bits must be an int",
+        "bits-float",
+    ),
+    row(
+        lambda: kvquant.quantize(t(2, 3), True, -1),
+        TypeError,
+        "bits must be an int",
+        "bits-bool",
+    ),
+    row(
+        lambda: kvquant.quantize(t(2, 3, dtype=torch.long), 8, -1),
+        TypeError,
+        "x must be a floating-point",
+        "x-int",
+    ),
+    row(
+        lambda: kvquant.quantize(t(2, 3), 8, 2),
+        ValueError,
+        r"dim must be an int in \[-2, 2\)",
+        "dim-out",
+    ),
+    row(
+        lambda: kvquant.quantize(t(2, 0), 8, -1),
+        ValueError,
+        "no entries along dim=-1",
+        "empty-axis",
+    ),
+    row(
+        lambda: kvquant.dequantize(t(2, 3), t(1, 3), t(1, 3)),
+        TypeError,
+        "codes must be uint8",
+        "codes-float",
+    ),
+    row(
+        lambda: kvquant.pack_codes(t(2, 3, dtype=torch.uint8), 4),
+        ValueError,
+        "last axis must be even",
+        "pack-odd",
+    ),
+    row(
+        lambda: kvquant.QuantizedKVCache(2),
+        ValueError,
+        r"bits must be one of \(4, 8\), got 2",
+        "cache-bits-2",
+    ),
+    row(
+        lambda: kvquant.QuantizedKVCache(8, 0),
+        ValueError,
+        "group must be a positive int",
+        "cache-group-0",
+    ),
+    row(
+        lambda: kvquant.QuantizedKVCache(8, keys_per="head"),
+        ValueError,
+        "keys_per must be 'channel' or 'token'",
+        "keys-per-head",
+    ),
+    row(
+        lambda: kvquant.QuantizedKVCache(8).append(t(1, 2, 3, 4), t(1, 2, 3, 5)),
+        ValueError,
+        "k and v must have the same shape",
+        "cache-kv-shapes",
+    ),
 ]
 
 LATENT = [
-    row(lambda: latent.MultiHeadLatentAttention(8, 2, 4, 3), ValueError, "d_rope=3 must be even", "d-rope-odd"),
-    row(lambda: latent.MultiHeadLatentAttention(8, 3, 4, 2), ValueError, "not divisible by n_heads=3", "heads"),
-    row(lambda: latent.MultiHeadLatentAttention(8, 2, 0, 2), ValueError, "d_latent must be a positive int",
-        "latent-0"),
-    row(lambda: latent.MultiHeadLatentAttention(8, 2, 4, 2)(t(1, 3, 7)), ValueError,
-        r"query must be \(B, T, d_model=8\)", "query-width"),
-    row(lambda: latent.MultiHeadLatentAttention(8, 2, 4, 2)(t(1, 3, 8), is_causal=False), ValueError,
-        "causal self-attention only", "not-causal"),
-    row(lambda: latent.MultiHeadLatentAttention(8, 2, 4, 2)(t(1, 3, 8), kv_cache=latent.KVCache()), TypeError,
-        "kv_cache must be a LatentCache", "plain-cache"),
-    row(lambda: latent.cache_numbers_per_token("MLA", 2, 2, 4), ValueError, "needs d_latent and d_rope",
-        "mla-no-latent"),
-    row(lambda: latent.cache_numbers_per_token("GQA", 2, 4, 4, n_kv_head=3), ValueError,
-        "n_kv_head=3 must divide n_head=4", "gqa-groups"),
-    row(lambda: latent.cache_numbers_per_token("MoE", 2, 2, 4), ValueError, "kind must be one of", "kind"),
-    row(lambda: latent.mla_gpt(GPTConfig(vocab_size=5, n_head=2, n_embd=4), 4, 2), ValueError,
-        "positions='none'", "mla-gpt-positions"),
+    row(
+        lambda: latent.MultiHeadLatentAttention(8, 2, 4, 3),
+        ValueError,
+        "d_rope=3 must be even",
+        "d-rope-odd",
+    ),
+    row(
+        lambda: latent.MultiHeadLatentAttention(8, 3, 4, 2),
+        ValueError,
+        "not divisible by n_heads=3",
+        "heads",
+    ),
+    row(
+        lambda: latent.MultiHeadLatentAttention(8, 2, 0, 2),
+        ValueError,
+        "d_latent must be a positive int",
+        "latent-0",
+    ),
+    row(
+        lambda: latent.MultiHeadLatentAttention(8, 2, 4, 2)(t(1, 3, 7)),
+        ValueError,
+        r"query must be \(B, T, d_model=8\)",
+        "query-width",
+    ),
+    row(
+        lambda: latent.MultiHeadLatentAttention(8, 2, 4, 2)(
+            t(1, 3, 8), is_causal=False
+        ),
+        ValueError,
+        "causal self-attention only",
+        "not-causal",
+    ),
+    row(
+        lambda: latent.MultiHeadLatentAttention(8, 2, 4, 2)(
+            t(1, 3, 8), kv_cache=latent.KVCache()
+        ),
+        TypeError,
+        "kv_cache must be a LatentCache",
+        "plain-cache",
+    ),
+    row(
+        lambda: latent.cache_numbers_per_token("MLA", 2, 2, 4),
+        ValueError,
+        "needs d_latent and d_rope",
+        "mla-no-latent",
+    ),
+    row(
+        lambda: latent.cache_numbers_per_token("GQA", 2, 4, 4, n_kv_head=3),
+        ValueError,
+        "n_kv_head=3 must divide n_head=4",
+        "gqa-groups",
+    ),
+    row(
+        lambda: latent.cache_numbers_per_token("MoE", 2, 2, 4),
+        ValueError,
+        "kind must be one of",
+        "kind",
+    ),
+    row(
+        lambda: latent.mla_gpt(GPTConfig(vocab_size=5, n_head=2, n_embd=4), 4, 2),
+        ValueError,
+        "positions='none'",
+        "mla-gpt-positions",
+    ),
 ]
 
 TABLES = [PAGED, STREAMING, KVQUANT, LATENT]
 
 
-@pytest.mark.parametrize(("call", "error", "match"), [r for table in TABLES for r in table])
+@pytest.mark.parametrize(
+    ("call", "error", "match"), [r for table in TABLES for r in table]
+)
 def test_bad_input_gets_a_clear_error(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()

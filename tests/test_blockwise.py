@@ -1,4 +1,5 @@
 """Tests of attnbook.blockwise (chapter 2)."""
+
 import numpy as np
 import pytest
 import torch
@@ -10,14 +11,24 @@ from attnbook.blockwise import blockwise_attention
 @pytest.mark.parametrize("block_size", [1, 7, 64, 1000])
 def test_equals_full_attention(block_size):
     rng = np.random.default_rng(0)
-    Q, K, V = rng.normal(size=(33, 16)), rng.normal(size=(130, 16)), rng.normal(size=(130, 5))
+    Q, K, V = (
+        rng.normal(size=(33, 16)),
+        rng.normal(size=(130, 16)),
+        rng.normal(size=(130, 5)),
+    )
     ref, _ = scaled_dot_product_attention(*(torch.tensor(a) for a in (Q, K, V)))
-    np.testing.assert_allclose(blockwise_attention(Q, K, V, block_size), ref.numpy(), atol=1e-10)
+    np.testing.assert_allclose(
+        blockwise_attention(Q, K, V, block_size), ref.numpy(), atol=1e-10
+    )
 
 
 def test_stable_when_a_late_block_has_huge_scores():
     rng = np.random.default_rng(1)
-    Q, K, V = rng.normal(size=(4, 8)), rng.normal(size=(20, 8)), rng.normal(size=(20, 3))
+    Q, K, V = (
+        rng.normal(size=(4, 8)),
+        rng.normal(size=(20, 8)),
+        rng.normal(size=(20, 3)),
+    )
     K[-1] *= 500  # the maximum arrives in the last block
     out = blockwise_attention(Q, K, V, block_size=5)
     ref, _ = scaled_dot_product_attention(*(torch.tensor(a) for a in (Q, K, V)))
@@ -29,6 +40,8 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="shapes do not fit"):
         blockwise_attention(np.ones((2, 3)), np.ones((4, 2)), np.ones((4, 1)))
     with pytest.raises(ValueError, match="block_size"):
-        blockwise_attention(np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 1)), block_size=0)
+        blockwise_attention(
+            np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 1)), block_size=0
+        )
     with pytest.raises(ValueError, match="2-D"):
         blockwise_attention(np.ones(3), np.ones((4, 3)), np.ones((4, 1)))

@@ -2,6 +2,7 @@
 exercise tests. Runs in `make test` after the strict book build (marker `site`); this test
 never builds. Without a built site it is skipped, unless CI is set (then it fails).
 """
+
 from __future__ import annotations
 
 import os
@@ -24,7 +25,9 @@ def built_pages() -> dict[Path, str]:
         if os.environ.get("CI", "").strip().lower() not in ("", "0", "false"):
             pytest.fail(message + "; CI is set, so the site tests are mandatory")
         pytest.skip(message)
-    pages = [p for p in SITE.rglob("*") if p.suffix in {".html", ".ipynb", ".txt", ".js"}]
+    pages = [
+        p for p in SITE.rglob("*") if p.suffix in {".html", ".ipynb", ".txt", ".js"}
+    ]
     return {p: p.read_text(errors="replace") for p in pages}
 
 
@@ -37,8 +40,10 @@ def pages() -> dict[Path, str]:
 def hidden(tmp_path_factory) -> dict[str, dict[str, str]]:
     """Hidden tests of every exercise, from autograder zips built afresh here (`make test` runs
     this beside `make exercises-prove`, which may be rewriting the zips in _build)."""
-    return {name: hidden_tests(ex.build(name, tmp_path_factory.mktemp(name)).autograder_zip)
-            for name in NAMES}
+    return {
+        name: hidden_tests(ex.build(name, tmp_path_factory.mktemp(name)).autograder_zip)
+        for name in NAMES
+    }
 
 
 def test_the_site_has_the_exercise_pages(pages) -> None:
@@ -62,34 +67,50 @@ def test_hidden_tests_appear_in_no_built_page(pages, defined, hidden, name) -> N
         longest = max((line.strip() for line in source.splitlines()[1:]), key=len)
         for path, text in pages.items():
             assert fname not in defined[path], f"hidden test {fname} leaked into {path}"
-            assert longest not in text, f"a line of hidden test {fname} leaked into {path}"
+            assert longest not in text, (
+                f"a line of hidden test {fname} leaked into {path}"
+            )
 
 
 # A figure reference renders as Sphinx's numref text, "Fig. 2.1". Prose that writes the word
 # itself before it ("Figure {numref}`...`") shows "Figure Fig. 2.1" on the page.
 NUMREF = re.compile(r'<span class="std std-numref">')
 DOUBLED_NUMREF = re.compile(
-    r'\b(?:Figures?|Fig\.)\s*(?:<a\b[^>]*>\s*)?<span class="std std-numref">', re.IGNORECASE
+    r'\b(?:Figures?|Fig\.)\s*(?:<a\b[^>]*>\s*)?<span class="std std-numref">',
+    re.IGNORECASE,
 )
 
 
 def doubled_figure_references(html: str) -> list[str]:
     """The figure references of a page that name the figure twice, with some context."""
-    return [html[max(m.start() - 40, 0):m.end() + 20] for m in DOUBLED_NUMREF.finditer(html)]
+    return [
+        html[max(m.start() - 40, 0) : m.end() + 20]
+        for m in DOUBLED_NUMREF.finditer(html)
+    ]
 
 
 def test_the_doubled_form_is_recognised() -> None:
-    bad = ('see Figure <a class="reference internal" href="#fig-a">'
-           '<span class="std std-numref">Fig. 1.1</span></a>')
-    good = ('see <a class="reference internal" href="#fig-a">'
-            '<span class="std std-numref">Fig. 1.1</span></a>, the Figure below')
+    bad = (
+        'see Figure <a class="reference internal" href="#fig-a">'
+        '<span class="std std-numref">Fig. 1.1</span></a>'
+    )
+    good = (
+        'see <a class="reference internal" href="#fig-a">'
+        '<span class="std std-numref">Fig. 1.1</span></a>, the Figure below'
+    )
     assert doubled_figure_references(bad) and not doubled_figure_references(good)
 
 
 def test_figure_references_name_the_figure_once(pages) -> None:
     html = {path: text for path, text in pages.items() if path.suffix == ".html"}
-    assert sum(len(NUMREF.findall(text)) for text in html.values()) >= 10, \
+    assert sum(len(NUMREF.findall(text)) for text in html.values()) >= 10, (
         "expected the chapters' figure references on the site"
-    doubled = {str(path.relative_to(SITE)): found for path, text in html.items()
-               if (found := doubled_figure_references(text))}
-    assert not doubled, f"figure references rendered twice ('Figure Fig. x.y'): {doubled}"
+    )
+    doubled = {
+        str(path.relative_to(SITE)): found
+        for path, text in html.items()
+        if (found := doubled_figure_references(text))
+    }
+    assert not doubled, (
+        f"figure references rendered twice ('Figure Fig. x.y'): {doubled}"
+    )

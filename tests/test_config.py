@@ -3,6 +3,7 @@
 The repository URL lives in one place, `_config.yml` repository.url; everything that needs it
 (launch buttons, setup cells, package metadata, README, autograder) must agree with it.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_tool(name: str) -> ModuleType:
     """Import `tools/<name>.py` from this checkout (tools/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"_tools_{name}", ROOT / "tools" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_tools_{name}", ROOT / "tools" / f"{name}.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -55,6 +58,7 @@ def rel(path: Path) -> str:
 
 
 # --- the repository URL ----------------------------------------------------------------------
+
 
 def test_repository_url_is_a_github_repository() -> None:
     assert URL.startswith("https://github.com/") and URL.count("/") == 4, URL
@@ -87,7 +91,8 @@ def test_book_url_lives_in_config_and_is_used() -> None:
     assert BOOK_URL.startswith("https://") and BOOK_URL.endswith("/"), BOOK_URL
     assert CONFIG["sphinx"]["config"]["myst_substitutions"]["book_url"] == BOOK_URL
     assert BOOK_URL in (ROOT / "README.md").read_text()
-    assert PYPROJECT["project"]["urls"]["Documentation"] == BOOK_URL  # PyPI's link to the book
+    # PyPI's link to the book
+    assert PYPROJECT["project"]["urls"]["Documentation"] == BOOK_URL
     intro = (ROOT / "book" / "intro.md").read_text()
     assert "{{ book_url }}" in intro and BOOK_URL not in intro
 
@@ -105,32 +110,45 @@ def locked_pins() -> dict[str, list[str]]:
 def test_theme_is_pinned_below_the_broken_phone_menu() -> None:
     """sphinx-book-theme 1.3.0 + pydata-sphinx-theme 0.17.1: the phone menu does nothing."""
     pins = locked_pins()
-    assert pins["sphinx-book-theme"] == ["1.2.0"] and pins["pydata-sphinx-theme"] == ["0.16.1"], pins
+    assert pins["sphinx-book-theme"] == ["1.2.0"] and pins["pydata-sphinx-theme"] == [
+        "0.16.1"
+    ], pins
 
 
 def test_lock_pins_the_cpu_build_of_torch_and_hashes_everything() -> None:
     """Linux gets torch's `+cpu` wheel (no CUDA libraries), the other platforms PyPI's; every
     pin carries hashes, and the Linux torch entry one per Python the Makefile accepts."""
     pins = locked_pins()
-    assert sorted(pins["torch"]) == ["2.13.0 ; sys_platform != 'linux'",
-                                     "2.13.0+cpu ; sys_platform == 'linux'"], pins["torch"]
+    assert sorted(pins["torch"]) == [
+        "2.13.0 ; sys_platform != 'linux'",
+        "2.13.0+cpu ; sys_platform == 'linux'",
+    ], pins["torch"]
     assert not [name for name in pins if name.startswith("nvidia-") or name == "triton"]
     assert "attnbook" not in pins, "the lock must not pin the checkout itself"
     text = (ROOT / "requirements" / "lock.txt").read_text()
-    entries = re.split(r"\n(?=[a-z0-9])", text[text.index("\n", text.index("make lock")):].strip())
+    entries = re.split(
+        r"\n(?=[a-z0-9])", text[text.index("\n", text.index("make lock")) :].strip()
+    )
     unhashed = [e.splitlines()[0] for e in entries if "--hash=sha256:" not in e]
     assert not unhashed, f"pins without hashes: {unhashed}"
     linux = next(e for e in entries if e.startswith("torch==2.13.0+cpu"))
     listing = (ROOT / "requirements" / "torch-cpu.sha256").read_text()
     for python in ("cp311", "cp312", "cp313"):
-        digest = re.search(rf"(?m)^([0-9a-f]{{64}})  torch-2\.13\.0\+cpu-{python}-{python}-manylinux_2_28_x86_64", listing)
+        digest = re.search(
+            rf"(?m)^([0-9a-f]{{64}})  torch-2\.13\.0\+cpu-{python}-{python}-manylinux_2_28_x86_64",
+            listing,
+        )
         assert digest and f"--hash=sha256:{digest[1]}" in linux, python
 
 
 def test_autograder_installs_this_release_from_pypi() -> None:
-    lines = (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
+    lines = (
+        (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
+    )
     version = PYPROJECT["project"]["version"]
-    assert f"attnbook=={version}" in lines and setup_cell.grader_requirement() in lines, lines
+    assert (
+        f"attnbook=={version}" in lines and setup_cell.grader_requirement() in lines
+    ), lines
     assert setup_cell.release_requirement() == f"attnbook=={version}"
 
 
@@ -142,7 +160,9 @@ def test_setup_cells_install_this_release() -> None:
     assert setup_cell.grader_requirement() == f"otter-grader=={otter[0]}", otter
     for cell in (setup_cell.chapter_setup_cell(), setup_cell.exercise_setup_cell()):
         assert f'os.environ.get("ATTNBOOK_SOURCE", "attnbook=={version}")' in cell, cell
-        assert max(len(line) for line in cell.splitlines()) <= 88, "the page shows 88 columns"
+        assert max(len(line) for line in cell.splitlines()) <= 88, (
+            "the page shows 88 columns"
+        )
     assert f'source, "otter-grader=={otter[0]}"' in setup_cell.exercise_setup_cell()
 
 
@@ -170,22 +190,27 @@ def test_there_are_notebooks(folder: str) -> None:
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=rel)
 def test_chapter_setup_cell(notebook: Path) -> None:
     assert first_code_cell(notebook) == setup_cell.chapter_setup_cell(), (
-        f"the first code cell of {rel(notebook)} must be tools.setup_cell.chapter_setup_cell()")
+        f"the first code cell of {rel(notebook)} must be tools.setup_cell.chapter_setup_cell()"
+    )
 
 
 @pytest.mark.parametrize("notebook", EXERCISES, ids=rel)
 def test_exercise_setup_cell(notebook: Path) -> None:
     assert first_code_cell(notebook) == setup_cell.exercise_setup_cell(), (
-        f"the first code cell of {rel(notebook)} must be tools.setup_cell.exercise_setup_cell()")
+        f"the first code cell of {rel(notebook)} must be tools.setup_cell.exercise_setup_cell()"
+    )
 
 
 # --- _config.yml and _toc.yml ----------------------------------------------------------------
+
 
 def test_build_settings() -> None:
     assert CONFIG["execute"]["raise_on_error"] is True
     extensions = CONFIG["parse"]["myst_enable_extensions"]
     assert {"dollarmath", "amsmath"} <= set(extensions), extensions
-    assert {".venv", "_build"} <= set(CONFIG["exclude_patterns"]), CONFIG["exclude_patterns"]
+    assert {".venv", "_build"} <= set(CONFIG["exclude_patterns"]), CONFIG[
+        "exclude_patterns"
+    ]
     assert CONFIG["only_build_toc_files"] is True
 
 
@@ -217,12 +242,18 @@ def toc_files() -> list[str]:
 
 @pytest.mark.parametrize("entry", toc_files())
 def test_toc_file_exists(entry: str) -> None:
-    candidates = [ROOT / entry] if Path(entry).suffix in (".md", ".ipynb") else [
-        ROOT / f"{entry}.md", ROOT / f"{entry}.ipynb"]
-    assert any(p.is_file() for p in candidates), f"_toc.yml lists {entry}, which does not exist"
+    candidates = (
+        [ROOT / entry]
+        if Path(entry).suffix in (".md", ".ipynb")
+        else [ROOT / f"{entry}.md", ROOT / f"{entry}.ipynb"]
+    )
+    assert any(p.is_file() for p in candidates), (
+        f"_toc.yml lists {entry}, which does not exist"
+    )
 
 
 # --- environment.yml (Binder) agrees with pyproject.toml -------------------------------------
+
 
 def environment() -> tuple[list[str], dict[str, Requirement]]:
     """(conda dependencies, pip requirements by canonical name) of environment.yml."""
@@ -253,7 +284,8 @@ def test_environment_has_dependency(requirement: Requirement) -> None:
     name = canonicalize_name(requirement.name)
     assert name in pip, f"environment.yml lacks {requirement}"
     assert pip[name].specifier == requirement.specifier, (
-        f"environment.yml has {pip[name]}, pyproject.toml has {requirement}")
+        f"environment.yml has {pip[name]}, pyproject.toml has {requirement}"
+    )
 
 
 def test_environment_has_nothing_else() -> None:

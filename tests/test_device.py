@@ -2,6 +2,7 @@
 GPU"), on the CPU and on the `meta` device (shapes without data), so that they run in CI.
 The tests that need a real GPU are in tests/test_cuda.py (pytest -m cuda); the MPS ones at
 the end of this file (pytest -m mps) are skipped where there is none."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,13 +16,21 @@ import torch
 from attnbook import device as attn_device
 from attnbook.cars import generate_pairs
 from attnbook.cars.experiment import run_seed, with_steps
-from attnbook.device import DEVICE_ENV, as_device, check_float64, model_device, pick_device, to_device
+from attnbook.device import (
+    DEVICE_ENV,
+    as_device,
+    check_float64,
+    model_device,
+    pick_device,
+    to_device,
+)
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.text import CharTokenizer, get_batch, split_train_val
 from attnbook.train import TrainConfig, autocast_dtype, estimate_loss, train, train_loop
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: a second thread only waits
+# tiny models: a second thread only waits
+pytestmark = pytest.mark.usefixtures("one_thread")
 TEXT = "to be, or not to be: that is the question. " * 40
 
 
@@ -30,7 +39,10 @@ def fake_machine(monkeypatch: pytest.MonkeyPatch, cuda: bool, mps: bool) -> None
     monkeypatch.setattr(attn_device, "_mps_available", lambda: mps)
 
 
-@pytest.mark.parametrize("cuda, mps, expected", [(True, True, "cuda"), (False, True, "mps"), (False, False, "cpu")])
+@pytest.mark.parametrize(
+    "cuda, mps, expected",
+    [(True, True, "cuda"), (False, True, "mps"), (False, False, "cpu")],
+)
 def test_pick_device_prefers_cuda_then_mps_then_cpu(monkeypatch, cuda, mps, expected):
     monkeypatch.delenv(DEVICE_ENV, raising=False)
     fake_machine(monkeypatch, cuda, mps)
@@ -38,7 +50,9 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(monkeypatch, cuda, mps, expe
     assert pick_device("auto") == torch.device(expected)
 
 
-def test_the_argument_beats_the_environment_variable_which_beats_the_automatic_choice(monkeypatch):
+def test_the_argument_beats_the_environment_variable_which_beats_the_automatic_choice(
+    monkeypatch,
+):
     fake_machine(monkeypatch, cuda=True, mps=False)
     monkeypatch.setenv(DEVICE_ENV, "cpu")
     assert pick_device() == torch.device("cpu")
@@ -64,7 +78,10 @@ def test_a_device_this_machine_lacks_is_a_clear_error(monkeypatch):
 def test_mps_has_no_float64():
     check_float64("cpu", "anything")  # no error
     check_float64("meta", "anything")
-    with pytest.raises(ValueError, match="the unigram table needs float64, and Apple's MPS has no float64"):
+    with pytest.raises(
+        ValueError,
+        match="the unigram table needs float64, and Apple's MPS has no float64",
+    ):
         check_float64(torch.device("mps"), "the unigram table")
 
 
@@ -80,19 +97,26 @@ def test_to_device_moves_what_is_elsewhere_and_leaves_the_rest():
 
 def test_model_device():
     assert model_device(torch.nn.Linear(2, 2, device="meta")) == torch.device("meta")
-    assert model_device(torch.nn.ReLU()) == torch.device("cpu")  # nothing to ask: the CPU
+    # nothing to ask: the CPU
+    assert model_device(torch.nn.ReLU()) == torch.device("cpu")
 
 
 def test_get_batch_draws_the_same_windows_on_every_device():
     data = torch.arange(100) * 3
     x, y = get_batch(data, 8, 4, torch.Generator().manual_seed(0))
     starts = torch.randint(92, (4,), generator=torch.Generator().manual_seed(0))
-    assert torch.equal(x, data[starts[:, None] + torch.arange(8)]) and torch.equal(y, x + 3)
+    assert torch.equal(x, data[starts[:, None] + torch.arange(8)]) and torch.equal(
+        y, x + 3
+    )
     x_cpu, y_cpu = get_batch(data, 8, 4, torch.Generator().manual_seed(0), device="cpu")
     assert torch.equal(x_cpu, x) and torch.equal(y_cpu, y)
-    for xm in (get_batch(data, 8, 4, torch.Generator().manual_seed(0), device="meta")[0],
-               get_batch(data.to("meta"), 8, 4, torch.Generator().manual_seed(0))[0]):
-        assert xm.device.type == "meta" and xm.shape == (4, 8) and xm.dtype == torch.long
+    for xm in (
+        get_batch(data, 8, 4, torch.Generator().manual_seed(0), device="meta")[0],
+        get_batch(data.to("meta"), 8, 4, torch.Generator().manual_seed(0))[0],
+    ):
+        assert (
+            xm.device.type == "meta" and xm.shape == (4, 8) and xm.dtype == torch.long
+        )
 
 
 def test_train_loop_runs_where_the_model_is_without_reading_a_number():
@@ -101,8 +125,13 @@ def test_train_loop_runs_where_the_model_is_without_reading_a_number():
     model = torch.nn.Linear(3, 1)
     x, y = torch.randn(32, 3), torch.randn(32)
     cfg = TrainConfig(max_iters=3, batch_size=4, eval_interval=10, step_times=True)
-    result = train_loop(model, lambda g: (x[i := torch.randint(32, (4,), generator=g)], y[i]), cfg,
-                        loss_fn=lambda m, b: ((m(b[0]).squeeze(-1) - b[1]) ** 2).mean(), device="meta")
+    result = train_loop(
+        model,
+        lambda g: (x[i := torch.randint(32, (4,), generator=g)], y[i]),
+        cfg,
+        loss_fn=lambda m, b: ((m(b[0]).squeeze(-1) - b[1]) ** 2).mean(),
+        device="meta",
+    )
     assert result.iters == 3 and len(result.step_seconds) == 3
     assert all(p.device.type == "meta" for p in model.parameters())
 
@@ -111,15 +140,36 @@ def tiny_run(device=None, **config):
     tok = CharTokenizer.from_text(TEXT)
     train_data, val_data = split_train_val(tok.encode(TEXT), 0.2)
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.1))
-    cfg = TrainConfig(**{"max_iters": 8, "batch_size": 8, "learning_rate": 1e-2, "warmup_iters": 2,
-                         "eval_interval": 4, "eval_iters": 2, **config})
+    model = GPT(
+        GPTConfig(
+            vocab_size=tok.vocab_size,
+            block_size=16,
+            n_layer=1,
+            n_head=2,
+            n_embd=16,
+            dropout=0.1,
+        )
+    )
+    cfg = TrainConfig(
+        **{
+            "max_iters": 8,
+            "batch_size": 8,
+            "learning_rate": 1e-2,
+            "warmup_iters": 2,
+            "eval_interval": 4,
+            "eval_iters": 2,
+            **config,
+        }
+    )
     return model, train(model, train_data, val_data, cfg, device=device)
 
 
 def test_device_cpu_and_the_default_give_bit_identical_runs():
     (m1, r1), (m2, r2) = tiny_run(), tiny_run(amp="none", tf32=False)
-    rows = [[(h["iter"], h["train_loss"], h["val_loss"]) for h in r.history] for r in (r1, r2)]
+    rows = [
+        [(h["iter"], h["train_loss"], h["val_loss"]) for h in r.history]
+        for r in (r1, r2)
+    ]
     assert rows[0] == rows[1] and len(rows[0]) == 3
     assert all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters()))
 
@@ -130,9 +180,18 @@ def test_train_with_an_explicit_cpu_device_is_the_same_run():
     runs = []
     for device in (None, "cpu"):
         torch.manual_seed(0)
-        model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=16))
+        model = GPT(
+            GPTConfig(
+                vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=16
+            )
+        )
         cfg = TrainConfig(max_iters=6, batch_size=4, eval_interval=3, eval_iters=2)
-        runs.append([h["val_loss"] for h in train(model, train_data, val_data, cfg, device=device).history])
+        runs.append(
+            [
+                h["val_loss"]
+                for h in train(model, train_data, val_data, cfg, device=device).history
+            ]
+        )
     assert runs[0] == runs[1]
 
 
@@ -140,7 +199,8 @@ def test_bf16_autocast_trains_on_the_cpu():
     model, result = tiny_run(amp="bf16")
     assert all(math.isfinite(h["val_loss"]) for h in result.history)
     assert result.final_val_loss < result.history[0]["val_loss"]
-    assert all(p.dtype == torch.float32 for p in model.parameters())  # autocast, not a bf16 model
+    # autocast, not a bf16 model
+    assert all(p.dtype == torch.float32 for p in model.parameters())
 
 
 def test_fp16_takes_the_gradient_scaler_path(monkeypatch):
@@ -177,29 +237,42 @@ def test_compile_runs_the_steps_through_torch_compile(monkeypatch):
 
 
 def test_autocast_dtype_per_device(monkeypatch):
-    assert autocast_dtype("auto", "cpu") is None and autocast_dtype("none", "cpu") is None
+    assert (
+        autocast_dtype("auto", "cpu") is None and autocast_dtype("none", "cpu") is None
+    )
     assert autocast_dtype("bf16", "cpu") == torch.bfloat16
-    assert autocast_dtype("auto", "mps") is None and autocast_dtype("fp16", "mps") == torch.float16
-    monkeypatch.setattr("attnbook.train.supports_bf16", lambda dev: False)
+    assert (
+        autocast_dtype("auto", "mps") is None
+        and autocast_dtype("fp16", "mps") == torch.float16
+    )
+    monkeypatch.setattr("attnbook.device.supports_bf16", lambda dev: False)
     assert autocast_dtype("auto", "cuda") == torch.float16  # a T4: fp16 with a scaler
-    monkeypatch.setattr("attnbook.train.supports_bf16", lambda dev: True)
+    monkeypatch.setattr("attnbook.device.supports_bf16", lambda dev: True)
     assert autocast_dtype("auto", "cuda") == torch.bfloat16
     with pytest.raises(ValueError, match="amp='bf16' needs a cpu, cuda or mps device"):
         autocast_dtype("bf16", "meta")
 
 
 def test_the_repr_shows_the_device_options_only_when_set():
-    assert "amp" not in repr(TrainConfig()) and repr(TrainConfig()).startswith("TrainConfig(max_iters=2000,")
-    assert "amp='bf16'" in repr(TrainConfig(amp="bf16")) and "compile=True" in repr(TrainConfig(compile=True))
+    assert "amp" not in repr(TrainConfig()) and repr(TrainConfig()).startswith(
+        "TrainConfig(max_iters=2000,"
+    )
+    assert "amp='bf16'" in repr(TrainConfig(amp="bf16")) and "compile=True" in repr(
+        TrainConfig(compile=True)
+    )
 
 
 def test_estimate_loss_is_the_mean_of_the_batch_losses():
     data = torch.randint(0, 7, (300,), generator=torch.Generator().manual_seed(1))
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=7, block_size=8, n_layer=1, n_head=1, n_embd=8)).eval()
+    model = GPT(
+        GPTConfig(vocab_size=7, block_size=8, n_layer=1, n_head=1, n_embd=8)
+    ).eval()
     g = torch.Generator().manual_seed(3)
     by_hand = [model(*get_batch(data, 8, 4, g))[1].item() for _ in range(5)]
-    got = estimate_loss(model, data, 8, 4, 5, torch.Generator().manual_seed(3), device="cpu")
+    got = estimate_loss(
+        model, data, 8, 4, 5, torch.Generator().manual_seed(3), device="cpu"
+    )
     assert got == sum(by_hand) / 5
 
 
@@ -208,35 +281,67 @@ def test_the_car_experiment_takes_a_device():
     config = with_steps(TrainConfig(batch_size=8, learning_rate=5e-3), 6)
     default = run_seed("bag of words", sentences, seed=0, config=config)
     on_cpu = run_seed("bag of words", sentences, seed=0, config=config, device="cpu")
-    metrics = [[{k: v for k, v in row.items() if k != "seconds"} for row in run.result.history]
-               for run in (default, on_cpu)]
-    assert metrics[0] == metrics[1] and len(metrics[0]) == 2 and "test_accuracy" in metrics[0][-1]
-    assert all(torch.equal(a, b) for a, b in zip(default.model.parameters(), on_cpu.model.parameters()))
+    metrics = [
+        [{k: v for k, v in row.items() if k != "seconds"} for row in run.result.history]
+        for run in (default, on_cpu)
+    ]
+    assert (
+        metrics[0] == metrics[1]
+        and len(metrics[0]) == 2
+        and "test_accuracy" in metrics[0][-1]
+    )
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(default.model.parameters(), on_cpu.model.parameters())
+    )
 
 
 def test_the_gpu_benchmark_runs_its_cpu_smoke_preset(tmp_path):
-    spec = importlib.util.spec_from_file_location("gpu_gpt", ROOT / "benchmarks" / "gpu_gpt.py")
+    spec = importlib.util.spec_from_file_location(
+        "gpu_gpt", ROOT / "benchmarks" / "gpu_gpt.py"
+    )
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     data = tmp_path / "text.txt"
     data.write_text(TEXT, encoding="utf-8")
     out = tmp_path / "run.json"
-    record = bench.main(["--preset", "cpu-smoke", "--data", str(data), "--device", "cpu", "--sample", "5",
-                         "--out", str(out)])
+    record = bench.main(
+        [
+            "--preset",
+            "cpu-smoke",
+            "--data",
+            str(data),
+            "--device",
+            "cpu",
+            "--sample",
+            "5",
+            "--out",
+            str(out),
+        ]
+    )
     assert json.loads(out.read_text()) == json.loads(json.dumps(record))
-    assert record["steps"] == 3 and record["step_ms_median"] > 0 and record["tokens_per_second"] > 0
+    assert (
+        record["steps"] == 3
+        and record["step_ms_median"] > 0
+        and record["tokens_per_second"] > 0
+    )
     assert math.isfinite(record["val_loss"]) and len(record["sample"]) == 5
     assert record["settings"]["n_layer"] == 1 and record["peak_memory_mib"] is None
 
 
 # --- Apple silicon: run where MPS is available (pytest -m mps) -----------------------------------
 @pytest.mark.mps
-@pytest.mark.skipif(not attn_device._mps_available(), reason="needs Apple's MPS (Apple silicon, macOS 12.3+)")
+@pytest.mark.skipif(
+    not attn_device._mps_available(),
+    reason="needs Apple's MPS (Apple silicon, macOS 12.3+)",
+)
 @pytest.mark.parametrize("amp", ["none", "fp16"])
 def test_training_on_mps(amp):
     model, result = tiny_run(device="mps", amp=amp)
     assert model_device(model).type == "mps"
     assert result.final_val_loss < result.history[0]["val_loss"]
-    xb, _ = get_batch(torch.arange(100, device="mps"), 8, 4, torch.Generator().manual_seed(0))
+    xb, _ = get_batch(
+        torch.arange(100, device="mps"), 8, 4, torch.Generator().manual_seed(0)
+    )
     assert xb.device.type == "mps"

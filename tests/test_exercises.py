@@ -6,6 +6,7 @@ public check flagging a mistake in each question) is `make exercises-prove`, par
 No test here asserts how fast grading is: time limits are generous, the point is that every
 submission gets a grade.
 """
+
 from __future__ import annotations
 
 import ast
@@ -39,7 +40,9 @@ def hidden_tests(zip_path: Path) -> dict[str, str]:
                 continue
             tree = ast.parse(z.read(member).decode())
             for node in tree.body:
-                if isinstance(node, ast.FunctionDef) and "hidden=True" in ast.unparse(node.decorator_list[0]):
+                if isinstance(node, ast.FunctionDef) and "hidden=True" in ast.unparse(
+                    node.decorator_list[0]
+                ):
                     found[node.name] = ast.unparse(node)
     return found
 
@@ -59,7 +62,9 @@ def test_there_is_at_least_one_exercise():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_published_student_files_match_the_master(built, name):
-    assert ex.stale_files(built[name]) == [], "run `make exercises` and commit the result"
+    assert ex.stale_files(built[name]) == [], (
+        "run `make exercises` and commit the result"
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -73,21 +78,33 @@ def test_hidden_tests_appear_in_no_student_artefact(built, name):
         longest = max((line.strip() for line in source.splitlines()[1:]), key=len)
         definition = re.compile(rf"\bdef {fname}\(")
         for path, text in artefacts.items():
-            assert not definition.search(text), f"hidden test {fname} leaked into {path}"
-            assert longest not in text, f"a line of hidden test {fname} leaked into {path}"
+            assert not definition.search(text), (
+                f"hidden test {fname} leaked into {path}"
+            )
+            assert longest not in text, (
+                f"a line of hidden test {fname} leaked into {path}"
+            )
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_solutions_are_not_in_the_student_notebook(built, name):
-    master = nbformat.read(ROOT / "exercises" / "masters" / f"{name}.ipynb", as_version=4)
+    master = nbformat.read(
+        ROOT / "exercises" / "masters" / f"{name}.ipynb", as_version=4
+    )
     student = (ROOT / "exercises" / "student" / f"{name}.ipynb").read_text()
     for cell in master.cells:
-        body = re.findall(r"# BEGIN SOLUTION\n(.*?)# END SOLUTION", cell.source, flags=re.S)
+        body = re.findall(
+            r"# BEGIN SOLUTION\n(.*?)# END SOLUTION", cell.source, flags=re.S
+        )
         for block in body:
             for line in block.splitlines():
                 if len(line.strip()) > 20:
-                    assert line.strip() not in student, f"solution line leaked: {line.strip()}"
-    answer_cells = ex.answer_cells(nbformat.read(ROOT / "exercises" / "student" / f"{name}.ipynb", as_version=4))
+                    assert line.strip() not in student, (
+                        f"solution line leaked: {line.strip()}"
+                    )
+    answer_cells = ex.answer_cells(
+        nbformat.read(ROOT / "exercises" / "student" / f"{name}.ipynb", as_version=4)
+    )
     assert answer_cells and all("..." in c.source for c in answer_cells)
 
 
@@ -95,13 +112,23 @@ def test_student_notebooks_link_to_the_published_book():
     url = ex.book_url()
     assert url.startswith("https://") and url.endswith("/")
     for path in sorted((ROOT / "exercises" / "student").glob("*.ipynb")):
-        text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+        text = "\n".join(
+            c.source
+            for c in nbformat.read(path, as_version=4).cells
+            if c.cell_type == "markdown"
+        )
         links = re.findall(r"\]\(([^)]+)\)", text)
         chapters = [link for link in links if "book/" in link]
         assert chapters, f"{path.name} links to no chapter"
         for link in chapters:
-            assert link.startswith(url + "book/") and link.endswith(".html"), f"{path.name}: {link}"
-            assert (ROOT / "book" / link.removeprefix(url + "book/").replace(".html", ".ipynb")).is_file(), link
+            assert link.startswith(url + "book/") and link.endswith(".html"), (
+                f"{path.name}: {link}"
+            )
+            assert (
+                ROOT
+                / "book"
+                / link.removeprefix(url + "book/").replace(".html", ".ipynb")
+            ).is_file(), link
 
 
 # --------------------------------------------------------------------------- grading helpers
@@ -119,11 +146,25 @@ def test_guard_passes_an_honest_function_and_lets_a_generator_advance():
     g = torch.Generator().manual_seed(0)
     out, _ = grading.guarded(honest)(x, generator=g)
     assert out.shape == (3, 4)
-    assert grading.guarded(lambda a: np.sort(a))(np.array([3.0, 1.0])).tolist() == [1.0, 3.0]
+    assert grading.guarded(lambda a: np.sort(a))(np.array([3.0, 1.0])).tolist() == [
+        1.0,
+        3.0,
+    ]
 
 
-@pytest.mark.parametrize("kind", ["mutation", "numpy-rng", "torch-rng", "python-rng", "same-object",
-                                  "attnbook", "library", "routine"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "mutation",
+        "numpy-rng",
+        "torch-rng",
+        "python-rng",
+        "same-object",
+        "attnbook",
+        "library",
+        "routine",
+    ],
+)
 def test_guard_rejects_what_students_really_write(kind):
     import random
 
@@ -150,7 +191,8 @@ def test_guard_rejects_what_students_really_write(kind):
     import attnbook.attention
 
     def through_attnbook(x):
-        module = attnbook.attention  # any name of any attnbook module is caught by where it runs
+        # any name of any attnbook module is caught by where it runs
+        module = attnbook.attention
         return module.scaled_dot_product_attention(x, x, x)[0]
 
     def library(x):
@@ -165,11 +207,19 @@ def test_guard_rejects_what_students_really_write(kind):
         "torch-rng": (torch_rng, {}, "PyTorch's global generator"),
         "python-rng": (python_rng, {}, "Python's random module"),
         "same-object": (same_object, {}, "returned its input `x` itself"),
-        "attnbook": (through_attnbook, {}, "attnbook.attention.scaled_dot_product_attention"),
+        "attnbook": (
+            through_attnbook,
+            {},
+            "attnbook.attention.scaled_dot_product_attention",
+        ),
         "library": (library, {"libraries": ("torch",)}, "rules out torch"),
         "routine": (routine, {"names": ("softmax",)}, "softmax, the routine"),
     }[kind]
-    x = torch.randn(2, 3) if kind not in ("numpy-rng", "python-rng", "library") else np.ones(3)
+    x = (
+        torch.randn(2, 3)
+        if kind not in ("numpy-rng", "python-rng", "library")
+        else np.ones(3)
+    )
     with pytest.raises(AssertionError, match=re.escape(words)):
         grading.guarded(fn, **opts)(x)
 
@@ -198,15 +248,37 @@ def test_wire_carries_data_and_refuses_anything_else():
     import torch
 
     g = torch.Generator().manual_seed(3)
-    value = {"t": torch.arange(6.0).reshape(2, 3), "a": np.array([1, 2], dtype=np.int32), "n": (1, 2.5, None),
-             "s": {"x"}, "f": float("inf"), "g": g, "np": np.float32(1.5), "d": torch.float64}
+    value = {
+        "t": torch.arange(6.0).reshape(2, 3),
+        "a": np.array([1, 2], dtype=np.int32),
+        "n": (1, 2.5, None),
+        "s": {"x"},
+        "f": float("inf"),
+        "g": g,
+        "np": np.float32(1.5),
+        "d": torch.float64,
+    }
     back = wire.loads(wire.dumps({"v": wire.encode(value)}))
     out = wire.decode(back["v"])
-    assert torch.equal(out["t"], value["t"]) and out["a"].dtype == np.int32 and out["n"] == (1, 2.5, None)
-    assert out["g"].get_state().tolist() == g.get_state().tolist() and out["d"] is torch.float64
-    assert type(out["np"]) is np.float32 and out["s"] == {"x"} and out["f"] == float("inf")
-    assert isinstance(wire.decode(wire.encode(lambda: 1)), wire.Opaque)  # a function never crosses
-    for bad in ({"$np": "|O", "shape": [1], "data": ""}, {"$pickle": "x"}, {"$torch": "torch.foo"}):
+    assert (
+        torch.equal(out["t"], value["t"])
+        and out["a"].dtype == np.int32
+        and out["n"] == (1, 2.5, None)
+    )
+    assert (
+        out["g"].get_state().tolist() == g.get_state().tolist()
+        and out["d"] is torch.float64
+    )
+    assert (
+        type(out["np"]) is np.float32 and out["s"] == {"x"} and out["f"] == float("inf")
+    )
+    # a function never crosses
+    assert isinstance(wire.decode(wire.encode(lambda: 1)), wire.Opaque)
+    for bad in (
+        {"$np": "|O", "shape": [1], "data": ""},
+        {"$pickle": "x"},
+        {"$torch": "torch.foo"},
+    ):
         with pytest.raises(wire.WireError):
             wire.decode(bad)
 
@@ -225,12 +297,16 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(built):
     b = built["ex01_attention"]
     prelude = "".join(text for kind, text in ex.TAMPERS.items() if kind != "builtins")
     spy = ("def scores_to_weights(scores):", prelude + "def scores_to_weights(scores):")
-    wrong = ("    return exps / exps.sum(axis=-1, keepdims=True)", "    return np.zeros_like(scores)")
+    wrong = (
+        "    return exps / exps.sum(axis=-1, keepdims=True)",
+        "    return np.zeros_like(scores)",
+    )
     with _grader(built, "ex01_attention") as grader:
         g = grader.grade(ex.make_submission(b, [spy, wrong]), "spy", timeout=300)
         assert g.status == "ok", g.message
         assert g.questions["q1"] == 0.0 and g.questions["q2"] > 0, g.questions
-        assert grader.reference.describe("Q")["kind"] == "data"  # the reference runs in a child too
+        # the reference runs in a child too
+        assert grader.reference.describe("Q")["kind"] == "data"
         session = Session(["import os\nGRADER_PID = os.getpid()"], {}, 120)
         try:
             assert session.describe("GRADER_PID")["value"] != os.getpid()
@@ -240,47 +316,93 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(built):
 
 def test_a_wrong_first_answer_does_not_cost_the_later_questions(built):
     b = built["ex01_attention"]
-    wrong = ("    return exps / exps.sum(axis=-1, keepdims=True)", "    return np.zeros_like(scores)")
+    wrong = (
+        "    return exps / exps.sum(axis=-1, keepdims=True)",
+        "    return np.zeros_like(scores)",
+    )
     with _grader(built, "ex01_attention") as grader:
         g = grader.grade(ex.make_submission(b, [wrong]), "wrong q1", timeout=300)
     assert g.questions["q1"] == 0.0
-    assert g.questions["q2"] == 6.0 and g.questions["q3"] == 3.0, "q2 and q3 use the reference's softmax"
+    assert g.questions["q2"] == 6.0 and g.questions["q3"] == 3.0, (
+        "q2 and q3 use the reference's softmax"
+    )
 
 
-def test_grading_a_folder_gives_one_clear_line_per_submission(built, tmp_path, monkeypatch):
+def test_grading_a_folder_gives_one_clear_line_per_submission(
+    built, tmp_path, monkeypatch
+):
     """Whatever arrives, every submission gets a grade, `possible` is the exercise's total and the
     message says in one line what went wrong; nothing is written into the repository."""
     b = built["ex01_attention"]
     folder = tmp_path / "submissions"
     folder.mkdir()
     nbformat.write(ex.make_submission(b, []), folder / "alice.ipynb")
-    looping = ex.make_submission(b, [("    d_k = Q.shape[-1]\n", "    while True:\n        pass\n")])
+    looping = ex.make_submission(
+        b, [("    d_k = Q.shape[-1]\n", "    while True:\n        pass\n")]
+    )
     nbformat.write(looping, folder / "bob.ipynb")
-    broken = ex.make_submission(b, [("def scores_to_weights(scores):", "def scores_to_weights(scores)")])
+    broken = ex.make_submission(
+        b, [("def scores_to_weights(scores):", "def scores_to_weights(scores)")]
+    )
     nbformat.write(broken, folder / "carol.ipynb")
     (folder / "dave.ipynb").write_text("this is not a notebook")
     nbformat.write(built["ex02_scaling"].student_nb, folder / "erin.ipynb")
-    before = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
-                            capture_output=True, text=True).stdout
-    monkeypatch.setattr(ex, "BUILD", tmp_path / "build")  # no zip there: it is built in a temp folder
+    before = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    # no zip there: it is built in a temp folder
+    monkeypatch.setattr(ex, "BUILD", tmp_path / "build")
     # An endless loop must get a grade (a timeout), whatever the machine's load.
-    grades = ex.grade_folder("ex01_attention", folder, tmp_path / "grades.csv", timeout=60)
-    after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
-                           capture_output=True, text=True).stdout
+    grades = ex.grade_folder(
+        "ex01_attention", folder, tmp_path / "grades.csv", timeout=60
+    )
+    after = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert after == before, "grading wrote into the repository"
     rows = {r["submission"]: r for r in csv.DictReader(open(tmp_path / "grades.csv"))}
-    assert set(rows) == {"alice.ipynb", "bob.ipynb", "carol.ipynb", "dave.ipynb", "erin.ipynb"}
+    assert set(rows) == {
+        "alice.ipynb",
+        "bob.ipynb",
+        "carol.ipynb",
+        "dave.ipynb",
+        "erin.ipynb",
+    }
     total = ex.exercise_total(ex.zip_test_files(b.autograder_zip, tmp_path / "tests"))
     assert total > 0 and {float(r["possible"]) for r in rows.values()} == {total}
-    assert rows["alice.ipynb"]["status"] == "ok" and float(rows["alice.ipynb"]["percent"]) == 100.0
+    assert (
+        rows["alice.ipynb"]["status"] == "ok"
+        and float(rows["alice.ipynb"]["percent"]) == 100.0
+    )
     assert rows["alice.ipynb"]["message"] == ""
-    assert rows["bob.ipynb"]["status"] == "timeout" and float(rows["bob.ipynb"]["score"]) == 0.0
+    assert (
+        rows["bob.ipynb"]["status"] == "timeout"
+        and float(rows["bob.ipynb"]["score"]) == 0.0
+    )
     assert rows["bob.ipynb"]["message"].startswith("timeout:")
-    assert rows["carol.ipynb"]["status"] == "ok" and float(rows["carol.ipynb"]["percent"]) < 100.0
-    assert rows["carol.ipynb"]["message"].startswith("syntax error in question q1"), rows["carol.ipynb"]
-    assert "raised NameError" in rows["carol.ipynb"]["message"], "the later cells that needed q1 raised"
-    assert rows["dave.ipynb"]["status"] == "error" and rows["dave.ipynb"]["message"].startswith("not a notebook")
-    assert rows["erin.ipynb"]["message"] == "wrong exercise: this is a notebook of ex02_scaling, not of ex01_attention"
+    assert (
+        rows["carol.ipynb"]["status"] == "ok"
+        and float(rows["carol.ipynb"]["percent"]) < 100.0
+    )
+    assert rows["carol.ipynb"]["message"].startswith("syntax error in question q1"), (
+        rows["carol.ipynb"]
+    )
+    assert "raised NameError" in rows["carol.ipynb"]["message"], (
+        "the later cells that needed q1 raised"
+    )
+    assert rows["dave.ipynb"]["status"] == "error" and rows["dave.ipynb"][
+        "message"
+    ].startswith("not a notebook")
+    assert (
+        rows["erin.ipynb"]["message"]
+        == "wrong exercise: this is a notebook of ex02_scaling, not of ex01_attention"
+    )
     for row in rows.values():
         assert "\n" not in row["message"] and "/" not in row["message"], row["message"]
     assert {"q1", "q2"} <= set(rows["alice.ipynb"])

@@ -1,4 +1,5 @@
 """Tests of attnbook.gpt (chapter 6)."""
+
 import pytest
 import torch
 
@@ -9,7 +10,11 @@ from attnbook.multihead import KVCache
 
 def tiny(vocab=11, block=16, seed=0, **kw):
     torch.manual_seed(seed)
-    return GPT(GPTConfig(vocab_size=vocab, block_size=block, n_layer=2, n_head=2, n_embd=16, **kw)).eval()
+    return GPT(
+        GPTConfig(
+            vocab_size=vocab, block_size=block, n_layer=2, n_head=2, n_embd=16, **kw
+        )
+    ).eval()
 
 
 def test_config_errors():
@@ -24,9 +29,12 @@ def test_shapes_loss_and_parameter_count():
     idx = torch.randint(0, 11, (3, 10))
     logits, loss = m(idx, idx)
     assert logits.shape == (3, 10, 11) and loss.shape == ()
-    assert abs(loss.item() - torch.log(torch.tensor(11.0)).item()) < 0.3  # ~uniform at init
-    per_block = 4 * 16 * 16 + 2 * 16 * 64 + 2 * 16  # attention, MLP, two LayerNorm gains
-    expected = 11 * 16 + 16 * 16 + 2 * per_block + 16  # tied embedding/head, positions, final LN
+    # ~uniform at init
+    assert abs(loss.item() - torch.log(torch.tensor(11.0)).item()) < 0.3
+    # attention, MLP, two LayerNorm gains
+    per_block = 4 * 16 * 16 + 2 * 16 * 64 + 2 * 16
+    # tied embedding/head, positions, final LN
+    expected = 11 * 16 + 16 * 16 + 2 * per_block + 16
     assert m.num_parameters() == expected
     assert m.head.weight is m.tok_emb.weight
 
@@ -61,14 +69,29 @@ def test_clear_errors_for_bad_input():
         m(torch.zeros(5, dtype=torch.long))
 
 
-@pytest.mark.parametrize("temperature, top_k, top_p", [(1.0, None, None), (0.7, 3, None), (1.5, 1, None),
-                                                       (1.2, None, 0.6), (1.0, 5, 0.9)])
-def test_generation_with_cache_gives_exactly_the_uncached_tokens(temperature, top_k, top_p):
+@pytest.mark.parametrize(
+    "temperature, top_k, top_p",
+    [
+        (1.0, None, None),
+        (0.7, 3, None),
+        (1.5, 1, None),
+        (1.2, None, 0.6),
+        (1.0, 5, 0.9),
+    ],
+)
+def test_generation_with_cache_gives_exactly_the_uncached_tokens(
+    temperature, top_k, top_p
+):
     m = tiny(block=16)
     prompt = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(1))
-    kw = dict(max_new_tokens=30, temperature=temperature, top_k=top_k, top_p=top_p)  # past block_size
-    with_cache = m.generate(prompt, generator=torch.Generator().manual_seed(2), use_cache=True, **kw)
-    without = m.generate(prompt, generator=torch.Generator().manual_seed(2), use_cache=False, **kw)
+    # past block_size
+    kw = dict(max_new_tokens=30, temperature=temperature, top_k=top_k, top_p=top_p)
+    with_cache = m.generate(
+        prompt, generator=torch.Generator().manual_seed(2), use_cache=True, **kw
+    )
+    without = m.generate(
+        prompt, generator=torch.Generator().manual_seed(2), use_cache=False, **kw
+    )
     assert with_cache.shape == (2, 35)
     assert torch.equal(with_cache, without)
     assert torch.equal(with_cache[:, :5], prompt)
@@ -77,14 +100,22 @@ def test_generation_with_cache_gives_exactly_the_uncached_tokens(temperature, to
 def test_sampling_temperature_and_top_k():
     logits = torch.tensor([[2.0, 1.0, 0.5, -1.0]])
     g = torch.Generator().manual_seed(0)
-    draws = torch.cat([sample_next_token(logits, top_k=2, generator=g) for _ in range(300)])
+    draws = torch.cat(
+        [sample_next_token(logits, top_k=2, generator=g) for _ in range(300)]
+    )
     assert set(draws.flatten().tolist()) == {0, 1}
     g = torch.Generator().manual_seed(0)
-    cold = torch.cat([sample_next_token(logits, temperature=0.05, generator=g) for _ in range(50)])
+    cold = torch.cat(
+        [sample_next_token(logits, temperature=0.05, generator=g) for _ in range(50)]
+    )
     assert set(cold.flatten().tolist()) == {0}
     assert torch.equal(sample_next_token(logits, top_k=1), torch.tensor([[0]]))
-    a = sample_next_token(logits.repeat(5, 1), generator=torch.Generator().manual_seed(3))
-    b = sample_next_token(logits.repeat(5, 1), generator=torch.Generator().manual_seed(3))
+    a = sample_next_token(
+        logits.repeat(5, 1), generator=torch.Generator().manual_seed(3)
+    )
+    b = sample_next_token(
+        logits.repeat(5, 1), generator=torch.Generator().manual_seed(3)
+    )
     assert torch.equal(a, b)
     with pytest.raises(ValueError, match="temperature must be > 0"):
         sample_next_token(logits, temperature=0)
@@ -111,18 +142,23 @@ def test_top_p_keeps_the_nucleus_with_renormalised_frequencies(p):
     logits = torch.tensor(probs).log()[None]  # (1, 5)
     kept = nucleus(probs, p)
     n = 20_000
-    draws = sample_next_token(logits.expand(n, 5), top_p=p, generator=torch.Generator().manual_seed(0))
+    draws = sample_next_token(
+        logits.expand(n, 5), top_p=p, generator=torch.Generator().manual_seed(0)
+    )
     observed = torch.bincount(draws[:, 0], minlength=5).double() / n
     assert set(draws.unique().tolist()) == kept
     mass = sum(probs[i] for i in kept)
-    for i in kept:  # renormalised over the nucleus; 4 standard errors at n = 20,000 is < 0.015
+    # renormalised over the nucleus; 4 standard errors at n = 20,000 is < 0.015
+    for i in kept:
         assert abs(observed[i].item() - probs[i] / mass) < 0.015
 
 
 def test_top_p_edge_cases_and_order_of_the_knobs():
     logits = torch.tensor([[3.0, 1.0, 0.0, -2.0]])
     g = torch.Generator().manual_seed(0)
-    tiny_p = torch.cat([sample_next_token(logits, top_p=1e-6, generator=g) for _ in range(30)])
+    tiny_p = torch.cat(
+        [sample_next_token(logits, top_p=1e-6, generator=g) for _ in range(30)]
+    )
     assert set(tiny_p.flatten().tolist()) == {0}  # the likeliest token always stays
     g1, g2 = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
     full = sample_next_token(logits.repeat(50, 1), top_p=1.0, generator=g1)
@@ -130,7 +166,9 @@ def test_top_p_edge_cases_and_order_of_the_knobs():
     assert torch.equal(full, plain)  # p = 1 changes nothing
     # temperature acts first: at tau = 0.1 the top token alone holds > 0.99 of the mass
     g = torch.Generator().manual_seed(0)
-    cold = sample_next_token(logits.repeat(200, 1), temperature=0.1, top_p=0.99, generator=g)
+    cold = sample_next_token(
+        logits.repeat(200, 1), temperature=0.1, top_p=0.99, generator=g
+    )
     assert set(cold.flatten().tolist()) == {0}
     # top-k first, then the nucleus of what is left: k = 3 then p = 0.999 keeps three tokens
     g = torch.Generator().manual_seed(0)
@@ -148,7 +186,8 @@ def test_block_with_a_key_mask_and_without_the_causal_mask():
     torch.manual_seed(0)
     block = Block(GPTConfig(vocab_size=5, n_embd=8, n_head=2, causal=False)).eval()
     x = torch.randn(1, 6, 8)
-    padded = torch.cat([x, torch.randn(1, 3, 8)], dim=1)  # (1, 9, 8): three padding positions
+    # (1, 9, 8): three padding positions
+    padded = torch.cat([x, torch.randn(1, 3, 8)], dim=1)
     key_mask = torch.tensor([[True] * 6 + [False] * 3]).unsqueeze(1)  # (1, 1, 9)
     out, w = block(padded, key_mask=key_mask, need_weights=True)
     alone, w_alone = block(x, need_weights=True)
@@ -170,9 +209,11 @@ def test_rope_block_scores_depend_on_offsets_only_and_cache_matches():
     torch.testing.assert_close(step[0, -1], full[0, 7], atol=1e-5, rtol=0)
     attn = m.blocks[0].attn
     x = torch.randn(1, 5, 16)
-    shifted = torch.cat([torch.randn(1, 3, 16), x], dim=1)  # the same tokens, three places later
+    # the same tokens, three places later
+    shifted = torch.cat([torch.randn(1, 3, 16), x], dim=1)
     _, w = attn(x)
-    _, w_shifted = attn(shifted, mask=torch.tensor([[[False] * 3 + [True] * 5]]))  # (1, 1, 8)
+    # (1, 1, 8)
+    _, w_shifted = attn(shifted, mask=torch.tensor([[[False] * 3 + [True] * 5]]))
     torch.testing.assert_close(w[0], w_shifted[0, :, 3:, 3:], atol=1e-5, rtol=0)
 
 
@@ -189,7 +230,12 @@ def test_sinusoidal_means_the_table_added_and_scaling_is_its_own_option():
     assert config.embedding_scale == math.sqrt(16)
     assert dataclasses.replace(config, positions="learned").embedding_scale is None
     assert dataclasses.replace(config, scale_embeddings=False).embedding_scale is None
-    assert dataclasses.replace(config, positions="rope", scale_embeddings=True).embedding_scale == 4.0
+    assert (
+        dataclasses.replace(
+            config, positions="rope", scale_embeddings=True
+        ).embedding_scale
+        == 4.0
+    )
     torch.manual_seed(0)
     model = GPT(config).eval()
     idx = torch.randint(0, 11, (2, 7))
@@ -197,14 +243,19 @@ def test_sinusoidal_means_the_table_added_and_scaling_is_its_own_option():
     torch.testing.assert_close(model._embed(idx), expected)
     torch.testing.assert_close(model._embed(idx[:, 3:], offset=3), expected[:, 3:])
     classifier = AttentionClassifier(11, positions="sinusoidal", d_model=16)
-    assert classifier.config.embedding_scale is None  # the table is added to unscaled embeddings
+    # the table is added to unscaled embeddings
+    assert classifier.config.embedding_scale is None
 
 
 def test_gpt_dropout_also_drops_attention_weights():
     """GPTConfig.dropout reaches the attention weights (nanoGPT's baby GPT drops them too):
     with the residual and MLP dropouts switched off, training mode still changes the output."""
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=7, block_size=8, n_layer=1, n_head=2, n_embd=8, dropout=0.4))
+    model = GPT(
+        GPTConfig(
+            vocab_size=7, block_size=8, n_layer=1, n_head=2, n_embd=8, dropout=0.4
+        )
+    )
     assert all(block.attn.dropout == 0.4 for block in model.blocks)
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):
@@ -214,4 +265,3 @@ def test_gpt_dropout_also_drops_attention_weights():
     plain = model(idx)[0]
     model.train()
     assert not torch.allclose(model(idx)[0], plain)
-

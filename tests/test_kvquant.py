@@ -1,5 +1,6 @@
 """attnbook.kvquant (chapter 9): the round trip within half a step, packing, the quantised
 cache against the plain one."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,32 +10,50 @@ from hypothesis import strategies as st
 from prop_helpers import SEEDS, randn
 
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.kvquant import QuantizedKVCache, dequantize, pack_codes, quantize, unpack_codes
+from attnbook.kvquant import (
+    QuantizedKVCache,
+    dequantize,
+    pack_codes,
+    quantize,
+    unpack_codes,
+)
 from attnbook.multihead import KVCache
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 BITS = st.sampled_from([4, 8])
 
 
-@given(SEEDS, BITS, st.integers(1, 9), st.integers(1, 9), st.sampled_from([-1, -2]),
-       st.floats(1e-3, 1e3), st.sampled_from([torch.float32, torch.float64]))
+@given(
+    SEEDS,
+    BITS,
+    st.integers(1, 9),
+    st.integers(1, 9),
+    st.sampled_from([-1, -2]),
+    st.floats(1e-3, 1e3),
+    st.sampled_from([torch.float32, torch.float64]),
+)
 @settings(max_examples=80, deadline=None)
-def test_round_trip_error_is_within_half_a_step(seed: int, bits: int, T: int, d: int, dim: int,
-                                                size: float, dtype: torch.dtype) -> None:
+def test_round_trip_error_is_within_half_a_step(
+    seed: int, bits: int, T: int, d: int, dim: int, size: float, dtype: torch.dtype
+) -> None:
     x = randn(seed, 2, T, d, dtype=dtype) * size
     x[0, 0, 0] *= 20  # an outlier
     codes, scale, lo = quantize(x, bits, dim)
-    assert codes.dtype == torch.uint8 and int(codes.max()) <= 2 ** bits - 1
+    assert codes.dtype == torch.uint8 and int(codes.max()) <= 2**bits - 1
     assert scale.shape[dim] == 1 and lo.shape == scale.shape
     err = (dequantize(codes, scale, lo) - x).abs()
-    eps = torch.finfo(dtype).eps * 4 * x.abs().amax()  # the rounding of lo + code * scale itself
+    # the rounding of lo + code * scale itself
+    eps = torch.finfo(dtype).eps * 4 * x.abs().amax()
     assert (err <= scale / 2 + eps).all()
     # the extremes of each slice are reproduced (code 0 and code 2^b - 1)
-    torch.testing.assert_close(dequantize(codes, scale, lo).amin(dim=dim, keepdim=True), lo)
+    torch.testing.assert_close(
+        dequantize(codes, scale, lo).amin(dim=dim, keepdim=True), lo
+    )
 
 
 def test_keys_per_channel_and_values_per_token_reduce_over_the_right_axis() -> None:
-    k = torch.tensor([[1.0, 100.0], [3.0, 300.0]])  # (T=2, d=2): channel 1 is the outlier
+    # (T=2, d=2): channel 1 is the outlier
+    k = torch.tensor([[1.0, 100.0], [3.0, 300.0]])
     _, scale, _ = quantize(k, 8, dim=-2)
     torch.testing.assert_close(scale, torch.tensor([[2.0, 200.0]]) / 255)
     _, scale, _ = quantize(k, 8, dim=-1)
@@ -48,18 +67,28 @@ def test_a_constant_slice_is_exact() -> None:
 
 
 @given(SEEDS, BITS, st.integers(1, 5))
-def test_packing_round_trips_and_halves_4_bit_codes(seed: int, bits: int, pairs: int) -> None:
-    codes = torch.randint(0, 2 ** bits, (3, 2 * pairs), generator=torch.Generator().manual_seed(seed),
-                          dtype=torch.uint8)
+def test_packing_round_trips_and_halves_4_bit_codes(
+    seed: int, bits: int, pairs: int
+) -> None:
+    codes = torch.randint(
+        0,
+        2**bits,
+        (3, 2 * pairs),
+        generator=torch.Generator().manual_seed(seed),
+        dtype=torch.uint8,
+    )
     packed = pack_codes(codes, bits)
     assert packed.numel() == codes.numel() * bits // 8
     assert torch.equal(unpack_codes(packed, bits), codes)
 
 
-@given(SEEDS, BITS, st.integers(1, 4), st.lists(st.integers(1, 7), min_size=1, max_size=4))
+@given(
+    SEEDS, BITS, st.integers(1, 4), st.lists(st.integers(1, 7), min_size=1, max_size=4)
+)
 @settings(max_examples=40, deadline=None)
-def test_the_cache_holds_the_quantised_keys_and_values(seed: int, bits: int, group: int,
-                                                       steps: list[int]) -> None:
+def test_the_cache_holds_the_quantised_keys_and_values(
+    seed: int, bits: int, group: int, steps: list[int]
+) -> None:
     B, H, d = 2, 2, 4
     cache, plain = QuantizedKVCache(bits, group), KVCache()
     for i, n in enumerate(steps):
@@ -69,21 +98,40 @@ def test_the_cache_holds_the_quantised_keys_and_values(seed: int, bits: int, gro
     T = sum(steps)
     assert got_k.shape == got_v.shape == (B, H, T, d) and len(cache) == T
     done = T // group * group
-    assert torch.equal(got_k[:, :, done:], want_k[:, :, done:])  # the recent group: full precision
-    for g in range(0, done, group):  # each complete group: per channel, within half a step
-        _, scale, _ = quantize(want_k[:, :, g:g + group], bits, -2)
-        assert ((got_k[:, :, g:g + group] - want_k[:, :, g:g + group]).abs() <= scale / 2 + 1e-12).all()
+    # the recent group: full precision
+    assert torch.equal(got_k[:, :, done:], want_k[:, :, done:])
+    # each complete group: per channel, within half a step
+    for g in range(0, done, group):
+        _, scale, _ = quantize(want_k[:, :, g : g + group], bits, -2)
+        assert (
+            (got_k[:, :, g : g + group] - want_k[:, :, g : g + group]).abs()
+            <= scale / 2 + 1e-12
+        ).all()
     _, scale, _ = quantize(want_v, bits, -1)
     assert ((got_v - want_v).abs() <= scale / 2 + 1e-12).all()
     codes = bits * 2 * B * H * T * d // 8
     scales = 2 * 8 * (B * H * T + B * H * d * (done // group))
-    assert cache.nbytes == codes - bits * B * H * (T - done) * d // 8 + scales + B * H * (T - done) * d * 8
+    assert (
+        cache.nbytes
+        == codes
+        - bits * B * H * (T - done) * d // 8
+        + scales
+        + B * H * (T - done) * d * 8
+    )
 
 
 def test_a_gpt_reading_an_8_bit_cache_stays_close_to_the_plain_one() -> None:
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=11, block_size=32, n_layer=2, n_head=2, n_embd=16,
-                          positions="rope")).eval()
+    model = GPT(
+        GPTConfig(
+            vocab_size=11,
+            block_size=32,
+            n_layer=2,
+            n_head=2,
+            n_embd=16,
+            positions="rope",
+        )
+    ).eval()
     ids = torch.randint(0, 11, (2, 32))
     with torch.no_grad():
         plain = model(ids)[0]
@@ -95,7 +143,9 @@ def test_a_gpt_reading_an_8_bit_cache_stays_close_to_the_plain_one() -> None:
 
 @given(SEEDS, BITS, st.lists(st.integers(1, 5), min_size=1, max_size=3))
 @settings(max_examples=30, deadline=None)
-def test_keys_per_token_are_quantised_like_the_values(seed: int, bits: int, steps: list[int]) -> None:
+def test_keys_per_token_are_quantised_like_the_values(
+    seed: int, bits: int, steps: list[int]
+) -> None:
     cache, plain = QuantizedKVCache(bits, 4, keys_per="token"), KVCache()
     for i, n in enumerate(steps):
         k, v = randn(seed + 2 * i, 1, 2, n, 4), randn(seed + 2 * i + 1, 1, 2, n, 4)

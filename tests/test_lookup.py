@@ -1,9 +1,14 @@
 """Tests of attnbook.lookup (chapter 1): the marked-letter task and its one-head model."""
+
 import pytest
 import torch
 
 from attnbook.lookup import (
-    LookupHead, lookup_scores, marked_letter_batch, token_names, train_lookup_head,
+    LookupHead,
+    lookup_scores,
+    marked_letter_batch,
+    token_names,
+    train_lookup_head,
 )
 
 
@@ -25,7 +30,9 @@ def test_batch_marks_exactly_one_token_and_reports_its_letter():
 def test_training_learns_to_attend_to_the_marked_token():
     _ = torch.manual_seed(0)
     model = LookupHead(6, 16)
-    tokens, marked, answer = marked_letter_batch(256, 8, 6, torch.Generator().manual_seed(1))
+    tokens, marked, answer = marked_letter_batch(
+        256, 8, 6, torch.Generator().manual_seed(1)
+    )
     before = lookup_scores(model, tokens, marked, answer)
     losses = train_lookup_head(model, steps=300, seed=2)
     after = lookup_scores(model, tokens, marked, answer)

@@ -1,15 +1,22 @@
 """Tests of attnbook.marked_pairs (chapter 3): two marked letters, a trained multi-head layer."""
+
 import pytest
 import torch
 
 from attnbook.marked_pairs import (
-    TwoQuestionLayer, marked_pair_batch, pair_names, train_two_questions, weight_on_marks,
+    TwoQuestionLayer,
+    marked_pair_batch,
+    pair_names,
+    train_two_questions,
+    weight_on_marks,
 )
 
 
 def test_batch_marks_two_different_tokens_and_reports_their_letters():
     n = 5
-    tokens, marked, answers = marked_pair_batch(200, 7, n, torch.Generator().manual_seed(0))
+    tokens, marked, answers = marked_pair_batch(
+        200, 7, n, torch.Generator().manual_seed(0)
+    )
     assert tokens.shape == (200, 7) and marked.shape == answers.shape == (200, 2)
     first, second = (tokens >= n) & (tokens < 2 * n), tokens >= 2 * n
     assert (first.sum(1) == 1).all() and (second.sum(1) == 1).all()
@@ -48,14 +55,17 @@ def test_training_learns_both_questions_and_looks_at_the_marks():
     assert (per_head.sum(-1) > 0.8).all()
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: marked_pair_batch(4, 1, 5), "length >= 2"),
-    (lambda: marked_pair_batch(0, 5, 5), "batch_size >= 1"),
-    (lambda: pair_names(27), "n_letters"),
-    (lambda: TwoQuestionLayer(1), "n_letters >= 2"),
-    (lambda: TwoQuestionLayer(4)(torch.zeros(2, 3)), "tensor of ids"),
-    (lambda: train_two_questions(TwoQuestionLayer(4), steps=0), "steps >= 1"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: marked_pair_batch(4, 1, 5), "length >= 2"),
+        (lambda: marked_pair_batch(0, 5, 5), "batch_size >= 1"),
+        (lambda: pair_names(27), "n_letters"),
+        (lambda: TwoQuestionLayer(1), "n_letters >= 2"),
+        (lambda: TwoQuestionLayer(4)(torch.zeros(2, 3)), "tensor of ids"),
+        (lambda: train_two_questions(TwoQuestionLayer(4), steps=0), "steps >= 1"),
+    ],
+)
 def test_bad_input_is_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()

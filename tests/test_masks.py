@@ -1,27 +1,40 @@
 """Tests of attnbook.masks (chapter 4)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.masks import (
-    causal_mask, combine_masks, from_additive, padding_mask, padding_mask_from_lengths,
-    to_additive, to_torch_mha_mask,
+    causal_mask,
+    combine_masks,
+    from_additive,
+    padding_mask,
+    padding_mask_from_lengths,
+    to_additive,
+    to_torch_mha_mask,
 )
 
 
 def test_causal_mask_is_lower_triangular_true_means_attend():
     m = causal_mask(4)
     assert m.dtype == torch.bool and m.shape == (4, 4)
-    assert torch.equal(m, torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]).bool())
+    assert torch.equal(
+        m, torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]).bool()
+    )
     with pytest.raises(ValueError, match="positive int"):
         causal_mask(0)
 
 
 def test_causal_mask_agrees_with_sdpa_is_causal():
-    q, k, v = (torch.randn(2, 3, 5, 4, generator=torch.Generator().manual_seed(s)) for s in range(3))
+    q, k, v = (
+        torch.randn(2, 3, 5, 4, generator=torch.Generator().manual_seed(s))
+        for s in range(3)
+    )
     ours, w = scaled_dot_product_attention(q, k, v, mask=causal_mask(5))
-    torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        ours, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-6, rtol=0
+    )
     assert torch.all(w.triu(1) == 0)
 
 
@@ -31,7 +44,10 @@ def test_padding_masks_from_ids_and_from_lengths_agree():
     by_len = padding_mask_from_lengths([3, 1], max_len=4)
     assert by_id.shape == (2, 1, 4)
     assert torch.equal(by_id, by_len)
-    assert torch.equal(padding_mask_from_lengths(torch.tensor([2, 3])), torch.tensor([[[1, 1, 0]], [[1, 1, 1]]]).bool())
+    assert torch.equal(
+        padding_mask_from_lengths(torch.tensor([2, 3])),
+        torch.tensor([[[1, 1, 0]], [[1, 1, 1]]]).bool(),
+    )
 
 
 def test_padding_mask_errors():
@@ -62,7 +78,10 @@ def test_additive_round_trip_and_equivalence_in_softmax():
     assert set(add.unique().tolist()) == {0.0, float("-inf")}
     assert torch.equal(from_additive(add), m)
     scores = torch.randn(2, 4, 4)
-    torch.testing.assert_close(torch.softmax(scores + add, -1), torch.softmax(scores.masked_fill(~m, float("-inf")), -1))
+    torch.testing.assert_close(
+        torch.softmax(scores + add, -1),
+        torch.softmax(scores.masked_fill(~m, float("-inf")), -1),
+    )
     with pytest.raises(ValueError, match="NaN"):
         from_additive(torch.tensor([0.0, float("nan")]))
 
@@ -74,16 +93,27 @@ def test_torch_mha_reads_booleans_the_other_way_round():
     mask = causal_mask(5)
     _, w = mha(x, x, x, attn_mask=to_torch_mha_mask(mask))
     assert torch.all(w[0].triu(1) == 0)
-    _, w_wrong = mha(x, x, x, attn_mask=mask)  # the classic bug: attnbook's mask passed as is
+    # the classic bug: attnbook's mask passed as is
+    _, w_wrong = mha(x, x, x, attn_mask=mask)
     assert torch.all(w_wrong[0, 0, 1:] > 0)  # the first token now sees only the future
-    last = w_wrong[0, -1]  # and the last one sees nothing at all: no weight it could use
-    assert not torch.isfinite(last).all() or torch.all(last == 0)  # NaN or zeros, by version
+    # and the last one sees nothing at all: no weight it could use
+    last = w_wrong[0, -1]
+    # NaN or zeros, by version
+    assert not torch.isfinite(last).all() or torch.all(last == 0)
 
 
 def test_from_additive_reads_finite_large_negatives_as_blocked():
     """The issue's example: a key masked with the common -1e9 convention is blocked, not allowed."""
-    assert torch.equal(from_additive(torch.tensor([[0., -1e9], [0., 0.]])),
-                       torch.tensor([[True, False], [True, True]]))
+    assert torch.equal(
+        from_additive(torch.tensor([[0.0, -1e9], [0.0, 0.0]])),
+        torch.tensor([[True, False], [True, True]]),
+    )
     finfo_min = torch.finfo(torch.float16).min
-    assert torch.equal(from_additive(torch.tensor([0., finfo_min], dtype=torch.float16)), torch.tensor([True, False]))
-    assert torch.equal(from_additive(torch.tensor([0., -10.]), threshold=-5.0), torch.tensor([True, False]))
+    assert torch.equal(
+        from_additive(torch.tensor([0.0, finfo_min], dtype=torch.float16)),
+        torch.tensor([True, False]),
+    )
+    assert torch.equal(
+        from_additive(torch.tensor([0.0, -10.0]), threshold=-5.0),
+        torch.tensor([True, False]),
+    )

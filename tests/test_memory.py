@@ -1,4 +1,5 @@
 """attnbook.memory.peak_tensor_bytes (chapter 8) against allocations whose size is known."""
+
 from __future__ import annotations
 
 import pytest

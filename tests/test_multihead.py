@@ -1,9 +1,15 @@
 """Tests of attnbook.multihead (chapter 3)."""
+
 import pytest
 import torch
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.masks import causal_mask, combine_masks, padding_mask_from_lengths, to_torch_mha_mask
+from attnbook.masks import (
+    causal_mask,
+    combine_masks,
+    padding_mask_from_lengths,
+    to_torch_mha_mask,
+)
 from attnbook.multihead import MultiHeadAttention, merge_heads, split_heads
 
 
@@ -22,8 +28,14 @@ def test_split_and_merge_heads_are_inverse_and_slice_features():
 
 def test_parameter_count_is_independent_of_heads():
     for h in (1, 2, 4, 8):
-        assert sum(p.numel() for p in MultiHeadAttention(32, h).parameters()) == 4 * 32 * 32
-    assert sum(p.numel() for p in MultiHeadAttention(32, 4, bias=True).parameters()) == 4 * 32 * 32 + 4 * 32
+        assert (
+            sum(p.numel() for p in MultiHeadAttention(32, h).parameters())
+            == 4 * 32 * 32
+        )
+    assert (
+        sum(p.numel() for p in MultiHeadAttention(32, 4, bias=True).parameters())
+        == 4 * 32 * 32 + 4 * 32
+    )
 
 
 def test_indivisible_d_model_is_a_clear_error():
@@ -50,14 +62,25 @@ def test_cross_attention_with_padding_and_causal_masks_equals_torch():
     pad = padding_mask_from_lengths([6, 4])  # (2, 1, 6)
     out, w = ours(q, kv, kv, mask=pad)
     assert out.shape == (2, 5, 16) and w.shape == (2, 4, 5, 6)
-    ref, ref_w = theirs(q, kv, kv, key_padding_mask=to_torch_mha_mask(pad.squeeze(1)), average_attn_weights=False)
+    ref, ref_w = theirs(
+        q,
+        kv,
+        kv,
+        key_padding_mask=to_torch_mha_mask(pad.squeeze(1)),
+        average_attn_weights=False,
+    )
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
     torch.testing.assert_close(w, ref_w, atol=1e-5, rtol=0)
     x = torch.randn(2, 6, 16)
     both = combine_masks(causal_mask(6), pad)
     out, _ = ours(x, mask=both)
-    ref, _ = theirs(x, x, x, attn_mask=to_torch_mha_mask(causal_mask(6)),
-                    key_padding_mask=to_torch_mha_mask(pad.squeeze(1)))
+    ref, _ = theirs(
+        x,
+        x,
+        x,
+        attn_mask=to_torch_mha_mask(causal_mask(6)),
+        key_padding_mask=to_torch_mha_mask(pad.squeeze(1)),
+    )
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
 
 
@@ -68,7 +91,9 @@ def test_from_torch_round_trip():
     x = torch.randn(2, 4, 12)
     torch.testing.assert_close(ours(x)[0], theirs(x, x, x)[0], atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="kdim"):
-        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(12, 3, kdim=5, vdim=5))
+        MultiHeadAttention.from_torch(
+            torch.nn.MultiheadAttention(12, 3, kdim=5, vdim=5)
+        )
 
 
 def test_one_head_equals_single_head_attention_then_output_projection():
@@ -109,7 +134,8 @@ def test_is_causal_matches_an_explicit_causal_mask_and_the_fast_path():
     assert none is None and torch.equal(w, w_flag)
     torch.testing.assert_close(flag, explicit, atol=1e-6, rtol=0)
     torch.testing.assert_close(fast, explicit, atol=1e-5, rtol=0)
-    masked_fast, _ = ours(x, mask=causal_mask(6), need_weights=False)  # explicit path, no weights
+    # explicit path, no weights
+    masked_fast, _ = ours(x, mask=causal_mask(6), need_weights=False)
     torch.testing.assert_close(masked_fast, explicit)
 
 
@@ -123,7 +149,7 @@ def test_kv_cache_one_token_at_a_time_equals_the_full_causal_pass():
     prefix, _ = ours(x[:, :3], is_causal=True, kv_cache=cache)  # prefill 3 positions
     steps = [prefix]
     for t in range(3, 7):
-        out, w = ours(x[:, t:t + 1], is_causal=True, kv_cache=cache)
+        out, w = ours(x[:, t : t + 1], is_causal=True, kv_cache=cache)
         assert w.shape == (2, 4, 1, t + 1)
         steps.append(out)
     assert len(cache) == 7

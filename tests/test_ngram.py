@@ -19,7 +19,9 @@ def random_ids(n: int, vocab: int, seed: int) -> torch.Tensor:
     return ids
 
 
-def reference_probability(train: list[int], context: list[int], c: int, vocab: int, d: float) -> float:
+def reference_probability(
+    train: list[int], context: list[int], c: int, vocab: int, d: float
+) -> float:
     """The smoothing formula written out with dictionaries, one order at a time."""
     counts = Counter(train)
     p = (counts[c] + 1) / (len(train) + vocab)
@@ -47,10 +49,13 @@ def test_each_order_is_a_distribution_over_the_next_token(n):
     -log P(c | context): over every c the probabilities sum to 1, also for unseen contexts."""
     vocab = 6
     train = random_ids(400, vocab, 2)
-    for context in ([1, 3, 1], [5, 5, 5], [0, 4, 2]):  # seen and (likely) unseen contexts
+    # seen and (likely) unseen contexts
+    for context in ([1, 3, 1], [5, 5, 5], [0, 4, 2]):
         ctx = context[len(context) - n + 1 :] if n > 1 else []
-        probs = [math.exp(-ngram_losses(train, torch.tensor(ctx + [c]), vocab, max_n=n)[-1])
-                 for c in range(vocab)]
+        probs = [
+            math.exp(-ngram_losses(train, torch.tensor(ctx + [c]), vocab, max_n=n)[-1])
+            for c in range(vocab)
+        ]
         assert all(p > 0 for p in probs)
         assert math.isclose(sum(probs), 1.0, rel_tol=1e-9)
 
@@ -60,7 +65,9 @@ def test_matches_the_formula_written_out():
     train = random_ids(300, vocab, 3)
     for context in ([0, 1, 2], [2, 0, 2], [4, 4, 3]):
         for c in range(vocab):
-            got = math.exp(-ngram_losses(train, torch.tensor(context + [c]), vocab, 4, d)[-1])
+            got = math.exp(
+                -ngram_losses(train, torch.tensor(context + [c]), vocab, 4, d)[-1]
+            )
             want = reference_probability(train.tolist(), context, c, vocab, d)
             assert math.isclose(got, want, rel_tol=1e-9)
 
@@ -68,8 +75,10 @@ def test_matches_the_formula_written_out():
 def test_more_context_helps_on_structured_text_and_scores_the_same_positions():
     train, val = random_ids(20_000, 8, 4), random_ids(4000, 8, 5)
     losses = ngram_losses(train, val, 8, max_n=4)
-    assert abs(losses[0] - losses[1]) < 0.02  # the previous token alone tells nothing here
-    assert losses[1] > losses[2] + 0.2 and losses[1] > losses[3] + 0.2  # 2 back: a trigram
+    # the previous token alone tells nothing here
+    assert abs(losses[0] - losses[1]) < 0.02
+    # 2 back: a trigram
+    assert losses[1] > losses[2] + 0.2 and losses[1] > losses[3] + 0.2
     assert losses[0] <= math.log(8) + 0.05
     cycle = torch.arange(4).repeat(500)  # 0 1 2 3 0 1 ...: the bigram knows everything
     assert ngram_losses(cycle, cycle, 4, max_n=2)[1] < 0.01

@@ -1,5 +1,6 @@
 """The package writes nothing to stderr in a plain Jupyter kernel without ipywidgets (issue:
 tqdm.auto's "IProgress not found" warning showed as a red box on Colab-like machines)."""
+
 import ast
 from pathlib import Path
 
@@ -15,9 +16,16 @@ def test_no_module_imports_a_widget_progress_bar():
     found = []
     for path in SRC.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            found += [f"{path.relative_to(SRC)}: {n}" for n in names if n in WIDGET_BARS]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found += [
+                f"{path.relative_to(SRC)}: {n}" for n in names if n in WIDGET_BARS
+            ]
     assert not found, f"use tqdm.std (plain text bars): {found}"
 
 
@@ -35,6 +43,9 @@ def test_package_is_quiet_in_a_kernel_without_ipywidgets(tmp_path):
         "      eval_iters=1))",
     ]
     path = tmp_path / "quiet.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]),
+        path,
+    )
     verdict = run_notebook(path, timeout=120)
     assert verdict.passed, verdict.problems

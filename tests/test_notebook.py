@@ -1,4 +1,5 @@
 """attnbook.notebook.expect_error: the chapters' way of showing a deliberate error."""
+
 import pytest
 
 from attnbook.notebook import expect_error

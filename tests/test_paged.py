@@ -1,5 +1,6 @@
 """attnbook.paged (chapter 9): attention through a block table equals the contiguous cache;
 the pool's bookkeeping; the memory of pages against preallocation."""
+
 from __future__ import annotations
 
 import math
@@ -12,21 +13,36 @@ from prop_helpers import SEEDS, randn
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.multihead import KVCache
-from attnbook.paged import BlockPool, PagedKVCache, gather_blocks, paged_attention, reserved_vs_paged
+from attnbook.paged import (
+    BlockPool,
+    PagedKVCache,
+    gather_blocks,
+    paged_attention,
+    reserved_vs_paged,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@given(SEEDS, st.integers(1, 5), st.integers(1, 3), st.lists(st.integers(1, 7), min_size=1, max_size=4))
+@given(
+    SEEDS,
+    st.integers(1, 5),
+    st.integers(1, 3),
+    st.lists(st.integers(1, 7), min_size=1, max_size=4),
+)
 @settings(max_examples=40, deadline=None)
-def test_paged_cache_returns_what_the_contiguous_cache_returns(seed: int, block_size: int, H: int,
-                                                               steps: list[int]) -> None:
+def test_paged_cache_returns_what_the_contiguous_cache_returns(
+    seed: int, block_size: int, H: int, steps: list[int]
+) -> None:
     """Appends of any sizes, into a pool whose first blocks another sequence took: the same
     keys and values as KVCache, and whole blocks held."""
     d = 3
     pool = BlockPool(40, block_size, H, d, dtype=torch.float64)
     other = PagedKVCache(pool)
-    other.append(randn(seed + 99, 1, H, block_size + 1, d), randn(seed + 98, 1, H, block_size + 1, d))
+    other.append(
+        randn(seed + 99, 1, H, block_size + 1, d),
+        randn(seed + 98, 1, H, block_size + 1, d),
+    )
     paged, plain = PagedKVCache(pool), KVCache()
     for i, n in enumerate(steps):
         k, v = randn(seed + 2 * i, 1, H, n, d), randn(seed + 2 * i + 1, 1, H, n, d)
@@ -38,10 +54,17 @@ def test_paged_cache_returns_what_the_contiguous_cache_returns(seed: int, block_
     assert paged.nbytes == len(paged.block_table) * 2 * H * block_size * d * 8
 
 
-@given(SEEDS, st.integers(1, 4), st.sampled_from([(2, 1), (2, 2), (4, 2)]), st.integers(1, 12), st.data())
+@given(
+    SEEDS,
+    st.integers(1, 4),
+    st.sampled_from([(2, 1), (2, 2), (4, 2)]),
+    st.integers(1, 12),
+    st.data(),
+)
 @settings(max_examples=40, deadline=None)
-def test_paged_attention_equals_sdpa_on_the_contiguous_keys(seed: int, block_size: int, heads: tuple,
-                                                            length: int, data: st.DataObject) -> None:
+def test_paged_attention_equals_sdpa_on_the_contiguous_keys(
+    seed: int, block_size: int, heads: tuple, length: int, data: st.DataObject
+) -> None:
     H_q, H = heads
     d = 4
     pool = BlockPool(16, block_size, H, d, dtype=torch.float64)
@@ -51,29 +74,46 @@ def test_paged_attention_equals_sdpa_on_the_contiguous_keys(seed: int, block_siz
     T_q = data.draw(st.integers(1, length))
     q = randn(seed + 2, H_q, T_q, d)
     got = paged_attention(q, pool, cache.table(), length)
-    k_all, v_all = k[0].repeat_interleave(H_q // H, 0), v[0].repeat_interleave(H_q // H, 0)
+    k_all, v_all = (
+        k[0].repeat_interleave(H_q // H, 0),
+        v[0].repeat_interleave(H_q // H, 0),
+    )
     causal = torch.ones(T_q, length, dtype=torch.bool).tril(length - T_q)
-    want = torch.nn.functional.scaled_dot_product_attention(q, k_all, v_all, attn_mask=causal)
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q, k_all, v_all, attn_mask=causal
+    )
     torch.testing.assert_close(got, want)
 
 
 def test_gather_reads_blocks_in_table_order() -> None:
-    pool = torch.arange(4 * 2, dtype=torch.float32).view(4, 1, 2, 1)  # block b holds 2b, 2b + 1
+    # block b holds 2b, 2b + 1
+    pool = torch.arange(4 * 2, dtype=torch.float32).view(4, 1, 2, 1)
     got = gather_blocks(pool, torch.tensor([3, 0, 2]), 5)
     assert got.flatten().tolist() == [6, 7, 0, 1, 4]
 
 
 def test_a_gpt_decoding_through_pages_gives_the_plain_cache_logits() -> None:
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=11, block_size=24, n_layer=2, n_head=4, n_embd=16,
-                          n_kv_head=2, positions="rope")).eval()
+    model = GPT(
+        GPTConfig(
+            vocab_size=11,
+            block_size=24,
+            n_layer=2,
+            n_head=4,
+            n_embd=16,
+            n_kv_head=2,
+            positions="rope",
+        )
+    ).eval()
     ids = torch.randint(0, 11, (1, 20))
     pool = BlockPool(30, 4, 2, 4)
     paged = [PagedKVCache(pool) for _ in model.blocks]
     plain = [KVCache() for _ in model.blocks]
     with torch.no_grad():
         for chunk in (ids[:, :6], *ids[:, 6:].split(1, dim=1)):
-            torch.testing.assert_close(model(chunk, kv_caches=paged)[0], model(chunk, kv_caches=plain)[0])
+            torch.testing.assert_close(
+                model(chunk, kv_caches=paged)[0], model(chunk, kv_caches=plain)[0]
+            )
     assert pool.num_free == 30 - 2 * 5
     for cache in paged:
         cache.free()

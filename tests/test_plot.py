@@ -1,4 +1,5 @@
 """Tests of attnbook.plot."""
+
 import matplotlib
 
 matplotlib.use("Agg")  # this test process only; notebooks keep their inline backend
@@ -16,8 +17,14 @@ def test_heatmap_labels_queries_on_y_and_keys_on_x():
     ax = attention_heatmap(w, ["a", "b", "c"], ["w", "x", "y", "z"], title="t")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["w", "x", "y", "z"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
-    assert ax.get_title() == "t" and "query" in ax.get_ylabel() and "key" in ax.get_xlabel()
-    np.testing.assert_allclose(ax.collections[0].get_array().reshape(3, 4), w.detach().numpy())
+    assert (
+        ax.get_title() == "t"
+        and "query" in ax.get_ylabel()
+        and "key" in ax.get_xlabel()
+    )
+    np.testing.assert_allclose(
+        ax.collections[0].get_array().reshape(3, 4), w.detach().numpy()
+    )
     plt.close("all")
 
 
@@ -53,13 +60,18 @@ def test_importing_the_module_sets_the_course_style():
 def test_heatmaps_default_to_the_scale_0_to_1_and_fit_the_column():
     from attnbook.plot import COLUMN_WIDTH
 
-    mats = [np.full((6, 6), 1 / 6)] * 4  # the largest weight is 1/6, the scale stays 0-1
+    # the largest weight is 1/6, the scale stays 0-1
+    mats = [np.full((6, 6), 1 / 6)] * 4
     fig = attention_heatmaps(mats, list("abcdef"), ncols=4, max_width=COLUMN_WIDTH)
     meshes = [ax.collections[0] for ax in fig.axes[:4]]
     assert {m.get_clim() for m in meshes} == {(0.0, 1.0)}
     assert fig.get_size_inches()[0] <= COLUMN_WIDTH + 1e-9
-    assert attention_heatmaps(mats, list("abcdef"), ncols=4).get_size_inches()[0] > COLUMN_WIDTH
-    fig = attention_heatmaps(mats[:1], list("abcdef"), vmax=None)  # the old data maximum
+    assert (
+        attention_heatmaps(mats, list("abcdef"), ncols=4).get_size_inches()[0]
+        > COLUMN_WIDTH
+    )
+    # the old data maximum
+    fig = attention_heatmaps(mats[:1], list("abcdef"), vmax=None)
     assert fig.axes[0].collections[0].get_clim() == (0.0, 1 / 6)
     plt.close("all")
 
@@ -71,7 +83,10 @@ def test_matrix_heatmap_centres_signed_values_and_checks_labels():
     ax = matrix_heatmap(m, ["I", "am"], title="Q")
     assert ax.collections[0].get_clim() == (-2.0, 2.0)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1", "2"]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["I", "am"] and ax.get_title() == "Q"
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "I",
+        "am",
+    ] and ax.get_title() == "Q"
     with pytest.raises(ValueError, match="2 row labels and 2 column labels"):
         matrix_heatmap(m, ["I", "am"], ["x", "y"])
     plt.close("all")

@@ -1,6 +1,7 @@
 """tools.run_chapters (the check that runs the book as a reader would) on tiny synthetic
 notebooks: a clean one passes; one that writes to stderr, one that raises and one whose
 grader check did not pass fail."""
+
 import nbformat
 import pytest
 
@@ -15,10 +16,16 @@ def notebook(tmp_path, name, *sources):
 
 
 def test_clean_notebook_passes_and_stderr_fails(tmp_path):
-    clean = run_notebook(notebook(tmp_path, "clean", "x = 6 * 7", "print(x)"), timeout=60)
+    clean = run_notebook(
+        notebook(tmp_path, "clean", "x = 6 * 7", "print(x)"), timeout=60
+    )
     assert clean.passed, clean.problems
-    noisy = run_notebook(notebook(tmp_path, "noisy", "import warnings",
-                                  "warnings.warn('IProgress not found')"), timeout=60)
+    noisy = run_notebook(
+        notebook(
+            tmp_path, "noisy", "import warnings", "warnings.warn('IProgress not found')"
+        ),
+        timeout=60,
+    )
     assert not noisy.passed and "wrote to stderr" in noisy.problems[0]
     assert "IProgress not found" in noisy.problems[0]
 
@@ -35,11 +42,24 @@ def test_raising_cell_fails(tmp_path):
 
 def test_grader_check_that_did_not_pass_fails():
     cell = nbformat.v4.new_code_cell('grader.check("q1")')
-    cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "q1 results:\n    q1 - 1 result:\n"
-                                           "        ❌ Test case failed"}, execution_count=1)]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "execute_result",
+            {
+                "text/plain": "q1 results:\n    q1 - 1 result:\n"
+                "        ❌ Test case failed"
+            },
+            execution_count=1,
+        )
+    ]
     good = nbformat.v4.new_code_cell('grader.check("q2")')
-    good.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "q2 results: All test cases passed!"},
-                                           execution_count=2)]
+    good.outputs = [
+        nbformat.v4.new_output(
+            "execute_result",
+            {"text/plain": "q2 results: All test cases passed!"},
+            execution_count=2,
+        )
+    ]
     problems = problems_in(nbformat.v4.new_notebook(cells=[cell, good]))
     assert len(problems) == 1 and "q1" in problems[0]
 

@@ -8,6 +8,7 @@ etc. come from this interpreter's site-packages through a `.pth` file) the share
 cell runs, followed by every notebook's top-level imports, in one process, as a kernel would run
 them. One more case proves the override: `ATTNBOOK_SOURCE` naming the wheel file, with no index.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,20 +18,36 @@ import time
 from pathlib import Path
 
 import pytest
-from wheel_helpers import ROOT, TIMEOUT, build_distributions, code_cells, fresh_venv, top_level_imports
+from wheel_helpers import (
+    ROOT,
+    TIMEOUT,
+    build_distributions,
+    code_cells,
+    fresh_venv,
+    top_level_imports,
+)
 
 pytestmark = pytest.mark.slow
 
-NOTEBOOKS = sorted(ROOT.glob("book/*.ipynb")) + sorted(ROOT.glob("exercises/student/*.ipynb"))
+NOTEBOOKS = sorted(ROOT.glob("book/*.ipynb")) + sorted(
+    ROOT.glob("exercises/student/*.ipynb")
+)
 KINDS = {
     "chapter": sorted(ROOT.glob("book/*.ipynb")),
     "exercise": sorted(ROOT.glob("exercises/student/*.ipynb")),
 }
 
 
-def run(python: Path, code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(python), "-c", code], env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT)
+def run(
+    python: Path, code: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +62,13 @@ def test_there_are_notebooks() -> None:
     assert KINDS["exercise"], "no exercises/student notebook"
 
 
-@pytest.mark.parametrize("kind, source", [("chapter", "index"), ("exercise", "index"),
-                                          ("chapter", "ATTNBOOK_SOURCE")])
-def test_setup_cell_installs_attnbook(kind: str, source: str, wheel: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "kind, source",
+    [("chapter", "index"), ("exercise", "index"), ("chapter", "ATTNBOOK_SOURCE")],
+)
+def test_setup_cell_installs_attnbook(
+    kind: str, source: str, wheel: Path, tmp_path: Path
+) -> None:
     """One fresh environment per case: every notebook of a kind starts with the same setup cell
     (tests/test_config.py), so it is run once, then every notebook's own imports run after it,
     each in a namespace of its own."""
@@ -59,41 +80,61 @@ def test_setup_cell_installs_attnbook(kind: str, source: str, wheel: Path, tmp_p
     imports = {}
     for nb in notebooks:
         lines = [line for cell in code_cells(nb) for line in top_level_imports(cell)]
-        assert any("attnbook" in line for line in lines), f"{nb.name} never imports attnbook"
+        assert any("attnbook" in line for line in lines), (
+            f"{nb.name} never imports attnbook"
+        )
         imports[nb.name] = "\n".join(lines)
 
     start = time.monotonic()
     python = fresh_venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("PIP_")}
-    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-            "PIP_NO_INPUT": "1"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+        and not k.startswith("PIP_")
+    }
+    env |= {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_INPUT": "1",
+    }
     if source == "index":
         env["PIP_FIND_LINKS"] = str(wheel.parent)
     else:
         env["ATTNBOOK_SOURCE"] = str(wheel)
 
-    before = run(python, textwrap.dedent("""
+    before = run(
+        python,
+        textwrap.dedent("""
         import importlib.util
         assert importlib.util.find_spec("torch") is not None, "torch not visible through the .pth"
         assert importlib.util.find_spec("attnbook") is None, "attnbook is importable already"
-        """), env)
+        """),
+        env,
+    )
     assert before.returncode == 0, before.stderr
 
-    script = "\n".join([
-        "exec(compile(SETUP, '<setup cell>', 'exec'), {})",
-        "for name, code in IMPORTS.items():",
-        "    exec(compile(code, f'<imports of {name}>', 'exec'), {})",
-        "import sys, attnbook, importlib.metadata",
-        "assert attnbook.__file__.startswith(sys.prefix), attnbook.__file__",
-        "print(importlib.metadata.version('attnbook'))",
-    ])
+    script = "\n".join(
+        [
+            "exec(compile(SETUP, '<setup cell>', 'exec'), {})",
+            "for name, code in IMPORTS.items():",
+            "    exec(compile(code, f'<imports of {name}>', 'exec'), {})",
+            "import sys, attnbook, importlib.metadata",
+            "assert attnbook.__file__.startswith(sys.prefix), attnbook.__file__",
+            "print(importlib.metadata.version('attnbook'))",
+        ]
+    )
     program = f"SETUP = {setup!r}\nIMPORTS = {imports!r}\n{script}"
     after = run(python, program, env)
     elapsed = time.monotonic() - start
-    assert after.returncode == 0, f"{kind} notebooks after the setup cell:\n{after.stdout}\n{after.stderr}"
+    assert after.returncode == 0, (
+        f"{kind} notebooks after the setup cell:\n{after.stdout}\n{after.stderr}"
+    )
     assert after.stdout.split()[-1] == wheel.name.split("-")[1], after.stdout
-    print(f"{kind} ({source}): setup cell + imports of {len(notebooks)} notebooks in {elapsed:.1f} s")
+    print(
+        f"{kind} ({source}): setup cell + imports of {len(notebooks)} notebooks in {elapsed:.1f} s"
+    )
 
 
 def test_without_the_index_the_cell_fails(tmp_path: Path) -> None:
@@ -102,8 +143,16 @@ def test_without_the_index_the_cell_fails(tmp_path: Path) -> None:
     setup = code_cells(KINDS["chapter"][0])[0]
     python = fresh_venv(tmp_path / "venv")
     (tmp_path / "empty").mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("PIP_")}
-    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "empty")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+        and not k.startswith("PIP_")
+    }
+    env |= {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(tmp_path / "empty"),
+    }
     result = run(python, setup, env)
     assert result.returncode != 0 and "attnbook==" in result.stderr, result.stderr

@@ -8,6 +8,7 @@ nothing is fetched from any host but 127.0.0.1. A full-page screenshot of chapte
 
 Without a Chromium the tests are skipped, unless the environment variable CI is set (then they fail).
 """
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,14 @@ SITE = ROOT / "_build" / "html"
 CHAPTER = "book/01_attention"
 SCREENSHOT = ROOT / "_build" / "screenshots" / "01_attention.png"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 MIN_MATH = 20  # chapter 1 derives attention in formulas: it has over a hundred
 RAW_TEX = ("$$", "\\[", "\\(", "\\begin{")
@@ -46,7 +53,12 @@ def ci_requires_browser() -> bool:
 
 def find_chromium() -> str | None:
     """The system's Chromium (or Chrome) executable, if any."""
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+    for name in (
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ):
         if found := shutil.which(name):
             return found
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
@@ -61,7 +73,9 @@ def repository_slug() -> str:
 
 
 def branch() -> str:
-    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"].get("branch", "main")
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"].get(
+        "branch", "main"
+    )
 
 
 def toc_pages() -> list[str]:
@@ -79,7 +93,10 @@ def toc_pages() -> list[str]:
                 walk(item)
 
     walk(toc.get("parts", []))
-    return [str(Path(f).with_suffix("")) if f.endswith((".md", ".ipynb")) else f for f in files]
+    return [
+        str(Path(f).with_suffix("")) if f.endswith((".md", ".ipynb")) else f
+        for f in files
+    ]
 
 
 def toc_notebooks() -> list[str]:
@@ -90,10 +107,12 @@ def toc_notebooks() -> list[str]:
 @dataclass
 class Visit:
     """A loaded page and what happened on the network while loading it."""
+
     page: object
     url: str
     external: list[str] = field(default_factory=list)  # blocked: not 127.0.0.1
-    broken: list[str] = field(default_factory=list)    # local responses >= 400, failed requests
+    # local responses >= 400, failed requests
+    broken: list[str] = field(default_factory=list)
     local: dict[str, int] = field(default_factory=dict)  # local URL -> status
     math_error: str | None = None  # why MathJax did not typeset the page, if it did not
 
@@ -113,7 +132,8 @@ def server() -> Iterator[str]:
 
     def static(request: Request) -> Response:
         path = request.path.lstrip("/") or "index.html"
-        return send_from_directory(SITE, path, request.environ)  # 404 outside SITE or missing
+        # 404 outside SITE or missing
+        return send_from_directory(SITE, path, request.environ)
 
     httpd = HTTPServer(host="127.0.0.1", port=0, threaded=True)
     httpd.expect_request(re.compile("/.*")).respond_with_handler(static)
@@ -179,7 +199,9 @@ def visit(browser, server: str, stem: str) -> Visit:
 def wait_for_math(page) -> str | None:
     """Wait until MathJax has typeset the page and its fonts have loaded; else say why not."""
     # The page's scripts are deferred, so by the load event MathJax has started if it loaded.
-    if not page.evaluate("() => !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
+    if not page.evaluate(
+        "() => !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"
+    ):
         return "MathJax was not loaded (see the requests blocked or broken)"
     return page.evaluate("""() => MathJax.startup.promise
         .then(() => document.fonts.ready).then(() => null, error => String(error))""")
@@ -202,7 +224,9 @@ def test_math_is_typeset(chapter: Visit) -> None:
     assert chapter.math_error is None, chapter.math_error
     page = chapter.page
     count = page.locator("article mjx-container").count()
-    assert count >= MIN_MATH, f"only {count} typeset formulas (mjx-container) in the article"
+    assert count >= MIN_MATH, (
+        f"only {count} typeset formulas (mjx-container) in the article"
+    )
     errors = page.locator("article mjx-merror").all_text_contents()
     assert not errors, f"MathJax reported TeX errors: {errors}"
     # The article's prose, without code cells and typeset math: no TeX may be left over.
@@ -218,14 +242,22 @@ def test_math_is_typeset(chapter: Visit) -> None:
 
 def test_math_comes_from_the_book(chapter: Visit) -> None:
     mathjax = [u for u in chapter.local if "/_static/mathjax/" in u]
-    assert any(u.split("?")[0].endswith("/tex-mml-chtml.js") for u in mathjax), chapter.local
+    assert any(u.split("?")[0].endswith("/tex-mml-chtml.js") for u in mathjax), (
+        chapter.local
+    )
     fonts = [u for u in mathjax if "/output/chtml/fonts/woff-v2/" in u]
-    assert fonts, f"no MathJax font was loaded from the book; local requests: {list(chapter.local)}"
-    assert all(chapter.local[u] == 200 for u in mathjax), {u: chapter.local[u] for u in mathjax}
+    assert fonts, (
+        f"no MathJax font was loaded from the book; local requests: {list(chapter.local)}"
+    )
+    assert all(chapter.local[u] == 200 for u in mathjax), {
+        u: chapter.local[u] for u in mathjax
+    }
 
 
 def test_no_request_leaves_localhost(chapter: Visit) -> None:
-    assert not chapter.external, f"requests to other hosts (blocked): {chapter.external}"
+    assert not chapter.external, (
+        f"requests to other hosts (blocked): {chapter.external}"
+    )
     assert not chapter.broken, f"broken local requests: {chapter.broken}"
 
 
@@ -233,7 +265,9 @@ def test_images_loaded(chapter: Visit) -> None:
     images = chapter.page.evaluate("""() => [...document.images].map(img => ({
         src: img.currentSrc || img.src, ok: img.complete && img.naturalWidth > 0,
         inArticle: !!img.closest("article")}))""")
-    assert any(img["inArticle"] for img in images), "no image in the article (expected heatmaps)"
+    assert any(img["inArticle"] for img in images), (
+        "no image in the article (expected heatmaps)"
+    )
     broken = [img["src"] for img in images if not img["ok"]]
     assert not broken, f"images that did not load: {broken}"
 
@@ -249,12 +283,19 @@ def test_launch_links(browser, server: str, stem: str) -> None:
     seen = visit(browser, server, stem)
     try:
         links = seen.page.eval_on_selector_all(
-            ".dropdown-launch-buttons a", "links => links.map(a => a.href)")
+            ".dropdown-launch-buttons a", "links => links.map(a => a.href)"
+        )
     finally:
         seen.page.context.close()
     slug, ref = repository_slug(), branch()
-    assert f"https://colab.research.google.com/github/{slug}/blob/{ref}/{stem}.ipynb" in links, links
-    assert f"https://mybinder.org/v2/gh/{slug}/{ref}?urlpath=lab/tree/{stem}.ipynb" in links, links
+    assert (
+        f"https://colab.research.google.com/github/{slug}/blob/{ref}/{stem}.ipynb"
+        in links
+    ), links
+    assert (
+        f"https://mybinder.org/v2/gh/{slug}/{ref}?urlpath=lab/tree/{stem}.ipynb"
+        in links
+    ), links
     assert len(links) == 2, f"unexpected launch links: {links}"
 
 
@@ -267,14 +308,23 @@ HASH_LIKE = re.compile(r"^[0-9a-f]{16,}(\.\w+)?$")
 def phone_visit(browser, server: str, stem: str) -> tuple[Visit, list[str]]:
     """`visit` at phone width, collecting console errors and uncaught page errors."""
     page_file(stem)
-    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
-                                  has_touch=True)
+    context = browser.new_context(
+        viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True
+    )
     context.set_default_timeout(TIMEOUT_MS)
-    context.route("**/*", lambda route: route.continue_()
-                  if urlsplit(route.request.url).hostname == "127.0.0.1" else route.abort())
+    context.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if urlsplit(route.request.url).hostname == "127.0.0.1"
+            else route.abort()
+        ),
+    )
     page = context.new_page()
     errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on(
+        "console", lambda msg: errors.append(msg.text) if msg.type == "error" else None
+    )
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.goto(f"{server}/{stem}.html", wait_until="load")
     return Visit(page=page, url=f"{server}/{stem}.html"), errors
@@ -288,7 +338,9 @@ def test_phone_menu_opens_the_chapter_list(browser, server: str) -> None:
     try:
         toggle = page.locator("button.primary-toggle:visible").first
         toggle.tap()
-        chapter_two = page.locator("a.reference.internal[href$='02_scaling.html']:visible")
+        chapter_two = page.locator(
+            "a.reference.internal[href$='02_scaling.html']:visible"
+        )
         chapter_two.first.wait_for(state="visible", timeout=5_000)
         assert chapter_two.count() >= 1
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -327,11 +379,18 @@ def test_page_at_phone_width(browser, server: str, stem: str) -> None:
     finally:
         page.context.close()
     assert math_error is None, math_error
-    assert width <= PHONE["width"] + 1, f"{stem} is {width} px wide at 390 px; too wide: {wide}"
+    assert width <= PHONE["width"] + 1, (
+        f"{stem} is {width} px wide at 390 px; too wide: {wide}"
+    )
     broken = [img["src"] for img in images if not img["ok"]]
     assert not broken, f"images that did not load: {broken}"
-    bad_alt = [img for img in images
-               if len(img["alt"].split()) < 3 or HASH_LIKE.match(img["alt"]) or img["alt"] == img["src"]]
+    bad_alt = [
+        img
+        for img in images
+        if len(img["alt"].split()) < 3
+        or HASH_LIKE.match(img["alt"])
+        or img["alt"] == img["src"]
+    ]
     assert not bad_alt, f"images without a descriptive alt text: {bad_alt[:5]}"
     leftovers = [tex for tex in RAW_TEX if tex in prose]
     assert not leftovers, f"raw TeX left in the prose: {leftovers}"
@@ -345,12 +404,20 @@ def test_search_snippets_show_no_raw_tex(browser, server: str) -> None:
     page = seen.page
     try:
         page.goto(f"{server}/search.html?q=scaled+dot+product", wait_until="load")
-        page.wait_for_function(  # Sphinx says so once every hit and its snippet is shown
-            "() => /Search finished/.test(document.querySelector('#search-results')?.textContent)")
-        snippets = page.eval_on_selector_all("ul.search p.context", "ps => ps.map(p => p.textContent)")
+        # Sphinx says so once every hit and its snippet is shown
+        page.wait_for_function(
+            "() => /Search finished/.test(document.querySelector('#search-results')?.textContent)"
+        )
+        snippets = page.eval_on_selector_all(
+            "ul.search p.context", "ps => ps.map(p => p.textContent)"
+        )
     finally:
         page.context.close()
     assert len(snippets) >= 3, snippets
-    raw = [s for s in snippets if any(tex in s for tex in ("\\(", "\\[", "\\frac", "\\sqrt", "$$"))]
+    raw = [
+        s
+        for s in snippets
+        if any(tex in s for tex in ("\\(", "\\[", "\\frac", "\\sqrt", "$$"))
+    ]
     assert not raw, f"raw TeX in search snippets: {raw[:2]}"
     assert not errors, f"console errors: {errors}"

@@ -1,5 +1,6 @@
 """Checks of the package's source that neither ruff nor mypy makes: a decorator written twice
 in a row (as `@torch.no_grad()` once was on `cars.predict_logits`) runs twice and is a slip."""
+
 from __future__ import annotations
 
 import ast
@@ -27,6 +28,8 @@ def test_the_check_finds_a_doubled_decorator() -> None:
     assert repeated_decorators(source.replace("@torch.no_grad()\n", "", 1)) == []
 
 
-@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
+@pytest.mark.parametrize(
+    "path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+)
 def test_no_decorator_is_written_twice(path: Path) -> None:
     assert repeated_decorators(path.read_text()) == []

@@ -1,4 +1,5 @@
 """attnbook.streaming (chapter 9): streaming caches against the model's own forward pass."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,15 +9,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.streaming import StreamingCache, first_token_mass, load_ch9_model, stream_losses
+from attnbook.streaming import (
+    StreamingCache,
+    first_token_mass,
+    load_ch9_model,
+    stream_losses,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def model(positions: str, n_kv_head: int | None = None) -> GPT:
     torch.manual_seed(1)
-    return GPT(GPTConfig(vocab_size=13, block_size=16, n_layer=2, n_head=4, n_embd=16,
-                         positions=positions, n_kv_head=n_kv_head)).eval()
+    return GPT(
+        GPTConfig(
+            vocab_size=13,
+            block_size=16,
+            n_layer=2,
+            n_head=4,
+            n_embd=16,
+            positions=positions,
+            n_kv_head=n_kv_head,
+        )
+    ).eval()
 
 
 def forward_losses(m: GPT, ids: torch.Tensor) -> torch.Tensor:
@@ -25,9 +40,14 @@ def forward_losses(m: GPT, ids: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits[:-1], ids[1:], reduction="none")
 
 
-@pytest.mark.parametrize(("positions", "n_kv_head"), [("rope", None), ("alibi", None), ("rope", 2), ("none", 1)])
+@pytest.mark.parametrize(
+    ("positions", "n_kv_head"),
+    [("rope", None), ("alibi", None), ("rope", 2), ("none", 1)],
+)
 @pytest.mark.parametrize("mode", ["rolling", "sinks", "reencode"])
-def test_a_stream_that_fits_the_cache_is_the_forward_pass(positions: str, n_kv_head: int | None, mode: str) -> None:
+def test_a_stream_that_fits_the_cache_is_the_forward_pass(
+    positions: str, n_kv_head: int | None, mode: str
+) -> None:
     m = model(positions, n_kv_head)
     ids = torch.randint(0, 13, (12,), generator=torch.Generator().manual_seed(0))
     losses, seconds = stream_losses(m, ids, capacity=16, mode=mode, sinks=2)
@@ -41,8 +61,10 @@ def test_reencode_runs_the_model_on_the_last_window(positions: str) -> None:
     ids = torch.randint(0, 13, (30,), generator=torch.Generator().manual_seed(2))
     losses, _ = stream_losses(m, ids, capacity=8, mode="reencode")
     for t in (3, 7, 8, 20, 28):
-        window = ids[max(0, t + 1 - 8): t + 2]
-        assert losses[t] == pytest.approx(forward_losses(m, window)[-1].item(), abs=1e-5)
+        window = ids[max(0, t + 1 - 8) : t + 2]
+        assert losses[t] == pytest.approx(
+            forward_losses(m, window)[-1].item(), abs=1e-5
+        )
 
 
 def test_sinks_with_a_cache_of_sinks_plus_window_is_the_model_on_that_text() -> None:
@@ -54,13 +76,19 @@ def test_sinks_with_a_cache_of_sinks_plus_window_is_the_model_on_that_text() -> 
     ids = torch.randint(0, 13, (25,), generator=torch.Generator().manual_seed(3))
     losses, _ = stream_losses(m, ids, capacity=6, mode="sinks", sinks=2)
     for t in (5, 9, 23):
-        text = torch.cat([ids[:2], ids[t - 3: t + 1], ids[t + 1: t + 2]])
+        text = torch.cat([ids[:2], ids[t - 3 : t + 1], ids[t + 1 : t + 2]])
         assert losses[t] == pytest.approx(forward_losses(m, text)[-1].item(), abs=1e-5)
 
 
-@given(st.integers(1, 6), st.integers(0, 5), st.lists(st.integers(1, 4), min_size=1, max_size=6))
+@given(
+    st.integers(1, 6),
+    st.integers(0, 5),
+    st.lists(st.integers(1, 4), min_size=1, max_size=6),
+)
 @settings(max_examples=50, deadline=None)
-def test_the_cache_keeps_the_sinks_and_the_most_recent(capacity: int, sinks: int, steps: list[int]) -> None:
+def test_the_cache_keeps_the_sinks_and_the_most_recent(
+    capacity: int, sinks: int, steps: list[int]
+) -> None:
     if sinks >= capacity:
         sinks = capacity - 1
     cache = StreamingCache(capacity, sinks)
@@ -69,7 +97,9 @@ def test_the_cache_keeps_the_sinks_and_the_most_recent(capacity: int, sinks: int
         pos = torch.arange(seen, seen + n, dtype=torch.float32).view(1, 1, n, 1)
         k, _ = cache.add(pos, pos)
         seen += n
-        want = list(range(min(sinks, seen))) + list(range(max(sinks, seen - (capacity - sinks)), seen))
+        want = list(range(min(sinks, seen))) + list(
+            range(max(sinks, seen - (capacity - sinks)), seen)
+        )
         if seen <= capacity:
             want = list(range(seen))
         assert k.flatten().tolist() == want

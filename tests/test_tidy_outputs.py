@@ -1,4 +1,5 @@
 """Tests of tools/tidy_outputs.py: progress bars collapsed, figure heights dropped."""
+
 import nbformat
 
 from tools.tidy_outputs import tidy
@@ -12,7 +13,10 @@ def test_tidy_collapses_redraws_and_drops_stored_image_heights():
         nbformat.v4.new_output("stream", name="stdout", text="100%\n"),
         nbformat.v4.new_output(
             "display_data",
-            data={"image/png": "iVBOR", "text/plain": "<Figure size 700x400 with 1 Axes>"},
+            data={
+                "image/png": "iVBOR",
+                "text/plain": "<Figure size 700x400 with 1 Axes>",
+            },
             metadata={"image/png": {"width": 711, "height": 421}},
         ),
     ]
@@ -20,5 +24,6 @@ def test_tidy_collapses_redraws_and_drops_stored_image_heights():
     assert tidy(nb)
     stream, image = nb.cells[0].outputs
     assert stream.text == "100%\n"
-    assert image.metadata["image/png"] == {"width": 711}  # the page keeps the aspect ratio
+    # the page keeps the aspect ratio
+    assert image.metadata["image/png"] == {"width": 711}
     assert not tidy(nb)  # a second pass changes nothing

@@ -1,4 +1,5 @@
 """Tests of attnbook.train (chapter 6): a tiny model on a tiny repetitive text learns."""
+
 import math
 
 import pytest
@@ -6,7 +7,14 @@ import torch
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.text import CharTokenizer, split_train_val
-from attnbook.train import TrainConfig, evaluating, lr_at, train, train_loop, unigram_loss
+from attnbook.train import (
+    TrainConfig,
+    evaluating,
+    lr_at,
+    train,
+    train_loop,
+    unigram_loss,
+)
 
 
 def test_learning_rate_schedule():
@@ -25,9 +33,20 @@ def test_a_short_run_beats_the_unigram_baseline():
     tok = CharTokenizer.from_text(text)
     train_data, val_data = split_train_val(tok.encode(text), 0.2)
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=16))
-    cfg = TrainConfig(max_iters=80, batch_size=8, learning_rate=1e-2, warmup_iters=5,
-                      eval_interval=40, eval_iters=4, progress=False)
+    model = GPT(
+        GPTConfig(
+            vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=16
+        )
+    )
+    cfg = TrainConfig(
+        max_iters=80,
+        batch_size=8,
+        learning_rate=1e-2,
+        warmup_iters=5,
+        eval_interval=40,
+        eval_iters=4,
+        progress=False,
+    )
     result = train(model, train_data, val_data, cfg)
     assert [r["iter"] for r in result.history] == [0, 40, 80]
     assert result.tokens_per_second > 0 and result.iters == 80
@@ -43,14 +62,34 @@ def test_time_budget_stops_early(monkeypatch):
     monkeypatch.setattr("attnbook.train.time.perf_counter", lambda: float(next(ticks)))
     data = torch.randint(0, 5, (500,))
     model = GPT(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8))
-    result = train(model, data, data, TrainConfig(max_iters=50, max_seconds=3.5, eval_iters=1,
-                                                  eval_interval=1000, progress=False))
+    result = train(
+        model,
+        data,
+        data,
+        TrainConfig(
+            max_iters=50,
+            max_seconds=3.5,
+            eval_iters=1,
+            eval_interval=1000,
+            progress=False,
+        ),
+    )
     assert result.iters == 4 and result.history[-1]["iter"] == 4
 
 
-@pytest.mark.parametrize("field, value", [("eval_interval", 0), ("eval_iters", 0), ("max_iters", -1),
-                                          ("batch_size", 0), ("warmup_iters", -5), ("learning_rate", -1e-3),
-                                          ("grad_clip", -1.0), ("max_seconds", 0)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("eval_interval", 0),
+        ("eval_iters", 0),
+        ("max_iters", -1),
+        ("batch_size", 0),
+        ("warmup_iters", -5),
+        ("learning_rate", -1e-3),
+        ("grad_clip", -1.0),
+        ("max_seconds", 0),
+    ],
+)
 def test_config_rejects_bad_values_naming_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         TrainConfig(**{field: value})
@@ -78,11 +117,22 @@ def test_train_loop_is_general_and_reproducible():
     def fit(seed):
         torch.manual_seed(0)
         model = torch.nn.Linear(3, 1)
-        cfg = TrainConfig(max_iters=150, batch_size=16, learning_rate=0.1, min_lr=0.01, warmup_iters=5,
-                          eval_interval=50, seed=seed)
-        result = train_loop(model, lambda g: (x[idx := torch.randint(64, (16,), generator=g)], y[idx]), cfg,
-                            loss_fn=lambda m, b: ((m(b[0]).squeeze(-1) - b[1]) ** 2).mean(),
-                            evaluate=lambda m: {"mse": float(((m(x).squeeze(-1) - y) ** 2).mean())})
+        cfg = TrainConfig(
+            max_iters=150,
+            batch_size=16,
+            learning_rate=0.1,
+            min_lr=0.01,
+            warmup_iters=5,
+            eval_interval=50,
+            seed=seed,
+        )
+        result = train_loop(
+            model,
+            lambda g: (x[idx := torch.randint(64, (16,), generator=g)], y[idx]),
+            cfg,
+            loss_fn=lambda m, b: ((m(b[0]).squeeze(-1) - b[1]) ** 2).mean(),
+            evaluate=lambda m: {"mse": float(((m(x).squeeze(-1) - y) ** 2).mean())},
+        )
         return model, result
 
     model, result = fit(0)
@@ -91,6 +141,8 @@ def test_train_loop_is_general_and_reproducible():
     assert not model.training
     again, _ = fit(0)
     other, _ = fit(1)
-    assert torch.equal(model.weight, again.weight) and not torch.equal(model.weight, other.weight)
+    assert torch.equal(model.weight, again.weight) and not torch.equal(
+        model.weight, other.weight
+    )
     with pytest.raises(KeyError, match="no metric 'val_loss'"):
         _ = result.final_val_loss

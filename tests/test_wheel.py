@@ -7,6 +7,7 @@ pyproject version, carries its package data (every public exercise check, the st
 of chapter 7, the shipped corpus where the checkout has one) and a chapter's own imports work
 from the installed wheel, not from src/.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,16 +21,30 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from wheel_helpers import ROOT, TIMEOUT, build_distributions, code_cells, fresh_venv, top_level_imports
+from wheel_helpers import (
+    ROOT,
+    TIMEOUT,
+    build_distributions,
+    code_cells,
+    fresh_venv,
+    top_level_imports,
+)
 
 pytestmark = pytest.mark.slow
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 SRC = ROOT / "src"
 # the files that are not Python modules and must travel in the wheel
-DATA = sorted(str(p.relative_to(SRC)) for pattern in
-              ("attnbook/exercise_checks/*/*.py", "attnbook/cars/chapter_grid*.json", "attnbook/data/*")
-              for p in SRC.glob(pattern) if p.is_file())
+DATA = sorted(
+    str(p.relative_to(SRC))
+    for pattern in (
+        "attnbook/exercise_checks/*/*.py",
+        "attnbook/cars/chapter_grid*.json",
+        "attnbook/data/*",
+    )
+    for p in SRC.glob(pattern)
+    if p.is_file()
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,20 +59,39 @@ def test_names_carry_the_version(distributions: tuple[Path, Path]) -> None:
 
 
 def test_twine_check_passes(distributions: tuple[Path, Path]) -> None:
-    result = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, distributions)],
-                            capture_output=True, text=True, timeout=TIMEOUT)
+    result = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, distributions)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_wheel_holds_the_package_and_its_data_only(distributions: tuple[Path, Path]) -> None:
+def test_wheel_holds_the_package_and_its_data_only(
+    distributions: tuple[Path, Path],
+) -> None:
     _, wheel = distributions
     names = zipfile.ZipFile(wheel).namelist()
-    modules = sorted(str(p.relative_to(SRC)) for p in (SRC / "attnbook").rglob("*.py")
-                     if "__pycache__" not in p.parts)
-    assert set(modules) | set(DATA) <= set(names), sorted(set(modules) | set(DATA) - set(names))
-    assert any(n.startswith("attnbook/exercise_checks/ex01_") for n in names), "no exercise checks"
-    assert any(n.startswith("attnbook/cars/chapter_grid") for n in names), "no stored grids"
-    stray = [n for n in names if not n.startswith(("attnbook/", f"attnbook-{VERSION}.dist-info/"))]
+    modules = sorted(
+        str(p.relative_to(SRC))
+        for p in (SRC / "attnbook").rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    assert set(modules) | set(DATA) <= set(names), sorted(
+        set(modules) | set(DATA) - set(names)
+    )
+    assert any(n.startswith("attnbook/exercise_checks/ex01_") for n in names), (
+        "no exercise checks"
+    )
+    assert any(n.startswith("attnbook/cars/chapter_grid") for n in names), (
+        "no stored grids"
+    )
+    stray = [
+        n
+        for n in names
+        if not n.startswith(("attnbook/", f"attnbook-{VERSION}.dist-info/"))
+    ]
     assert not stray, f"files outside the package: {stray}"
 
 
@@ -66,23 +100,45 @@ def test_sdist_rebuilds_the_same_package(distributions: tuple[Path, Path]) -> No
     with tarfile.open(sdist) as tar:
         in_sdist = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     assert {"pyproject.toml", "README.md"} <= in_sdist
-    package = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("attnbook/")}
-    assert {f"src/{n}" for n in package} <= in_sdist, sorted({f"src/{n}" for n in package} - in_sdist)
+    package = {
+        n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("attnbook/")
+    }
+    assert {f"src/{n}" for n in package} <= in_sdist, sorted(
+        {f"src/{n}" for n in package} - in_sdist
+    )
 
 
-def test_installed_wheel_works(distributions: tuple[Path, Path], tmp_path: Path) -> None:
+def test_installed_wheel_works(
+    distributions: tuple[Path, Path], tmp_path: Path
+) -> None:
     """Install the wheel alone, then check version, data and a chapter's imports from there."""
     _, wheel = distributions
     python = fresh_venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)],
-                             env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    }
+    env |= {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert install.returncode == 0, install.stderr
 
     chapters = sorted(ROOT.glob("book/[0-9]*.ipynb"))
-    chapter = next(nb for nb in chapters if "06_" in nb.name)  # the most imports, the corpus
-    imports = "\n".join(line for cell in code_cells(chapter) for line in top_level_imports(cell))
+    # the most imports, the corpus
+    chapter = next(nb for nb in chapters if "06_" in nb.name)
+    imports = "\n".join(
+        line for cell in code_cells(chapter) for line in top_level_imports(cell)
+    )
     check = textwrap.dedent(f"""
         import importlib.metadata, sys
         from importlib.resources import files
@@ -99,8 +155,14 @@ def test_installed_wheel_works(distributions: tuple[Path, Path], tmp_path: Path)
         print(json.dumps([m.__file__ for m in list(sys.modules.values())
                           if m.__name__.startswith("attnbook") and getattr(m, "__file__", None)]))
         """)
-    result = subprocess.run([str(python), "-c", check], env=env, capture_output=True, text=True,
-                            timeout=TIMEOUT, cwd=tmp_path)
+    result = subprocess.run(
+        [str(python), "-c", check],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert len(loaded) > 3 and all(str(SRC) not in f for f in loaded), loaded

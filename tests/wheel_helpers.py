@@ -2,6 +2,7 @@
 this checkout, and fresh virtual environments that see this interpreter's packages (torch,
 otter, ...) through a `.pth` file but not `attnbook`, so nothing big is installed or downloaded.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,16 +19,33 @@ TIMEOUT = 300  # seconds per subprocess; each normally takes a few seconds
 
 def checkout_copy(dest: Path) -> Path:
     """A copy of the repository's files as git would publish them (tracked + not ignored)."""
-    listing = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                             cwd=ROOT, capture_output=True, text=True)
+    listing = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if listing.returncode == 0 and listing.stdout:
         for name in filter(None, listing.stdout.split("\0")):
             if (ROOT / name).is_file():
                 (dest / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ROOT / name, dest / name)
     else:
-        shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
-            ".venv", "_build", ".git", ".cache", "*.egg-info", "__pycache__", ".pytest_cache", "dist"))
+        shutil.copytree(
+            ROOT,
+            dest,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns(
+                ".venv",
+                "_build",
+                ".git",
+                ".cache",
+                "*.egg-info",
+                "__pycache__",
+                ".pytest_cache",
+                "dist",
+            ),
+        )
     return dest
 
 
@@ -36,8 +54,21 @@ def build_distributions(work: Path) -> tuple[Path, Path]:
     isolation: setuptools comes from the pinned environment, so nothing is downloaded)."""
     source = checkout_copy(work / "checkout")
     out = work / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)],
-                   check=True, capture_output=True, text=True, timeout=TIMEOUT)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     (sdist,), (wheel,) = sorted(out.glob("*.tar.gz")), sorted(out.glob("*.whl"))
     return sdist, wheel
 
@@ -55,16 +86,31 @@ def fresh_venv(where: Path) -> Path:
     otherwise take for an installed attnbook). It has no pip or setuptools of its own (Python
     3.11's would shadow the pinned ones, and torch needs a newer setuptools): `python -m pip`
     runs this interpreter's pip."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=TIMEOUT)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(where)],
+        check=True,
+        timeout=TIMEOUT,
+    )
     python = where / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     host = where / "host-packages"
     host.mkdir()
     for folder in host_site_packages():
         for entry in Path(folder).iterdir():
             name = entry.name.lower()
-            if not (name.startswith(("attnbook", "_attnbook", "__editable__")) or (host / entry.name).exists()):
+            if not (
+                name.startswith(("attnbook", "_attnbook", "__editable__"))
+                or (host / entry.name).exists()
+            ):
                 (host / entry.name).symlink_to(entry)
     (Path(purelib) / "host-packages.pth").write_text(f"{host}\n")
     return python
@@ -72,15 +118,23 @@ def fresh_venv(where: Path) -> Path:
 
 def code_cells(notebook: Path) -> list[str]:
     cells = json.loads(notebook.read_text())["cells"]
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in cells if c["cell_type"] == "code"]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in cells
+        if c["cell_type"] == "code"
+    ]
 
 
 def top_level_imports(source: str) -> list[str]:
     """The module-level `import`/`from … import` statements of a cell (IPython magics ignored)."""
-    python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                       for line in source.splitlines())
+    python = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.splitlines()
+    )
     tree = ast.parse(python)
-    return [ast.get_source_segment(python, node) or "" for node in tree.body
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    return [
+        ast.get_source_segment(python, node) or ""
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+    ]

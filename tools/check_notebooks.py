@@ -9,6 +9,7 @@ The book shows the outputs committed with each chapter (strict nbval re-runs the
   - store no raw progress-bar redraws (run python -m tools.tidy_outputs after executing).
 With execution on, `raise_on_error: true` in _config.yml does the same for raising cells.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,17 +28,28 @@ def problems_in(path: Path, setup: str, executed: bool = True) -> list[str]:
     found = []
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
     if not code or code[0].source.strip() != setup.strip():
-        found.append(f"{rel}: the first code cell is not the standard setup cell (tools/setup_cell.py)")
+        found.append(
+            f"{rel}: the first code cell is not the standard setup cell (tools/setup_cell.py)"
+        )
     for i, cell in enumerate(code):
         tags = cell.metadata.get("tags", [])
         if executed and cell.execution_count is None:
-            found.append(f"{rel}: code cell {i + 1} was never executed (commit notebooks executed)")
-        if any(o.output_type == "stream" and "\r" in o.text for o in cell.get("outputs", [])):
-            found.append(f"{rel}: code cell {i + 1} stores progress-bar redraws; run python -m tools.tidy_outputs")
+            found.append(
+                f"{rel}: code cell {i + 1} was never executed (commit notebooks executed)"
+            )
+        if any(
+            o.output_type == "stream" and "\r" in o.text
+            for o in cell.get("outputs", [])
+        ):
+            found.append(
+                f"{rel}: code cell {i + 1} stores progress-bar redraws; run python -m tools.tidy_outputs"
+            )
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         if errors and "raises-exception" not in tags:
-            found.append(f"{rel}: code cell {i + 1} stored an error ({errors[0].ename}) "
-                         "and is not tagged raises-exception")
+            found.append(
+                f"{rel}: code cell {i + 1} stored an error ({errors[0].ename}) "
+                "and is not tagged raises-exception"
+            )
     return found
 
 

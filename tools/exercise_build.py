@@ -2,6 +2,7 @@
 `otter assign` on a master notebook, then the student notebook, its public checks and the
 autograder zip, published where the book and the package serve them from.
 """
+
 from __future__ import annotations
 
 import copy
@@ -73,24 +74,45 @@ def build(name: str, out: Path | None = None) -> Built:
     """Run otter assign on one master notebook into `out` (default `_build/exercises/NAME`)."""
     master = MASTERS / f"{name}.ipynb"
     if not master.is_file():
-        raise ExerciseError(f"no master notebook {master.relative_to(ROOT)}; known: {exercise_names()}")
+        raise ExerciseError(
+            f"no master notebook {master.relative_to(ROOT)}; known: {exercise_names()}"
+        )
     out = out or BUILD / name
     shutil.rmtree(out, ignore_errors=True)
-    (CHECKS / name).mkdir(parents=True, exist_ok=True)  # the init cell needs it to exist
-    cmd = [sys.executable, "-m", "otter", "assign", "--no-run-tests", str(master), str(out)]
+    # the init cell needs it to exist
+    (CHECKS / name).mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "otter",
+        "assign",
+        "--no-run-tests",
+        str(master),
+        str(out),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise ExerciseError(f"otter assign failed for {name}:\n{proc.stdout}\n{proc.stderr}")
+        raise ExerciseError(
+            f"otter assign failed for {name}:\n{proc.stdout}\n{proc.stderr}"
+        )
     zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
     if len(zips) != 1:
         raise ExerciseError(f"expected one autograder zip for {name}, found {zips}")
     seal_zip(zips[0], out / "autograder" / f"{name}.ipynb")
-    student_nb = link_to_book(_normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4)))
-    public = {p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))}
+    student_nb = link_to_book(
+        _normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4))
+    )
+    public = {
+        p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))
+    }
     for fname, text in public.items():
         if "hidden=True" in text:
-            raise ExerciseError(f"{name}/{fname}: a hidden test reached the student folder")
-    return Built(name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb")
+            raise ExerciseError(
+                f"{name}/{fname}: a hidden test reached the student folder"
+            )
+    return Built(
+        name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb"
+    )
 
 
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
@@ -101,11 +123,17 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
 
     from attnbook.exercise_checks.autograder import RUN_SCRIPT
 
-    with zipfile.ZipFile(zip_path) as z:  # the entries keep their permissions (run_autograder)
-        members = [(info, z.read(info)) for info in z.infolist()
-                   if info.filename not in ("run_otter.py", "reference.ipynb")]
-    members += [(zipfile.ZipInfo("run_otter.py"), RUN_SCRIPT.encode()),
-                (zipfile.ZipInfo("reference.ipynb"), reference_nb.read_bytes())]
+    # the entries keep their permissions (run_autograder)
+    with zipfile.ZipFile(zip_path) as z:
+        members = [
+            (info, z.read(info))
+            for info in z.infolist()
+            if info.filename not in ("run_otter.py", "reference.ipynb")
+        ]
+    members += [
+        (zipfile.ZipInfo("run_otter.py"), RUN_SCRIPT.encode()),
+        (zipfile.ZipInfo("reference.ipynb"), reference_nb.read_bytes()),
+    ]
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
         for info, data in members:
             z.writestr(info, data, zipfile.ZIP_DEFLATED)
@@ -133,12 +161,16 @@ def stale_files(built: Built) -> list[str]:
     else:
         have = _normalise(nbformat.read(committed, as_version=4))
         want = built.student_nb
-        if [(c.cell_type, c.source) for c in have.cells] != [(c.cell_type, c.source) for c in want.cells]:
+        if [(c.cell_type, c.source) for c in have.cells] != [
+            (c.cell_type, c.source) for c in want.cells
+        ]:
             problems.append(f"{committed.relative_to(ROOT)} differs from its master")
     checks = CHECKS / built.name
     have_tests = {p.name: p.read_text() for p in sorted(checks.glob("*.py"))}
     if have_tests != built.public_tests:
-        problems.append(f"{checks.relative_to(ROOT)} differs from the master's public tests")
+        problems.append(
+            f"{checks.relative_to(ROOT)} differs from the master's public tests"
+        )
     return problems
 
 

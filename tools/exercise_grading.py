@@ -6,6 +6,7 @@ and every score is decided in the grading process. `Grader` holds an exercise (i
 reference solution, read from the autograder zip before any submission runs) and its
 reference process. Plus what instructors read: one-line diagnoses and the class report.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,11 @@ from pathlib import Path
 import nbformat
 
 from attnbook.exercise_checks.engine import (
-    Exercise, Session, code_sources, grade_notebook, reference_session,
+    Exercise,
+    Session,
+    code_sources,
+    grade_notebook,
+    reference_session,
 )
 
 DEFAULT_TIMEOUT = 300.0
@@ -35,7 +40,8 @@ class Grade:
     tests: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     message: str = ""
-    cell_errors: list[list] = field(default_factory=list)  # [cell index, "Type: message"]
+    # [cell index, "Type: message"]
+    cell_errors: list[list] = field(default_factory=list)
 
     @property
     def percent(self) -> float:
@@ -57,7 +63,7 @@ def short_message(message: str) -> str:
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     for i, line in enumerate(lines):
         if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?", line):
-            return " ".join(lines[i:i + 2] if line.endswith(":") else [line])[:200]
+            return " ".join(lines[i : i + 2] if line.endswith(":") else [line])[:200]
     return (lines[-1] if lines else "")[:200]
 
 
@@ -76,20 +82,35 @@ class Grader:
         if self.reference is not None:
             self.reference.close()
 
-    def grade(self, nb: nbformat.NotebookNode, label: str, timeout: float = DEFAULT_TIMEOUT) -> Grade:
+    def grade(
+        self, nb: nbformat.NotebookNode, label: str, timeout: float = DEFAULT_TIMEOUT
+    ) -> Grade:
         assert self.reference is not None, "use Grader as a context manager"
         start = time.monotonic()
         data = grade_notebook(self.exercise, code_sources(nb), self.reference, timeout)
         for t in data["tests"]:
             t["message"] = short_message(t["message"]) if t["message"] else ""
-        return Grade(label, data["status"], data["score"], data["possible"], data["questions"],
-                     data["tests"], time.monotonic() - start, data["message"], data["cell_errors"])
+        return Grade(
+            label,
+            data["status"],
+            data["score"],
+            data["possible"],
+            data["questions"],
+            data["tests"],
+            time.monotonic() - start,
+            data["message"],
+            data["cell_errors"],
+        )
 
 
 def load_exercise(zip_path: Path) -> Exercise:
     """The tests and the reference solution of an autograder zip, read into memory."""
     with zipfile.ZipFile(zip_path) as z:
-        tests = {Path(m).stem: z.read(m).decode() for m in z.namelist() if re.fullmatch(r"tests/\w+\.py", m)}
+        tests = {
+            Path(m).stem: z.read(m).decode()
+            for m in z.namelist()
+            if re.fullmatch(r"tests/\w+\.py", m)
+        }
         reference = json.loads(z.read("reference.ipynb"))
     return Exercise.load(tests, reference)
 
@@ -121,8 +142,11 @@ def function_names(test_files: dict[str, Path]) -> dict[str, str]:
 
     names = {}
     for question, path in test_files.items():
-        tests = [node.name for node in ast.parse(path.read_text()).body
-                 if isinstance(node, ast.FunctionDef) and node.decorator_list]
+        tests = [
+            node.name
+            for node in ast.parse(path.read_text()).body
+            if isinstance(node, ast.FunctionDef) and node.decorator_list
+        ]
         names.update({f"{question} - {i}": fn for i, fn in enumerate(tests, start=1)})
     return names
 
@@ -137,14 +161,20 @@ def exercise_total(test_files: dict[str, Path]) -> float:
     """The points of the whole exercise, from its test files."""
     from otter.test_files.exception_test import ExceptionTestFile
 
-    return float(sum(ExceptionTestFile.from_file(str(p)).possible for p in test_files.values()))
+    return float(
+        sum(ExceptionTestFile.from_file(str(p)).possible for p in test_files.values())
+    )
 
 
 # ----------------------------------------------------------------------------- instructors
 def question_of_cell(nb: nbformat.NotebookNode, index: int) -> str | None:
     """The question a cell belongs to: the next `grader.check("qN")` after it."""
     for cell in nb.cells[index:]:
-        found = re.search(r"grader\.check\(\s*[\"'](\w+)[\"']", cell.source) if cell.cell_type == "code" else None
+        found = (
+            re.search(r"grader\.check\(\s*[\"'](\w+)[\"']", cell.source)
+            if cell.cell_type == "code"
+            else None
+        )
         if found:
             return found.group(1)
     return None
@@ -159,17 +189,30 @@ def read_submission(path: Path, name: str) -> tuple[nbformat.NotebookNode | None
     try:
         json.loads(text)
     except ValueError as err:
-        return None, f"not a notebook: the file is not valid JSON ({str(err).split(':')[0]})"
+        return (
+            None,
+            f"not a notebook: the file is not valid JSON ({str(err).split(':')[0]})",
+        )
     try:
         nb = nbformat.reads(text, as_version=4)
         if not isinstance(nb.get("cells"), list):
             raise ValueError("no cells")
     except Exception as err:  # noqa: BLE001 - any unreadable notebook
-        return None, f"not a notebook: valid JSON but not a Jupyter notebook ({type(err).__name__})"
-    named = {m for c in nb.cells if c.cell_type == "code"
-             for m in re.findall(r"tests_dir\(\s*[\"'](\w+)[\"']", c.source)}
+        return (
+            None,
+            f"not a notebook: valid JSON but not a Jupyter notebook ({type(err).__name__})",
+        )
+    named = {
+        m
+        for c in nb.cells
+        if c.cell_type == "code"
+        for m in re.findall(r"tests_dir\(\s*[\"'](\w+)[\"']", c.source)
+    }
     if named and name not in named:
-        return None, f"wrong exercise: this is a notebook of {sorted(named)[0]}, not of {name}"
+        return (
+            None,
+            f"wrong exercise: this is a notebook of {sorted(named)[0]}, not of {name}",
+        )
     return nb, ""
 
 
@@ -182,8 +225,9 @@ def diagnosis(nb: nbformat.NotebookNode, graded: Grade) -> str:
         question = question_of_cell(nb, index)
         where = f"question {question}" if question else f"cell {index}"
         if error.startswith("SyntaxError"):
-            notes.append(f"syntax error in {where} ({error.removeprefix('SyntaxError: ')})")
+            notes.append(
+                f"syntax error in {where} ({error.removeprefix('SyntaxError: ')})"
+            )
         else:
             notes.append(f"a cell of {where} raised {error}")
     return "; ".join(notes)
-

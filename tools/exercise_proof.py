@@ -11,6 +11,7 @@ the file by this tool) is a ready-made tampering prelude. Every submission is gr
 engine (`attnbook.exercise_checks.engine`). The proof prints the message each mistake gets
 from the public checks and from the hidden tests.
 """
+
 from __future__ import annotations
 
 import copy
@@ -29,12 +30,26 @@ from pathlib import Path
 import nbformat
 
 from tools.exercise_build import (
-    ANSWER_TAG, BUILD, ROOT, WRONG_ANSWERS, Built, ExerciseError, build, publish_zip_only,
+    ANSWER_TAG,
+    BUILD,
+    ROOT,
+    WRONG_ANSWERS,
+    Built,
+    ExerciseError,
+    build,
+    publish_zip_only,
     stale_files,
 )
-from tools.exercise_grading import Grade, Grader, function_names, rename_tests, zip_test_files
+from tools.exercise_grading import (
+    Grade,
+    Grader,
+    function_names,
+    rename_tests,
+    zip_test_files,
+)
 
-CORRECT_PREFIX = "correct:"  # correct answers written differently: they must score 100 %
+# correct answers written differently: they must score 100 %
+CORRECT_PREFIX = "correct:"
 
 # ----------------------------------------------------------------------------- proofs
 # Tampering preludes, by kind (the wrong-answer files get them as TAMPERS[kind], and all of
@@ -85,25 +100,38 @@ def load_wrong_answers(name: str) -> dict[str, list[tuple[str, str]]]:
     path = WRONG_ANSWERS / f"{name}.py"
     if not path.is_file():
         return {}
-    return runpy.run_path(str(path), init_globals={"TAMPER": TAMPER, "TAMPERS": TAMPERS})["WRONG_ANSWERS"]
+    return runpy.run_path(
+        str(path), init_globals={"TAMPER": TAMPER, "TAMPERS": TAMPERS}
+    )["WRONG_ANSWERS"]
 
 
 def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    return [c for c in nb.cells if c.cell_type == "code" and ANSWER_TAG in c.metadata.get("tags", [])]
+    return [
+        c
+        for c in nb.cells
+        if c.cell_type == "code" and ANSWER_TAG in c.metadata.get("tags", [])
+    ]
 
 
 def reference_answer(built: Built, student_source: str) -> str:
     """The solution notebook's cell that fills the student answer cell (same first line)."""
     first = student_source.splitlines()[0]
     solution = nbformat.read(built.reference_nb, as_version=4)
-    found = [c.source for c in solution.cells
-             if c.cell_type == "code" and c.source.splitlines()[:1] == [first]]
+    found = [
+        c.source
+        for c in solution.cells
+        if c.cell_type == "code" and c.source.splitlines()[:1] == [first]
+    ]
     if len(found) != 1:
-        raise ExerciseError(f"{built.name}: {len(found)} solution cells start with {first!r}; expected 1")
+        raise ExerciseError(
+            f"{built.name}: {len(found)} solution cells start with {first!r}; expected 1"
+        )
     return found[0]
 
 
-def make_submission(built: Built, edits: list[tuple[str, str]] | None) -> nbformat.NotebookNode:
+def make_submission(
+    built: Built, edits: list[tuple[str, str]] | None
+) -> nbformat.NotebookNode:
     """The student notebook with its answer cells filled in from the reference solution,
     after applying `edits` (each `old` must occur exactly once across the answers).
     `edits=None` gives the untouched student notebook."""
@@ -117,7 +145,9 @@ def make_submission(built: Built, edits: list[tuple[str, str]] | None) -> nbform
     for old, new in edits:
         hits = sum(s.count(old) for s in sources)
         if hits != 1:
-            raise ExerciseError(f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once")
+            raise ExerciseError(
+                f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once"
+            )
         sources = [s.replace(old, new) for s in sources]
     for cell, source in zip(mine, sources):
         cell.source = source
@@ -141,10 +171,21 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
     cases.update(load_wrong_answers(name))
     names = function_names(test_files)
     with Grader(built.autograder_zip) as grader:
-        graded = {label: rename_tests(grader.grade(make_submission(built, edits), label, timeout), names)
-                  for label, edits in cases.items()}
-    out_json.write_text(json.dumps({"problems": problems, "questions": list(test_files),
-                                    "grades": {label: asdict(g) for label, g in graded.items()}}))
+        graded = {
+            label: rename_tests(
+                grader.grade(make_submission(built, edits), label, timeout), names
+            )
+            for label, edits in cases.items()
+        }
+    out_json.write_text(
+        json.dumps(
+            {
+                "problems": problems,
+                "questions": list(test_files),
+                "grades": {label: asdict(g) for label, g in graded.items()},
+            }
+        )
+    )
 
 
 def tampered_questions(label: str, questions: list[str]) -> list[str]:
@@ -158,15 +199,27 @@ def _expectation(label: str, g: Grade, questions: list[str]) -> tuple[bool, str]
     pub, n_pub = g.passed(hidden=False)
     hid, n_hid = g.passed(hidden=True)
     if label == REFERENCE:
-        return g.status == "ok" and g.score == g.possible > 0 and hid == n_hid and pub == n_pub, "100 %"
+        return (
+            g.status == "ok"
+            and g.score == g.possible > 0
+            and hid == n_hid
+            and pub == n_pub,
+            "100 %",
+        )
     if label == UNTOUCHED:
         return g.status == "ok" and g.score == 0 and n_hid > 0, "0 points"
     if label.startswith(CORRECT_PREFIX):
-        return g.status == "ok" and g.score == g.possible > 0 and hid == n_hid, "100 % (a correct answer)"
+        return (
+            g.status == "ok" and g.score == g.possible > 0 and hid == n_hid,
+            "100 % (a correct answer)",
+        )
     if label.startswith(TAMPER_PREFIX):
         tampered = tampered_questions(label, questions)
-        return (g.status in ("ok", "error") and all(g.questions.get(q, 0.0) == 0 for q in tampered),
-                f"0 points on {', '.join(tampered)} (tampering)")
+        return (
+            g.status in ("ok", "error")
+            and all(g.questions.get(q, 0.0) == 0 for q in tampered),
+            f"0 points on {', '.join(tampered)} (tampering)",
+        )
     return g.status == "ok" and g.score < g.possible and hid < n_hid, "below 100 %"
 
 
@@ -181,21 +234,36 @@ def check_proof(name: str, data: dict) -> bool:
         pub, n_pub = g.passed(hidden=False)
         hid, n_hid = g.passed(hidden=True)
         good, expect = _expectation(label, g, data["questions"])
-        if label not in (REFERENCE, UNTOUCHED) and not label.startswith((TAMPER_PREFIX, CORRECT_PREFIX)):
-            flagged |= {t["question"] for t in g.tests if not t["hidden"] and not t["passed"]}
+        if label not in (REFERENCE, UNTOUCHED) and not label.startswith(
+            (TAMPER_PREFIX, CORRECT_PREFIX)
+        ):
+            flagged |= {
+                t["question"] for t in g.tests if not t["hidden"] and not t["passed"]
+            }
         verdict = ("OK: " if good else "FAILED: expected ") + expect
         if g.status != "ok":
             verdict += f" [{g.status}: {g.message}]"
-        print(f"  {label[:70]:70s} {g.percent:5.1f}% {pub:>3d}/{n_pub:<3d} {hid:>3d}/{n_hid:<3d}  {verdict}")
+        print(
+            f"  {label[:70]:70s} {g.percent:5.1f}% {pub:>3d}/{n_pub:<3d} {hid:>3d}/{n_hid:<3d}  {verdict}"
+        )
         if label not in (REFERENCE, UNTOUCHED) and g.status == "ok":
-            public_msg, hidden_msg = g.first_failure(hidden=False), g.first_failure(hidden=True)
-            print(f"      public check says: {public_msg[:150] or '(all public checks pass)'}")
-            print(f"      hidden tests say:  {hidden_msg[:150] or '(all hidden tests pass)'}")
+            public_msg, hidden_msg = (
+                g.first_failure(hidden=False),
+                g.first_failure(hidden=True),
+            )
+            print(
+                f"      public check says: {public_msg[:150] or '(all public checks pass)'}"
+            )
+            print(
+                f"      hidden tests say:  {hidden_msg[:150] or '(all hidden tests pass)'}"
+            )
         if not good:
             problems.append(f"{label}: expected {expect}")
     for question in data["questions"]:
         if question not in flagged:
-            problems.append(f"question {question}: no listed mistake is flagged by a public check")
+            problems.append(
+                f"question {question}: no listed mistake is flagged by a public check"
+            )
     if len(grades) < 4:
         problems.append("needs wrong answers in exercises/wrong_answers/")
     for p in problems:
@@ -207,9 +275,18 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
     """Every proof of every exercise, `jobs` exercises at a time (one process each)."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="attnbook-prove-") as tmp:
+
         def run(name: str) -> tuple[str, dict | None, str]:
             out = Path(tmp) / f"{name}.json"
-            cmd = [sys.executable, "-m", "tools.exercises", "_prove-one", name, str(out), str(timeout)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "tools.exercises",
+                "_prove-one",
+                name,
+                str(out),
+                str(timeout),
+            ]
             proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if proc.returncode != 0 or not out.is_file():
                 return name, None, proc.stdout + proc.stderr
@@ -226,5 +303,7 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
         ok &= check_proof(name, data)
         report[name] = data
     (BUILD / "proof.json").write_text(json.dumps(report, indent=1))
-    print(f"\n{'all proofs hold' if ok else 'SOME PROOFS FAILED'} ({time.monotonic() - start:.0f} s)")
+    print(
+        f"\n{'all proofs hold' if ok else 'SOME PROOFS FAILED'} ({time.monotonic() - start:.0f} s)"
+    )
     return ok

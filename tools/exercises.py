@@ -34,6 +34,7 @@ report of the pass rate of every hidden test and its most frequent failure messa
 writes into the repository. Every grading runs under a time limit: a submission that loops
 forever gets a grade (zero, status "timeout"), never a hang.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,27 +47,98 @@ from pathlib import Path
 # The tool's other modules (building, grading, proofs); their names are re-exported here,
 # where the tests and instructors look for them.
 from tools.exercise_build import (
-    ANSWER_TAG, BUILD, CHECKS, MASTERS, ROOT, STUDENT, WRONG_ANSWERS, Built, ExerciseError,
-    book_url, build,
-    exercise_names, link_to_book, publish, publish_zip_only, stale_files,
+    ANSWER_TAG,
+    BUILD,
+    CHECKS,
+    MASTERS,
+    ROOT,
+    STUDENT,
+    WRONG_ANSWERS,
+    Built,
+    ExerciseError,
+    book_url,
+    build,
+    exercise_names,
+    link_to_book,
+    publish,
+    publish_zip_only,
+    stale_files,
 )
 from tools.exercise_grading import (
-    DEFAULT_TIMEOUT, Grade, Grader, diagnosis, exercise_total, function_names, grade,
-    load_exercise, read_submission, rename_tests, zip_test_files,
+    DEFAULT_TIMEOUT,
+    Grade,
+    Grader,
+    diagnosis,
+    exercise_total,
+    function_names,
+    grade,
+    load_exercise,
+    read_submission,
+    rename_tests,
+    zip_test_files,
 )
 from tools.exercise_proof import (
-    CORRECT_PREFIX, REFERENCE, TAMPER, TAMPERS, TAMPER_PREFIX, UNTOUCHED, answer_cells, check_proof,
-    load_wrong_answers, make_submission, prove, prove_one, reference_answer, tampered_questions,
+    CORRECT_PREFIX,
+    REFERENCE,
+    TAMPER,
+    TAMPERS,
+    TAMPER_PREFIX,
+    UNTOUCHED,
+    answer_cells,
+    check_proof,
+    load_wrong_answers,
+    make_submission,
+    prove,
+    prove_one,
+    reference_answer,
+    tampered_questions,
 )
 
 __all__ = [
-    "ANSWER_TAG", "BUILD", "CHECKS", "MASTERS", "ROOT", "STUDENT", "WRONG_ANSWERS", "Built", "ExerciseError",
-    "book_url", "build", "exercise_names", "link_to_book", "publish", "publish_zip_only",
-    "stale_files", "DEFAULT_TIMEOUT", "Grade", "Grader", "class_report", "diagnosis",
-    "exercise_total", "function_names", "grade", "load_exercise", "read_submission",
-    "rename_tests", "zip_test_files", "CORRECT_PREFIX", "REFERENCE", "TAMPER", "TAMPERS", "TAMPER_PREFIX",
-    "UNTOUCHED", "answer_cells", "check_proof", "load_wrong_answers", "make_submission", "prove",
-    "prove_one", "reference_answer", "tampered_questions", "grade_folder", "main",
+    "ANSWER_TAG",
+    "BUILD",
+    "CHECKS",
+    "MASTERS",
+    "ROOT",
+    "STUDENT",
+    "WRONG_ANSWERS",
+    "Built",
+    "ExerciseError",
+    "book_url",
+    "build",
+    "exercise_names",
+    "link_to_book",
+    "publish",
+    "publish_zip_only",
+    "stale_files",
+    "DEFAULT_TIMEOUT",
+    "Grade",
+    "Grader",
+    "class_report",
+    "diagnosis",
+    "exercise_total",
+    "function_names",
+    "grade",
+    "load_exercise",
+    "read_submission",
+    "rename_tests",
+    "zip_test_files",
+    "CORRECT_PREFIX",
+    "REFERENCE",
+    "TAMPER",
+    "TAMPERS",
+    "TAMPER_PREFIX",
+    "UNTOUCHED",
+    "answer_cells",
+    "check_proof",
+    "load_wrong_answers",
+    "make_submission",
+    "prove",
+    "prove_one",
+    "reference_answer",
+    "tampered_questions",
+    "grade_folder",
+    "main",
 ]
 
 
@@ -75,12 +147,15 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
     """Instructor: grade every file in `folder` against exercise `name`: one CSV row each and,
     beside the CSV, a per-question report of the hidden tests. Writes nothing into the repository.
     Each notebook runs in a child process within `timeout` seconds (else "timeout", 0 points)."""
-    submissions = sorted(p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith("."))
+    submissions = sorted(
+        p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith(".")
+    )
     if not submissions:
         raise ExerciseError(f"no files in {folder}")
     with tempfile.TemporaryDirectory(prefix="attnbook-grading-") as tmp:
         zip_path = BUILD / "autograder" / f"{name}.zip"
-        if not zip_path.is_file():  # build into the temporary folder, never into the repository
+        # build into the temporary folder, never into the repository
+        if not zip_path.is_file():
             zip_path = build(name, Path(tmp) / name).autograder_zip
         test_files = zip_test_files(zip_path, Path(tmp) / "tests")
         total = exercise_total(test_files)
@@ -100,15 +175,36 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
     questions = sorted(test_files)
     with open(out_csv, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission", "status", *questions, "score", "possible", "percent", "message"])
+        writer.writerow(
+            [
+                "submission",
+                "status",
+                *questions,
+                "score",
+                "possible",
+                "percent",
+                "message",
+            ]
+        )
         for g in grades:
-            writer.writerow([Path(g.submission).name, g.status, *[g.questions.get(q, 0.0) for q in questions],
-                             g.score, g.possible, f"{g.percent:.1f}", " ".join(g.message.split())[:300]])
+            writer.writerow(
+                [
+                    Path(g.submission).name,
+                    g.status,
+                    *[g.questions.get(q, 0.0) for q in questions],
+                    g.score,
+                    g.possible,
+                    f"{g.percent:.1f}",
+                    " ".join(g.message.split())[:300],
+                ]
+            )
     report = out_csv.with_name(out_csv.stem + "-report.txt")
     report.write_text(class_report(name, grades))
     for g in grades:
-        print(f"{Path(g.submission).name:40s} {g.status:8s} {g.score:5.1f}/{g.possible:<5.1f} "
-              f"({g.seconds:.1f} s) {g.message[:80]}")
+        print(
+            f"{Path(g.submission).name:40s} {g.status:8s} {g.score:5.1f}/{g.possible:<5.1f} "
+            f"({g.seconds:.1f} s) {g.message[:80]}"
+        )
     print(f"wrote {out_csv} and {report}")
     return grades
 
@@ -116,7 +212,10 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
 def class_report(name: str, grades: list[Grade]) -> str:
     """Per question, every hidden test's pass rate and its most frequent failure message."""
     graded = [g for g in grades if g.status == "ok"]
-    lines = [f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded", ""]
+    lines = [
+        f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded",
+        "",
+    ]
     by_test: dict[tuple[str, str], list[dict]] = {}
     for g in graded:
         for t in g.tests:
@@ -129,8 +228,12 @@ def class_report(name: str, grades: list[Grade]) -> str:
                 continue
             passed = sum(t["passed"] for t in runs)
             failures = Counter(t["message"] for t in runs if not t["passed"])
-            common = f" most frequent failure ({failures.most_common(1)[0][1]}x): " \
-                     f"{failures.most_common(1)[0][0]}" if failures else ""
+            common = (
+                f" most frequent failure ({failures.most_common(1)[0][1]}x): "
+                f"{failures.most_common(1)[0][0]}"
+                if failures
+                else ""
+            )
             lines.append(f"  {test:55s} {100 * passed / len(runs):5.1f} % pass{common}")
     return "\n".join(lines) + "\n"
 
@@ -149,9 +252,13 @@ def _run(argv: list[str]) -> int:
     if argv[:1] == ["_prove-one"]:
         prove_one(argv[1], Path(argv[2]), float(argv[3]))
         return 0
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    p_build = sub.add_parser("build", help="build and publish every (or the named) exercise")
+    p_build = sub.add_parser(
+        "build", help="build and publish every (or the named) exercise"
+    )
     p_build.add_argument("names", nargs="*")
     p_check = sub.add_parser("check", help="fail if committed student files are stale")
     p_check.add_argument("names", nargs="*")
@@ -159,7 +266,9 @@ def _run(argv: list[str]) -> int:
     p_prove.add_argument("names", nargs="*")
     p_prove.add_argument("--timeout", type=float, default=120.0)
     p_prove.add_argument("--jobs", type=int, default=2)
-    p_grade = sub.add_parser("grade", help="grade a folder of submissions to a CSV and a report")
+    p_grade = sub.add_parser(
+        "grade", help="grade a folder of submissions to a CSV and a report"
+    )
     p_grade.add_argument("name")
     p_grade.add_argument("folder", type=Path)
     p_grade.add_argument("--out", type=Path, default=None)
@@ -171,8 +280,10 @@ def _run(argv: list[str]) -> int:
         for name in names:
             built = build(name)
             publish(built)
-            print(f"{name}: exercises/student/{name}.ipynb, "
-                  f"src/attnbook/exercise_checks/{name}/, _build/exercises/autograder/{name}.zip")
+            print(
+                f"{name}: exercises/student/{name}.ipynb, "
+                f"src/attnbook/exercise_checks/{name}/, _build/exercises/autograder/{name}.zip"
+            )
         return 0
     if args.command == "check":
         problems = [p for name in names for p in stale_files(build(name))]
@@ -183,8 +294,15 @@ def _run(argv: list[str]) -> int:
         return 0 if prove(names, args.timeout, args.jobs) else 1
     if args.command == "grade":
         if args.name not in exercise_names():
-            raise ExerciseError(f"unknown exercise {args.name!r}; known: {exercise_names()}")
-        grade_folder(args.name, args.folder, args.out or Path(f"grades-{args.name}.csv"), args.timeout)
+            raise ExerciseError(
+                f"unknown exercise {args.name!r}; known: {exercise_names()}"
+            )
+        grade_folder(
+            args.name,
+            args.folder,
+            args.out or Path(f"grades-{args.name}.csv"),
+            args.timeout,
+        )
         return 0
     return 2
 

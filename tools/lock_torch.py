@@ -11,6 +11,7 @@ file: digest, two spaces, wheel name), after two checks: the listing holds a whe
 X for every Python the Makefile accepts, and the wheel uv resolved against (one of its hashes)
 is one the listing names, so a local wheel that differs from the index's fails here.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,7 +31,9 @@ def read_listing(path: Path) -> dict[str, str]:
             continue
         digest, _, name = line.partition("  ")
         if not re.fullmatch(r"[0-9a-f]{64}", digest) or not name.endswith(".whl"):
-            raise SystemExit(f"{path}:{number}: expected '<sha256>  <wheel>', got {line!r}")
+            raise SystemExit(
+                f"{path}:{number}: expected '<sha256>  <wheel>', got {line!r}"
+            )
         wheels[name] = digest
     return wheels
 
@@ -39,26 +42,45 @@ def rewrite(lock: list[str], wheels: dict[str, str]) -> tuple[list[str], str]:
     """The lock's lines with the Linux torch entry's hashes replaced, and that entry's version."""
     starts = [i for i, line in enumerate(lock) if ENTRY.match(line)]
     if len(starts) != 1:
-        raise SystemExit("lock_torch: expected one entry `torch==X+cpu ; sys_platform == 'linux'` "
-                         f"in the lock, found {len(starts)} (see requirements/constraints.txt)")
+        raise SystemExit(
+            "lock_torch: expected one entry `torch==X+cpu ; sys_platform == 'linux'` "
+            f"in the lock, found {len(starts)} (see requirements/constraints.txt)"
+        )
     start = starts[0]
     version = ENTRY.match(lock[start])["version"]  # type: ignore[index]
     end = start + 1
     while end < len(lock) and HASH.match(lock[end]):
         end += 1
-    seen = {HASH.match(line)["digest"] for line in lock[start + 1:end]}  # type: ignore[index]
-    mine = {name: digest for name, digest in wheels.items() if name.startswith(f"torch-{version}-")}
-    missing = [py for py in PYTHONS
-               if not any(f"-{py}-{py}-manylinux" in name and name.endswith("_x86_64.whl") for name in mine)]
+    seen = {HASH.match(line)["digest"] for line in lock[start + 1 : end]}  # type: ignore[index]
+    mine = {
+        name: digest
+        for name, digest in wheels.items()
+        if name.startswith(f"torch-{version}-")
+    }
+    missing = [
+        py
+        for py in PYTHONS
+        if not any(
+            f"-{py}-{py}-manylinux" in name and name.endswith("_x86_64.whl")
+            for name in mine
+        )
+    ]
     if missing:
-        raise SystemExit(f"lock_torch: the listing has no x86_64 wheel of torch {version} for "
-                         f"{', '.join(missing)}; add them from https://download.pytorch.org/whl/cpu/torch/")
+        raise SystemExit(
+            f"lock_torch: the listing has no x86_64 wheel of torch {version} for "
+            f"{', '.join(missing)}; add them from https://download.pytorch.org/whl/cpu/torch/"
+        )
     if not seen & set(mine.values()):
-        raise SystemExit(f"lock_torch: uv resolved torch {version} against a wheel (sha256 "
-                         f"{', '.join(sorted(seen))}) that the listing of the CPU index does not name")
+        raise SystemExit(
+            f"lock_torch: uv resolved torch {version} against a wheel (sha256 "
+            f"{', '.join(sorted(seen))}) that the listing of the CPU index does not name"
+        )
     digests = sorted(set(mine.values()))
-    hashes = [f"    --hash=sha256:{d}" + (" \\" if i < len(digests) - 1 else "") for i, d in enumerate(digests)]
-    return lock[:start + 1] + hashes + lock[end:], version
+    hashes = [
+        f"    --hash=sha256:{d}" + (" \\" if i < len(digests) - 1 else "")
+        for i, d in enumerate(digests)
+    ]
+    return lock[: start + 1] + hashes + lock[end:], version
 
 
 def main(argv: list[str]) -> int:
@@ -66,7 +88,9 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     lock_path, listing_path = map(Path, argv)
-    lines, version = rewrite(lock_path.read_text().splitlines(), read_listing(listing_path))
+    lines, version = rewrite(
+        lock_path.read_text().splitlines(), read_listing(listing_path)
+    )
     lock_path.write_text("\n".join(lines) + "\n")
     print(f"lock_torch: torch {version} on Linux")
     return 0

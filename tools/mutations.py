@@ -9,6 +9,7 @@ caught each mutation; a mutation no test catches is a gap in the tests, and the 
     python -m tools.mutations            # all of them
     python -m tools.mutations --only alibi-drops-padding-mask --only sqrt-c-scaling-removed
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,12 +26,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "attnbook"
 # The unit tests of the package, the fast and most telling first (pytest stops at a failure).
-TESTS = ["tests/test_golden.py", "tests/test_attend.py", "tests/test_masks.py", "tests/test_multihead.py",
-         "tests/test_attention.py", "tests/test_gqa.py", "tests/test_gpt.py", "tests/test_positional.py",
-         "tests/test_train.py", "tests/test_ngram.py", "tests/test_cars.py", "tests/test_lookup.py",
-         "tests/test_memory.py", "tests/test_blockwise.py", "tests/test_bad_inputs.py",
-         "tests/test_properties_attention.py", "tests/test_properties_multihead.py",
-         "tests/test_properties_positional.py"]
+TESTS = [
+    "tests/test_golden.py",
+    "tests/test_attend.py",
+    "tests/test_masks.py",
+    "tests/test_multihead.py",
+    "tests/test_attention.py",
+    "tests/test_gqa.py",
+    "tests/test_gpt.py",
+    "tests/test_positional.py",
+    "tests/test_train.py",
+    "tests/test_ngram.py",
+    "tests/test_cars.py",
+    "tests/test_lookup.py",
+    "tests/test_memory.py",
+    "tests/test_blockwise.py",
+    "tests/test_bad_inputs.py",
+    "tests/test_properties_attention.py",
+    "tests/test_properties_multihead.py",
+    "tests/test_properties_positional.py",
+]
 
 
 @dataclass(frozen=True)
@@ -43,41 +58,121 @@ class Mutation:
 
 MUTATIONS = [
     # the four the code review found surviving the whole unit suite
-    Mutation("alibi-drops-padding-mask", "multihead.py",
-             "heads, weights = attend(q, k, v, mask,", "heads, weights = attend(q, k, v, None if self.alibi else mask,"),
-    Mutation("sqrt-c-scaling-removed", "gpt.py",
-             "return math.sqrt(self.n_embd) if scale else None", "return None"),
-    Mutation("residual-projection-init-removed", "gpt.py",
-             "nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))", "pass"),
-    Mutation("weight-decay-on-layernorm-and-biases", "train.py",
-             '"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}',
-             '"params": [p for p in params if p.dim() < 2], "weight_decay": cfg.weight_decay}'),
+    Mutation(
+        "alibi-drops-padding-mask",
+        "multihead.py",
+        "            mask,\n            is_causal=is_causal,",
+        "            None if self.alibi else mask,\n            is_causal=is_causal,",
+    ),
+    Mutation(
+        "sqrt-c-scaling-removed",
+        "gpt.py",
+        "return math.sqrt(self.n_embd) if scale else None",
+        "return None",
+    ),
+    Mutation(
+        "residual-projection-init-removed",
+        "gpt.py",
+        "nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))",
+        "pass",
+    ),
+    Mutation(
+        "weight-decay-on-layernorm-and-biases",
+        "train.py",
+        '"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}',
+        '"params": [p for p in params if p.dim() < 2], "weight_decay": cfg.weight_decay}',
+    ),
     # the four the review's tests already caught
     Mutation("causal-band-top-left", "masks.py", ".tril(T_k - T)", ".tril()"),
-    Mutation("warm-up-off-by-one", "train.py", "cfg.learning_rate * (it + 1) / cfg.warmup_iters",
-             "cfg.learning_rate * it / cfg.warmup_iters"),
-    Mutation("classifier-ignores-padding", "cars/models.py", "block(x, key_mask=key_mask,", "block(x, key_mask=None,"),
-    Mutation("ngram-backoff-weight-dropped", "ngram.py", "discount * u_h * p) / safe", "discount * p) / safe"),
+    Mutation(
+        "warm-up-off-by-one",
+        "train.py",
+        "cfg.learning_rate * (it + 1) / cfg.warmup_iters",
+        "cfg.learning_rate * it / cfg.warmup_iters",
+    ),
+    Mutation(
+        "classifier-ignores-padding",
+        "cars/models.py",
+        "block(x, key_mask=key_mask,",
+        "block(x, key_mask=None,",
+    ),
+    Mutation(
+        "ngram-backoff-weight-dropped",
+        "ngram.py",
+        "discount * u_h * p) / safe",
+        "discount * p) / safe",
+    ),
     # more
-    Mutation("scores-not-scaled", "attention.py", "q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
-             "q @ k.transpose(-2, -1)"),
-    Mutation("all-masked-row-guard-removed", "attention.py", "scores = scores.masked_fill(~has_key, 0.0)",
-             "scores = scores"),
-    Mutation("kv-heads-interleaved", "attention.py", "expanded = x[:, :, None].expand(B, H_kv, n_rep, T, d)",
-             "expanded = x[:, None].expand(B, n_rep, H_kv, T, d)"),
-    Mutation("rope-ignores-cache-offset", "multihead.py", "seen = 0 if kv_cache is None else len(kv_cache)",
-             "seen = 0"),
-    Mutation("cache-appends-in-front", "multihead.py", "torch.cat([self.k, k], dim=-2)", "torch.cat([k, self.k], dim=-2)"),
-    Mutation("attention-dropout-in-eval", "multihead.py", "dropout_p=self.dropout if self.training else 0.0",
-             "dropout_p=self.dropout"),
-    Mutation("weights-not-tied", "gpt.py", "self.head.weight = self.tok_emb.weight", "pass"),
-    Mutation("mlp-skips-its-layernorm", "gpt.py", "x = x + self.mlp(self.ln_2(x))", "x = x + self.mlp(x)"),
+    Mutation(
+        "scores-not-scaled",
+        "attention.py",
+        "q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
+        "q @ k.transpose(-2, -1)",
+    ),
+    Mutation(
+        "all-masked-row-guard-removed",
+        "attention.py",
+        "scores = scores.masked_fill(~has_key, 0.0)",
+        "scores = scores",
+    ),
+    Mutation(
+        "kv-heads-interleaved",
+        "attention.py",
+        "expanded = x[:, :, None].expand(B, H_kv, n_rep, T, d)",
+        "expanded = x[:, None].expand(B, n_rep, H_kv, T, d)",
+    ),
+    Mutation(
+        "rope-ignores-cache-offset",
+        "multihead.py",
+        "seen = 0 if kv_cache is None else len(kv_cache)",
+        "seen = 0",
+    ),
+    Mutation(
+        "cache-appends-in-front",
+        "multihead.py",
+        "torch.cat([self.k, k], dim=-2)",
+        "torch.cat([k, self.k], dim=-2)",
+    ),
+    Mutation(
+        "attention-dropout-in-eval",
+        "multihead.py",
+        "dropout_p=self.dropout if self.training else 0.0",
+        "dropout_p=self.dropout",
+    ),
+    Mutation(
+        "weights-not-tied", "gpt.py", "self.head.weight = self.tok_emb.weight", "pass"
+    ),
+    Mutation(
+        "mlp-skips-its-layernorm",
+        "gpt.py",
+        "x = x + self.mlp(self.ln_2(x))",
+        "x = x + self.mlp(x)",
+    ),
     Mutation("no-gradient-clipping", "train.py", "if cfg.grad_clip:", "if False:"),
-    Mutation("masked-mean-divides-by-T", "cars/models.py", "m.sum(dim=1).clamp(min=1.0)", "x.shape[1]"),
-    Mutation("sinusoidal-ignores-offset", "positional.py", "self.pe[offset:offset + T]", "self.pe[:T]"),
-    Mutation("alibi-slopes-of-the-wrong-half", "positional.py", "powers(2 * P)[0::2]", "powers(2 * P)[1::2]"),
-    Mutation("lookup-head-without-query-bias", "lookup.py", "SelfAttention(d_model, d_model, bias=True)",
-             "SelfAttention(d_model, d_model, bias=False)"),
+    Mutation(
+        "masked-mean-divides-by-T",
+        "cars/models.py",
+        "m.sum(dim=1).clamp(min=1.0)",
+        "x.shape[1]",
+    ),
+    Mutation(
+        "sinusoidal-ignores-offset",
+        "positional.py",
+        "self.pe[offset : offset + T]",
+        "self.pe[:T]",
+    ),
+    Mutation(
+        "alibi-slopes-of-the-wrong-half",
+        "positional.py",
+        "powers(2 * P)[0::2]",
+        "powers(2 * P)[1::2]",
+    ),
+    Mutation(
+        "lookup-head-without-query-bias",
+        "lookup.py",
+        "SelfAttention(d_model, d_model, bias=True)",
+        "SelfAttention(d_model, d_model, bias=False)",
+    ),
 ]
 
 
@@ -86,8 +181,10 @@ def apply(mutation: Mutation, package: Path) -> None:
     path = package / mutation.path
     text = path.read_text()
     if text.count(mutation.old) != 1:
-        raise ValueError(f"{mutation.name}: {mutation.old!r} occurs {text.count(mutation.old)} times "
-                         f"in {mutation.path}, not once: update the mutation list")
+        raise ValueError(
+            f"{mutation.name}: {mutation.old!r} occurs {text.count(mutation.old)} times "
+            f"in {mutation.path}, not once: update the mutation list"
+        )
     path.write_text(text.replace(mutation.old, mutation.new))
 
 
@@ -99,26 +196,56 @@ def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
         shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
         apply(mutation, package)
         env = {**os.environ, "PYTHONPATH": tmp, "PYTHONDONTWRITEBYTECODE": "1"}
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-p", "no:cacheprovider", *TESTS]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-rf",
+            "-p",
+            "no:cacheprovider",
+            *TESTS,
+        ]
         try:
-            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(
+                command,
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             return "TIMEOUT (not caught)", time.perf_counter() - start
     failed = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", done.stdout, re.MULTILINE)
     if done.returncode == 0:
         return "NOT CAUGHT", time.perf_counter() - start
-    return (failed.group(1) if failed else f"pytest exit {done.returncode}"), time.perf_counter() - start
+    return (
+        failed.group(1) if failed else f"pytest exit {done.returncode}"
+    ), time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", action="append", metavar="NAME", help="run only this mutation (repeatable)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per mutation (default 600)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="run only this mutation (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600, help="seconds per mutation (default 600)"
+    )
     args = parser.parse_args(argv)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
     unknown = set(args.only or ()) - {m.name for m in MUTATIONS}
     if unknown:
-        parser.error(f"unknown mutation(s) {sorted(unknown)}; have {[m.name for m in MUTATIONS]}")
+        parser.error(
+            f"unknown mutation(s) {sorted(unknown)}; have {[m.name for m in MUTATIONS]}"
+        )
     width = max(len(m.name) for m in chosen)
     print(f"{'mutation':{width}s}  {'seconds':>7s}  caught by")
     missed = 0

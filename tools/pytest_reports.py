@@ -6,6 +6,7 @@ of `make test` (whose lanes run pytest several times, two at once) when somethin
 
 Without PYTEST_REPORTS, or when a run names its own --junitxml, it does nothing.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,15 @@ import pytest
 
 def report_name(args: list[str], pid: int) -> str:
     """`<first thing tested>[+N more]-<pid>.xml`, e.g. `book_01_attention.ipynb+15-4242.xml`."""
-    targets = [a for a in args if not a.startswith("-") and ("/" in a or a.endswith((".py", ".ipynb")) or a == "tests")]
-    first = re.sub(r"[^A-Za-z0-9_.]+", "_", targets[0] if targets else "pytest").strip("_")[:60]
+    targets = [
+        a
+        for a in args
+        if not a.startswith("-")
+        and ("/" in a or a.endswith((".py", ".ipynb")) or a == "tests")
+    ]
+    first = re.sub(r"[^A-Za-z0-9_.]+", "_", targets[0] if targets else "pytest").strip(
+        "_"
+    )[:60]
     more = f"+{len(targets) - 1}" if len(targets) > 1 else ""
     return f"{first}{more}-{pid}.xml"
 
@@ -29,4 +37,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not folder or config.option.xmlpath:
         return
     Path(folder).mkdir(parents=True, exist_ok=True)
-    config.option.xmlpath = str(Path(folder) / report_name(list(config.invocation_params.args), os.getpid()))
+    config.option.xmlpath = str(
+        Path(folder) / report_name(list(config.invocation_params.args), os.getpid())
+    )

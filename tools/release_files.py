@@ -8,6 +8,7 @@ The version comes from `pyproject.toml`, the grader's pin from `requirements/loc
 (tools/setup_cell.py reads both). Only the first code cell of a notebook changes.
 `tests/test_config.py` checks that every copy agrees.
 """
+
 from __future__ import annotations
 
 import sys
@@ -23,15 +24,26 @@ REQUIREMENTS = ROOT / "exercises" / "autograder-requirements.txt"
 
 def autograder_requirements() -> str:
     """What the Gradescope autograder installs besides otter's own requirements."""
-    return "\n".join(["numpy", "torch", setup_cell.release_requirement(),
-                      setup_cell.grader_requirement()]) + "\n"
+    return (
+        "\n".join(
+            [
+                "numpy",
+                "torch",
+                setup_cell.release_requirement(),
+                setup_cell.grader_requirement(),
+            ]
+        )
+        + "\n"
+    )
 
 
 def rewrite_setup_cell(path: Path, source: str) -> bool:
     nb = nbformat.read(path, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
     if not first.source.startswith("# Setup"):
-        raise SystemExit(f"{path.relative_to(ROOT)}: the first code cell is not the setup cell")
+        raise SystemExit(
+            f"{path.relative_to(ROOT)}: the first code cell is not the setup cell"
+        )
     if first.source == source:
         return False
     first.source = source
@@ -40,10 +52,16 @@ def rewrite_setup_cell(path: Path, source: str) -> bool:
 
 
 def main() -> int:
-    changed = [p for p in sorted((ROOT / "book").glob("*.ipynb"))
-               if rewrite_setup_cell(p, setup_cell.chapter_setup_cell())]
-    changed += [p for p in sorted((ROOT / "exercises" / "masters").glob("*.ipynb"))
-                if rewrite_setup_cell(p, setup_cell.exercise_setup_cell())]
+    changed = [
+        p
+        for p in sorted((ROOT / "book").glob("*.ipynb"))
+        if rewrite_setup_cell(p, setup_cell.chapter_setup_cell())
+    ]
+    changed += [
+        p
+        for p in sorted((ROOT / "exercises" / "masters").glob("*.ipynb"))
+        if rewrite_setup_cell(p, setup_cell.exercise_setup_cell())
+    ]
     new = autograder_requirements()
     if REQUIREMENTS.read_text() != new:
         REQUIREMENTS.write_text(new)

@@ -17,6 +17,7 @@ notebook (time and verdict), then a summary; the exit status is 1 if any noteboo
 This is not part of `make test` (`make run-chapters`): the CI's matrix and the weekly Colab
 job call it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,10 +55,18 @@ def _this_python_kernel(folder: Path) -> None:
     spec = folder / "kernels" / "python3"
     spec.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "Python 3 (run_chapters)", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": argv,
+                "display_name": "Python 3 (run_chapters)",
+                "language": "python",
+            }
+        )
+    )
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        [str(folder), *filter(None, [os.environ.get("JUPYTER_PATH")])])
+        [str(folder), *filter(None, [os.environ.get("JUPYTER_PATH")])]
+    )
 
 
 def _text(output: dict) -> str:
@@ -75,11 +84,15 @@ def problems_in(nb: nbformat.NotebookNode) -> list[str]:
             continue
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
-                found.append(f"cell {index} wrote to stderr: {output.get('text', '').strip()[:300]!r}")
+                found.append(
+                    f"cell {index} wrote to stderr: {output.get('text', '').strip()[:300]!r}"
+                )
         if "grader.check" in cell.source:
             text = "\n".join(_text(o) for o in cell.get("outputs", []))
             if "passed" not in text.lower() or "failed" in text.lower():
-                found.append(f"cell {index} ({cell.source.strip()}): {text.strip()[:300]!r}")
+                found.append(
+                    f"cell {index} ({cell.source.strip()}): {text.strip()[:300]!r}"
+                )
     return found
 
 
@@ -87,14 +100,22 @@ def run_notebook(path: Path, timeout: int = 600, name: str | None = None) -> Ver
     """Execute one notebook in its own folder; its verdict."""
     verdict = Verdict(name or path.stem)
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no TCP notice
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=False,
+        # no TCP notice
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     start = time.perf_counter()
     try:
         client.execute()
     except CellTimeoutError as err:
-        verdict.problems.append(f"a cell ran past {timeout} s: {str(err).strip()[-300:]}")
+        verdict.problems.append(
+            f"a cell ran past {timeout} s: {str(err).strip()[-300:]}"
+        )
     except CellExecutionError as err:
         lines = [line for line in str(err).strip().splitlines() if line.strip()]
         verdict.problems.append("error: " + " | ".join(lines[-3:])[:600])
@@ -114,7 +135,9 @@ def reference_notebook(name: str, folder: Path) -> Path:
 
 def targets(patterns: list[str]) -> list[tuple[str, Path | None]]:
     """(name, chapter path) for chapters, (name, None) for exercises, filtered by `patterns`."""
-    found: list[tuple[str, Path | None]] = [(p.stem, p) for p in sorted(CHAPTERS.glob("*.ipynb"))]
+    found: list[tuple[str, Path | None]] = [
+        (p.stem, p) for p in sorted(CHAPTERS.glob("*.ipynb"))
+    ]
     found += [(p.stem, None) for p in sorted(MASTERS.glob("*.ipynb"))]
     if patterns:
         found = [t for t in found if any(pattern in t[0] for pattern in patterns)]
@@ -124,10 +147,18 @@ def targets(patterns: list[str]) -> list[tuple[str, Path | None]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("names", nargs="*", help="run only notebooks whose name contains one of these")
-    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
-    parser.add_argument("--list", action="store_true", help="print what would run, run nothing")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "names", nargs="*", help="run only notebooks whose name contains one of these"
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=600, help="seconds per cell (default 600)"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print what would run, run nothing"
+    )
     args = parser.parse_args(argv)
     chosen = targets(args.names)
     if args.list:
@@ -137,8 +168,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    print(f"Python {platform.python_version()} ({sys.executable}), torch {torch.__version__}, "
-          f"{len(chosen)} notebooks, {args.timeout} s per cell", flush=True)
+    print(
+        f"Python {platform.python_version()} ({sys.executable}), torch {torch.__version__}, "
+        f"{len(chosen)} notebooks, {args.timeout} s per cell",
+        flush=True,
+    )
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="run_chapters_") as tmp:
         _this_python_kernel(Path(tmp) / "jupyter")
@@ -147,21 +181,31 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     path = reference_notebook(name, Path(tmp) / "exercises")
                 except (SystemExit, Exception) as err:  # otter assign failed
-                    verdict = Verdict(name, problems=[f"could not build the reference: {err}"[:600]])
+                    verdict = Verdict(
+                        name, problems=[f"could not build the reference: {err}"[:600]]
+                    )
                     verdicts.append(verdict)
-                    print(f"{name:28s} {0:7.1f} s  FAILED\n    {verdict.problems[0]}", flush=True)
+                    print(
+                        f"{name:28s} {0:7.1f} s  FAILED\n    {verdict.problems[0]}",
+                        flush=True,
+                    )
                     continue
                 name = f"{name} (reference)"
             verdict = run_notebook(path, args.timeout, name)
             verdicts.append(verdict)
-            print(f"{verdict.name:28s} {verdict.seconds:7.1f} s  "
-                  f"{'passed' if verdict.passed else 'FAILED'}", flush=True)
+            print(
+                f"{verdict.name:28s} {verdict.seconds:7.1f} s  "
+                f"{'passed' if verdict.passed else 'FAILED'}",
+                flush=True,
+            )
             for problem in verdict.problems:
                 print(f"    {problem}", flush=True)
     failed = [v.name for v in verdicts if not v.passed]
     total = sum(v.seconds for v in verdicts)
-    print(f"{len(verdicts) - len(failed)} of {len(verdicts)} notebooks passed in {total:.0f} s"
-          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    print(
+        f"{len(verdicts) - len(failed)} of {len(verdicts)} notebooks passed in {total:.0f} s"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

@@ -11,6 +11,7 @@ test), an entry in _toc.yml, and its student notebook and public checks via `bui
 write the content, add its classic wrong answers to exercises/wrong_answers/NAME.py, and run
 `make exercises` and `make test`.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,14 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 from tools.setup_cell import chapter_setup_cell, exercise_setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-          "language_info": {"name": "python"}}
+KERNEL = {
+    "kernelspec": {
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "name": "python3",
+    },
+    "language_info": {"name": "python"},
+}
 
 
 def add_to_toc(caption: str, entry: str) -> None:
@@ -34,7 +41,9 @@ def add_to_toc(caption: str, entry: str) -> None:
     if f"file: {entry}\n" in toc:
         return
     lines = toc.splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.strip() == f"- caption: {caption}")
+    start = next(
+        i for i, line in enumerate(lines) if line.strip() == f"- caption: {caption}"
+    )
     end = start + 1
     while end < len(lines) and not lines[end].lstrip().startswith("- caption:"):
         end += 1
@@ -43,8 +52,20 @@ def add_to_toc(caption: str, entry: str) -> None:
 
 
 def execute(path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                    "--inplace", str(path)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--inplace",
+            str(path),
+        ],
+        check=True,
+    )
 
 
 def chapter(name: str, title: str) -> None:
@@ -52,13 +73,20 @@ def chapter(name: str, title: str) -> None:
     if path.exists():
         raise SystemExit(f"{path.relative_to(ROOT)} exists already")
     label = re.sub(r"^\d+_", "", name)
-    nb = new_notebook(metadata=KERNEL, cells=[
-        new_markdown_cell(f"({label})=\n# {title}\n\n## Overview\n\nWhat this chapter does, and what "
-                          "the reader needs from earlier chapters."),
-        new_code_cell(chapter_setup_cell()),
-        new_code_cell("import numpy as np\nimport torch\n\nimport attnbook"),
-        new_markdown_cell("## Summary\n\n- …\n\n## Exercise\n\nThe exercise of this chapter: …"),
-    ])
+    nb = new_notebook(
+        metadata=KERNEL,
+        cells=[
+            new_markdown_cell(
+                f"({label})=\n# {title}\n\n## Overview\n\nWhat this chapter does, and what "
+                "the reader needs from earlier chapters."
+            ),
+            new_code_cell(chapter_setup_cell()),
+            new_code_cell("import numpy as np\nimport torch\n\nimport attnbook"),
+            new_markdown_cell(
+                "## Summary\n\n- …\n\n## Exercise\n\nThe exercise of this chapter: …"
+            ),
+        ],
+    )
     nbformat.write(nb, path)
     execute(path)
     add_to_toc("Chapters", f"book/{name}")
@@ -69,40 +97,66 @@ def exercise(name: str, title: str) -> None:
     path = ROOT / "exercises" / "masters" / f"{name}.ipynb"
     if path.exists():
         raise SystemExit(f"{path.relative_to(ROOT)} exists already")
-    config = (f"# ASSIGNMENT CONFIG\nname: {name}\ninit_cell: false\ncheck_all_cell: true\n"
-              "export_cell: false\ntests:\n  files: true\n  ok_format: false\ngenerate:\n"
-              "  show_hidden: true\nrequirements: ../autograder-requirements.txt\n"
-              "overwrite_requirements: false")
-    nb = new_notebook(metadata=KERNEL, cells=[
-        new_raw_cell(config),
-        new_markdown_cell(f"# {title}\n\nWhat the student will write, and how the checks work."),
-        new_code_cell(exercise_setup_cell()),
-        new_code_cell("import numpy as np\nimport otter\nfrom attnbook.exercise_checks import tests_dir\n\n"
-                      f'grader = otter.Notebook(tests_dir=tests_dir("{name}"))'),
-        new_raw_cell("# BEGIN QUESTION\nname: q1\npoints: 2"),
-        new_markdown_cell("## Question 1\n\nWrite `double(x)`, which returns `2 * x`."),
-        new_raw_cell("# BEGIN SOLUTION"),
-        new_code_cell("def double(x):\n    # BEGIN SOLUTION\n    return 2 * x\n    # END SOLUTION"),
-        new_raw_cell("# END SOLUTION"),
-        new_raw_cell("# BEGIN TESTS"),
-        new_code_cell("def test_small(double):\n    assert double(1) == 2\n\ntest_small(double)"),
-        new_code_cell("# HIDDEN\ndef test_negative(double):\n    assert double(-3) == -6\n\n"
-                      "test_negative(double)"),
-        new_raw_cell("# END TESTS"),
-        new_raw_cell("# END QUESTION"),
-    ])
+    config = (
+        f"# ASSIGNMENT CONFIG\nname: {name}\ninit_cell: false\ncheck_all_cell: true\n"
+        "export_cell: false\ntests:\n  files: true\n  ok_format: false\ngenerate:\n"
+        "  show_hidden: true\nrequirements: ../autograder-requirements.txt\n"
+        "overwrite_requirements: false"
+    )
+    nb = new_notebook(
+        metadata=KERNEL,
+        cells=[
+            new_raw_cell(config),
+            new_markdown_cell(
+                f"# {title}\n\nWhat the student will write, and how the checks work."
+            ),
+            new_code_cell(exercise_setup_cell()),
+            new_code_cell(
+                "import numpy as np\nimport otter\nfrom attnbook.exercise_checks import tests_dir\n\n"
+                f'grader = otter.Notebook(tests_dir=tests_dir("{name}"))'
+            ),
+            new_raw_cell("# BEGIN QUESTION\nname: q1\npoints: 2"),
+            new_markdown_cell(
+                "## Question 1\n\nWrite `double(x)`, which returns `2 * x`."
+            ),
+            new_raw_cell("# BEGIN SOLUTION"),
+            new_code_cell(
+                "def double(x):\n    # BEGIN SOLUTION\n    return 2 * x\n    # END SOLUTION"
+            ),
+            new_raw_cell("# END SOLUTION"),
+            new_raw_cell("# BEGIN TESTS"),
+            new_code_cell(
+                "def test_small(double):\n    assert double(1) == 2\n\ntest_small(double)"
+            ),
+            new_code_cell(
+                "# HIDDEN\ndef test_negative(double):\n    assert double(-3) == -6\n\n"
+                "test_negative(double)"
+            ),
+            new_raw_cell("# END TESTS"),
+            new_raw_cell("# END QUESTION"),
+        ],
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
-    (ROOT / "src" / "attnbook" / "exercise_checks" / name).mkdir(parents=True, exist_ok=True)
+    (ROOT / "src" / "attnbook" / "exercise_checks" / name).mkdir(
+        parents=True, exist_ok=True
+    )
     execute(path)
-    subprocess.run([sys.executable, str(ROOT / "tools" / "exercises.py"), "build", name], check=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "exercises.py"), "build", name],
+        check=True,
+    )
     add_to_toc("Exercises", f"exercises/student/{name}")
     wrong = ROOT / "exercises" / "wrong_answers" / f"{name}.py"
     if not wrong.exists():
-        wrong.write_text(f'"""Classic wrong answers to {name}, as (old, new) edits of the reference '
-                         'solution;\n`make exercises-prove` needs at least two."""\n\nWRONG_ANSWERS = {}\n')
-    print(f"wrote {path.relative_to(ROOT)}, its student notebook, and added it to _toc.yml;\n"
-          f"now add its classic wrong answers to exercises/wrong_answers/{name}.py")
+        wrong.write_text(
+            f'"""Classic wrong answers to {name}, as (old, new) edits of the reference '
+            'solution;\n`make exercises-prove` needs at least two."""\n\nWRONG_ANSWERS = {}\n'
+        )
+    print(
+        f"wrote {path.relative_to(ROOT)}, its student notebook, and added it to _toc.yml;\n"
+        f"now add its classic wrong answers to exercises/wrong_answers/{name}.py"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ nothing. `ATTNBOOK_SOURCE` replaces the package's requirement: a git URL
 (`git+https://github.com/ORG/REPO@BRANCH`), a local wheel or a checkout; the tests point it at a
 wheel built from this checkout.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,7 +48,11 @@ def grader_requirement() -> str:
 def repository_url() -> str:
     """The repository URL from `_config.yml` (PyYAML comes with Jupyter Book)."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    url = (config.get("repository") or {}).get("url") if isinstance(config, dict) else None
+    url = (
+        (config.get("repository") or {}).get("url")
+        if isinstance(config, dict)
+        else None
+    )
     if not url:
         raise RuntimeError("_config.yml has no repository.url")
     return str(url)
@@ -69,7 +74,9 @@ def chapter_setup_cell() -> str:
     return _setup_cell(
         "# Setup: on Colab or a fresh Binder this installs the course package `attnbook` at\n"
         "# the release this book belongs to; where it is installed already it does nothing.",
-        'importlib.util.find_spec("attnbook") is None', "")
+        'importlib.util.find_spec("attnbook") is None',
+        "",
+    )
 
 
 def exercise_setup_cell() -> str:
@@ -78,7 +85,8 @@ def exercise_setup_cell() -> str:
         "# the grader (otter-grader) at the release this book belongs to; where both are\n"
         "# installed already it does nothing.",
         'None in (importlib.util.find_spec("attnbook"), importlib.util.find_spec("otter"))',
-        f', "{grader_requirement()}"')
+        f', "{grader_requirement()}"',
+    )
 
 
 if __name__ == "__main__":

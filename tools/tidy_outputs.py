@@ -13,6 +13,7 @@ Run it after executing a notebook:
 
     python -m tools.tidy_outputs book/06_tiny_gpt.ipynb [...]
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,7 +31,8 @@ def tidy(nb: nbformat.NotebookNode) -> bool:
     CoalesceStreamsPreprocessor().preprocess(nb, {})
     for cell in nb.cells:
         for out in cell.get("outputs", []):
-            for size in out.get("metadata", {}).values():  # e.g. {"image/png": {width, height}}
+            # e.g. {"image/png": {width, height}}
+            for size in out.get("metadata", {}).values():
                 if isinstance(size, dict) and "width" in size:
                     size.pop("height", None)
     return nbformat.writes(nb) != before

@@ -9,6 +9,7 @@ keys K (T_k, d_k) and values V (T_k, d_v),
 
 Entry (i, j) of ``weights`` is how much query i attends to key j.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,13 @@ from torch import Tensor, nn
 from ._checks import positive_int, tensor
 from .masks import causal_mask
 
-__all__ = ["scaled_dot_product_attention", "attend", "repeat_kv", "SelfAttention", "row_entropy"]
+__all__ = [
+    "scaled_dot_product_attention",
+    "attend",
+    "repeat_kv",
+    "SelfAttention",
+    "row_entropy",
+]
 
 
 def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
@@ -35,13 +42,21 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
             )
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not t.dtype.is_floating_point:
-            raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}")
+            raise TypeError(
+                f"{name} must be a floating-point tensor, got dtype {t.dtype}"
+            )
     if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+        raise TypeError(
+            f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}"
+        )
     if q.shape[-1] == 0:
-        raise ValueError(f"q and k need at least one feature (d_k >= 1), got q of shape {tuple(q.shape)}")
+        raise ValueError(
+            f"q and k need at least one feature (d_k >= 1), got q of shape {tuple(q.shape)}"
+        )
     if k.shape[-2] == 0:
-        raise ValueError(f"k and v need at least one token (T_k >= 1), got k of shape {tuple(k.shape)}")
+        raise ValueError(
+            f"k and v need at least one token (T_k >= 1), got k of shape {tuple(k.shape)}"
+        )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"queries and keys must have the same width d_k: q has {q.shape[-1]} "
@@ -62,7 +77,9 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
     if mask is None:
         return
     if not isinstance(mask, Tensor):
-        raise TypeError(f"mask must be a boolean torch.Tensor, got {type(mask).__name__}")
+        raise TypeError(
+            f"mask must be a boolean torch.Tensor, got {type(mask).__name__}"
+        )
     if mask.dtype != torch.bool:
         raise TypeError(
             f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
@@ -106,22 +123,31 @@ def scaled_dot_product_attention(
     return _explicit(q, k, v, mask, None, 0.0)
 
 
-def _explicit(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, bias: Tensor | None,
-              dropout_p: float) -> tuple[Tensor, Tensor]:
+def _explicit(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    bias: Tensor | None,
+    dropout_p: float,
+) -> tuple[Tensor, Tensor]:
     """softmax(q k^T / sqrt(d_k) + bias, masked) v with its weights: the one masked softmax.
     A query row whose keys are all blocked gets weights and output exactly 0."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
     if bias is not None:
-        scores = scores + bias  # additive: ALiBi's distance penalty (chapter 8), -inf = blocked
+        # additive: ALiBi's distance penalty (chapter 8), -inf = blocked
+        scores = scores + bias
     if mask is None and bias is None:
         weights = torch.softmax(scores, dim=-1)  # softmax subtracts the row max: stable
     else:
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        has_key = scores.amax(dim=-1, keepdim=True) > float("-inf")  # False: a fully blocked row
+        # False: a fully blocked row
+        has_key = scores.amax(dim=-1, keepdim=True) > float("-inf")
         # A row of only -inf would give 0/0 = NaN; give it finite scores, then zero its weights.
         scores = scores.masked_fill(~has_key, 0.0)
-        weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)  # (..., T_q, T_k)
+        # (..., T_q, T_k)
+        weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)
     if dropout_p > 0:
         weights = torch.nn.functional.dropout(weights, dropout_p)  # attention dropout
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
@@ -136,13 +162,22 @@ def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
     if n_rep == 1:
         return x
     B, H_kv, T, d = x.shape
-    expanded = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d), no copy yet
+    # (B, H_kv, n_rep, T, d), no copy yet
+    expanded = x[:, :, None].expand(B, H_kv, n_rep, T, d)
     return expanded.reshape(B, H_kv * n_rep, T, d)  # (B, H, T, d): heads 0 0 .. 1 1 ..
 
 
-def attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
-           is_causal: bool = False, bias: Tensor | None = None, dropout_p: float = 0.0,
-           need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+def attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    is_causal: bool = False,
+    bias: Tensor | None = None,
+    dropout_p: float = 0.0,
+    need_weights: bool = False,
+) -> tuple[Tensor, Tensor | None]:
     """The attention of every layer of the package (chapters 1-8), in one place.
 
     q: (B, H, T_q, d_k); k, v: (B, H_kv, T_k, d_k) with H_kv dividing H (grouped-query
@@ -162,29 +197,48 @@ def attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *,
     tensor("v", v, "(B, H_kv, T_k, d_v)", dims=(4,))
     H, H_kv = q.shape[1], k.shape[1]
     if H % H_kv:
-        raise ValueError(f"the {H} query heads cannot be split into groups over {H_kv} key/value "
-                         f"heads: H must be divisible by H_kv")
+        raise ValueError(
+            f"the {H} query heads cannot be split into groups over {H_kv} key/value "
+            f"heads: H must be divisible by H_kv"
+        )
     if v.shape[1] != H_kv:
-        raise ValueError(f"k and v must have the same number of heads H_kv, got {H_kv} and {v.shape[1]}")
+        raise ValueError(
+            f"k and v must have the same number of heads H_kv, got {H_kv} and {v.shape[1]}"
+        )
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
     k, v = repeat_kv(k, H // H_kv), repeat_kv(v, H // H_kv)  # (B, H, T_k, d)
     _check_inputs(q, k, v, mask)
     T_q, T_k = q.shape[-2], k.shape[-2]
     if is_causal and T_q > T_k:
-        raise ValueError(f"is_causal needs T_q <= T_k (the queries are the last positions), "
-                         f"got T_q={T_q}, T_k={T_k}")
-    causal = causal_mask(T_q, T_k, device=q.device) if is_causal else None  # bottom-right
+        raise ValueError(
+            f"is_causal needs T_q <= T_k (the queries are the last positions), "
+            f"got T_q={T_q}, T_k={T_k}"
+        )
+    # bottom-right
+    causal = causal_mask(T_q, T_k, device=q.device) if is_causal else None
     if not need_weights and mask is None:  # PyTorch's fused kernel (chapter 2)
         if bias is None and (causal is None or T_q == T_k):
             # its own causal band is aligned top-left: ours only when T_q == T_k
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p,
-                                                  is_causal=is_causal), None
-        band = causal if bias is None else bias if causal is None else bias.masked_fill(
-            ~causal, float("-inf"))  # the band as a mask (KV cache), or the bias with it
+            return F.scaled_dot_product_attention(
+                q, k, v, dropout_p=dropout_p, is_causal=is_causal
+            ), None
+        band = (
+            causal
+            if bias is None
+            else bias
+            if causal is None
+            else bias.masked_fill(
+                # the band as a mask (KV cache), or the bias with it
+                ~causal,
+                float("-inf"),
+            )
+        )
         assert band is not None  # (bias and band both None returned above)
         if band.dtype == torch.bool or not torch.isneginf(band).all(dim=-1).any():
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=band, dropout_p=dropout_p), None
+            return F.scaled_dot_product_attention(
+                q, k, v, attn_mask=band, dropout_p=dropout_p
+            ), None
     # Explicit path: the weights are wanted, or a row may have no key left. Its guard gives
     # such a row zeros on every device and version (fused kernels have differed there).
     mask = causal if mask is None else mask if causal is None else mask & causal
@@ -211,10 +265,14 @@ class SelfAttention(nn.Module):
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """x: (..., T, d_in) -> output (..., T, d_out), weights (..., T, T)."""
         if not isinstance(x, Tensor):
-            raise TypeError(f"x must be a torch.Tensor of shape (..., T, d_in={self.d_in}), "
-                            f"got {type(x).__name__}")
+            raise TypeError(
+                f"x must be a torch.Tensor of shape (..., T, d_in={self.d_in}), "
+                f"got {type(x).__name__}"
+            )
         if x.dim() < 2:
-            raise ValueError(f"x must be a tensor of shape (..., T, d_in={self.d_in}), got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must be a tensor of shape (..., T, d_in={self.d_in}), got {tuple(x.shape)}"
+            )
         if x.shape[-1] != self.d_in:
             raise ValueError(
                 f"x has {x.shape[-1]} features per token but this layer expects d_in={self.d_in} "

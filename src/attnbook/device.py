@@ -4,20 +4,40 @@
 unless an argument or the environment variable ATTNBOOK_DEVICE names one. `to_device` moves a
 batch once per training step (from pinned memory, without blocking the host, on CUDA).
 `synchronize` waits for queued GPU work, so that a timer measures it. `check_float64` gives
-the clear error MPS does not: it has no float64.
+the clear error MPS does not: it has no float64. `autocast_dtype`, `autocast`, `tf32` and
+`place_model` are the training loop's mixed precision, TF32 and model placement.
 """
+
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import torch
 from torch import Tensor, nn
 
-__all__ = ["DEVICE_ENV", "DEVICE_TYPES", "pick_device", "as_device", "model_device", "to_device",
-           "synchronize", "check_float64", "supports_bf16"]
+__all__ = [
+    "DEVICE_ENV",
+    "DEVICE_TYPES",
+    "pick_device",
+    "as_device",
+    "model_device",
+    "to_device",
+    "synchronize",
+    "check_float64",
+    "supports_bf16",
+    "AMP_MODES",
+    "autocast_dtype",
+    "autocast",
+    "tf32",
+    "place_model",
+]
 
-DEVICE_ENV = "ATTNBOOK_DEVICE"  # e.g. ATTNBOOK_DEVICE=cpu forces the CPU on a GPU machine
+AMP_MODES = ("auto", "none", "bf16", "fp16")  # TrainConfig.amp (chapter 6)
+
+# e.g. ATTNBOOK_DEVICE=cpu forces the CPU on a GPU machine
+DEVICE_ENV = "ATTNBOOK_DEVICE"
 DEVICE_TYPES = ("cpu", "cuda", "mps", "meta")  # meta: shapes only, no data (tests)
 
 DeviceLike = str | torch.device
@@ -32,24 +52,36 @@ def as_device(device: DeviceLike) -> torch.device:
     """`device` as a torch.device that this machine has; a ValueError naming the problem
     (an unknown name, no such GPU, a CUDA index past the last GPU) otherwise."""
     if isinstance(device, bool) or not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__} {device!r}")
+        raise TypeError(
+            f"device must be a str or torch.device, got {type(device).__name__} {device!r}"
+        )
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise ValueError(f"unknown device {device!r}: use one of {DEVICE_TYPES} "
-                         "(optionally with an index, e.g. 'cuda:1')") from None
+        raise ValueError(
+            f"unknown device {device!r}: use one of {DEVICE_TYPES} "
+            "(optionally with an index, e.g. 'cuda:1')"
+        ) from None
     if dev.type not in DEVICE_TYPES:
-        raise ValueError(f"device {device!r}: attnbook runs on {DEVICE_TYPES}, not {dev.type!r}")
+        raise ValueError(
+            f"device {device!r}: attnbook runs on {DEVICE_TYPES}, not {dev.type!r}"
+        )
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} asked for, but this torch ({torch.__version__}) sees no "
-                             "CUDA GPU: on Colab choose a GPU runtime, or use 'cpu'")
+            raise ValueError(
+                f"device {device!r} asked for, but this torch ({torch.__version__}) sees no "
+                "CUDA GPU: on Colab choose a GPU runtime, or use 'cpu'"
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA "
-                             f"GPU(s), numbered from 0")
+            raise ValueError(
+                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA "
+                f"GPU(s), numbered from 0"
+            )
     if dev.type == "mps" and not _mps_available():
-        raise ValueError(f"device {device!r} asked for, but MPS is not available (it needs Apple "
-                         "silicon, macOS 12.3+ and a torch built with MPS)")
+        raise ValueError(
+            f"device {device!r} asked for, but MPS is not available (it needs Apple "
+            "silicon, macOS 12.3+ and a torch built with MPS)"
+        )
     return dev
 
 
@@ -59,12 +91,16 @@ def pick_device(prefer: DeviceLike | None = None) -> torch.device:
     "auto" (argument or variable) means the automatic choice."""
     if prefer is not None and prefer != "auto":
         return as_device(prefer)
-    choice = (os.environ.get(DEVICE_ENV, "").strip() or "auto") if prefer is None else "auto"
+    choice = (
+        (os.environ.get(DEVICE_ENV, "").strip() or "auto") if prefer is None else "auto"
+    )
     if choice != "auto":
         try:
             return as_device(choice)
         except ValueError as err:
-            raise ValueError(f"the environment variable {DEVICE_ENV}={choice!r}: {err}") from None
+            raise ValueError(
+                f"the environment variable {DEVICE_ENV}={choice!r}: {err}"
+            ) from None
     if torch.cuda.is_available():
         return torch.device("cuda")
     if _mps_available():
@@ -112,8 +148,10 @@ def synchronize(device: DeviceLike) -> None:
 def check_float64(device: DeviceLike, what: str) -> None:
     """A ValueError saying that `what` needs float64, which MPS does not have."""
     if torch.device(device).type == "mps":
-        raise ValueError(f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
-                         "compute it on the CPU (device='cpu') and move the result")
+        raise ValueError(
+            f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
+            "compute it on the CPU (device='cpu') and move the result"
+        )
 
 
 def supports_bf16(device: DeviceLike) -> bool:
@@ -123,3 +161,60 @@ def supports_bf16(device: DeviceLike) -> bool:
     if dev.type == "cuda":
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
     return dev.type == "cpu"
+
+
+def autocast_dtype(amp: str, device: DeviceLike) -> torch.dtype | None:
+    """The autocast dtype `TrainConfig.amp` means on `device` (None: full float32), or a
+    ValueError when the device cannot run it (chapter 6, "On a GPU")."""
+    if amp not in AMP_MODES:
+        raise ValueError(f"amp must be one of {AMP_MODES}, got {amp!r}")
+    dev = torch.device(device)
+    if amp == "none" or (amp == "auto" and dev.type != "cuda"):
+        return None
+    if amp == "auto":
+        return torch.bfloat16 if supports_bf16(dev) else torch.float16
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"amp={amp!r} needs a cpu, cuda or mps device, got {dev}")
+    if amp == "bf16":
+        if dev.type == "cuda" and not supports_bf16(dev):
+            raise ValueError(
+                f"amp='bf16': {torch.cuda.get_device_name(dev)} has no bfloat16 "
+                "(it needs an Ampere GPU or newer); use amp='fp16'"
+            )
+        return torch.bfloat16
+    if dev.type == "cpu":
+        raise ValueError(
+            "amp='fp16' is for GPUs (with a gradient scaler); on the CPU use 'bf16' or 'none'"
+        )
+    return torch.float16
+
+
+def autocast(dtype: torch.dtype | None, device: torch.device) -> AbstractContextManager:
+    """Autocast to `dtype` on `device` inside the block, or nothing for None (chapter 6)."""
+    return nullcontext() if dtype is None else torch.autocast(device.type, dtype=dtype)
+
+
+@contextmanager
+def tf32(on: bool, device: torch.device) -> Iterator[None]:
+    """TF32 matmuls and convolutions on CUDA inside the block; the previous settings after it
+    (chapter 6, "On a GPU")."""
+    if not (on and device.type == "cuda"):
+        yield
+        return
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def place_model(model: nn.Module, device: DeviceLike | None) -> torch.device:
+    """Move `model` to `device` (default: where it is) and return that device; float64
+    parameters on MPS are a clear error (chapter 6)."""
+    dev = model_device(model) if device is None else as_device(device)
+    if device is not None:
+        model.to(dev)
+    if any(p.dtype == torch.float64 for p in model.parameters()):
+        check_float64(dev, "a model with float64 parameters")
+    return dev

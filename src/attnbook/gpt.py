@@ -17,6 +17,7 @@ distance penalty on the scores) or "none". `scale_embeddings` multiplies the tok
 by sqrt(n_embd) before positions are added, as the original transformer does; by default
 only with "sinusoidal" (the table's entries are of size 1, the embeddings start at 0.02).
 """
+
 from __future__ import annotations
 
 import math
@@ -45,29 +46,46 @@ class GPTConfig:
     n_embd: int = 128
     dropout: float = 0.0
     bias: bool = False  # biases in Linear layers and LayerNorms
-    causal: bool = True  # False: every token may attend to every (real) token (chapter 7)
-    n_kv_head: int | None = None  # key/value heads (chapter 8); None = n_head (multi-head)
+    # False: every token may attend to every (real) token (chapter 7)
+    causal: bool = True
+    # key/value heads (chapter 8); None = n_head (multi-head)
+    n_kv_head: int | None = None
     positions: str = "learned"  # one of POSITIONS (chapters 5 and 8)
-    scale_embeddings: bool | None = None  # x sqrt(n_embd) first; None: only with "sinusoidal"
+    # x sqrt(n_embd) first; None: only with "sinusoidal"
+    scale_embeddings: bool | None = None
 
     @property
     def embedding_scale(self) -> float | None:
         """sqrt(n_embd) if the token embeddings are scaled (`scale_embeddings`), else None."""
-        scale = self.positions == "sinusoidal" if self.scale_embeddings is None else self.scale_embeddings
+        scale = (
+            self.positions == "sinusoidal"
+            if self.scale_embeddings is None
+            else self.scale_embeddings
+        )
         return math.sqrt(self.n_embd) if scale else None
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             positive_int(name, getattr(self, name))
         if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
-        if self.n_kv_head is not None and self.n_head % positive_int("n_kv_head", self.n_kv_head):
-            raise ValueError(f"n_kv_head must be a positive int dividing n_head={self.n_head} "
-                             f"(or None), got {self.n_kv_head!r}")
+            raise ValueError(
+                f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}"
+            )
+        if self.n_kv_head is not None and self.n_head % positive_int(
+            "n_kv_head", self.n_kv_head
+        ):
+            raise ValueError(
+                f"n_kv_head must be a positive int dividing n_head={self.n_head} "
+                f"(or None), got {self.n_kv_head!r}"
+            )
         if self.positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+            raise ValueError(
+                f"positions must be one of {POSITIONS}, got {self.positions!r}"
+            )
         if self.positions == "alibi" and not self.causal:
-            raise ValueError("positions='alibi' is implemented for causal models only (causal=True)")
+            raise ValueError(
+                "positions='alibi' is implemented for causal models only (causal=True)"
+            )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
@@ -94,30 +112,50 @@ class Block(nn.Module):
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.causal = config.causal
-        self.attn = MultiHeadAttention(config.n_embd, config.n_head, bias=config.bias,
-                                       rope=config.positions == "rope",
-                                       n_kv_heads=config.n_kv_head, alibi=config.positions == "alibi",
-                                       dropout=config.dropout)  # on the attention weights
+        self.attn = MultiHeadAttention(
+            config.n_embd,
+            config.n_head,
+            bias=config.bias,
+            rope=config.positions == "rope",
+            n_kv_head=config.n_kv_head,
+            alibi=config.positions == "alibi",
+            # on the attention weights
+            dropout=config.dropout,
+        )
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: Tensor, kv_cache: KVCache | None = None, need_weights: bool = False,
-                key_mask: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self,
+        x: Tensor,
+        kv_cache: KVCache | None = None,
+        need_weights: bool = False,
+        key_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
         """x (B, T, C) -> (B, T, C), and the weights (B, H, T, T_k) if `need_weights`.
 
         key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
         """
-        a, weights = self.attn(self.ln_1(x), mask=key_mask, is_causal=self.causal,
-                               need_weights=need_weights, kv_cache=kv_cache)
+        a, weights = self.attn(
+            self.ln_1(x),
+            mask=key_mask,
+            is_causal=self.causal,
+            need_weights=need_weights,
+            kv_cache=kv_cache,
+        )
         x = x + self.dropout(a)  # (B, T, C)
         x = x + self.mlp(self.ln_2(x))  # (B, T, C)
         return x, weights
 
 
-def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
-                      generator: torch.Generator | None = None,
-                      top_p: float | None = None) -> Tensor:
+def sample_next_token(
+    logits: Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+    top_p: float | None = None,
+) -> Tensor:
     """Sample one token id per row of `logits` (B, vocab) -> (B, 1).
 
     Temperature divides the logits *before* the softmax (lower = sharper); `top_k` keeps the
@@ -126,12 +164,16 @@ def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | Non
     at least p (the likeliest token always stays), and renormalises over them.
     """
     if temperature <= 0:
-        raise ValueError(f"temperature must be > 0, got {temperature} (for greedy decoding use top_k=1)")
+        raise ValueError(
+            f"temperature must be > 0, got {temperature} (for greedy decoding use top_k=1)"
+        )
     if logits.dim() != 2:
         raise ValueError(f"logits must be (B, vocab), got shape {tuple(logits.shape)}")
     if top_p is not None:
         if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
-            raise TypeError(f"top_p must be a number in (0, 1] or None, got {type(top_p).__name__}")
+            raise TypeError(
+                f"top_p must be a number in (0, 1] or None, got {type(top_p).__name__}"
+            )
         if not 0.0 < top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
     logits = logits / temperature
@@ -139,18 +181,25 @@ def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | Non
         if not 1 <= top_k:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         k = min(top_k, logits.shape[-1])
-        kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
+        # (B, 1): the k-th largest logit
+        kth = torch.topk(logits, k, dim=-1).values[:, -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits, dim=-1)  # (B, vocab)
     if top_p is not None and top_p < 1.0:
-        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)  # (B, vocab) each
-        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # (B, vocab): mass of likelier ones
-        drop_sorted = mass_before >= top_p  # the nucleus is already complete before this token
-        drop = drop_sorted.scatter(-1, order, drop_sorted)  # (B, vocab), back in vocabulary order
+        # (B, vocab) each
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+        # (B, vocab): mass of likelier ones
+        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs
+        # the nucleus is already complete before this token
+        drop_sorted = mass_before >= top_p
+        # (B, vocab), back in vocabulary order
+        drop = drop_sorted.scatter(-1, order, drop_sorted)
         probs = probs.masked_fill(drop, 0.0)
         probs = probs / probs.sum(dim=-1, keepdim=True)
-    if generator is not None and generator.device.type != probs.device.type:  # a CPU generator
-        return torch.multinomial(probs.cpu(), 1, generator=generator).to(probs.device)  # (B, 1)
+    # a CPU generator
+    if generator is not None and generator.device.type != probs.device.type:
+        # (B, 1)
+        return torch.multinomial(probs.cpu(), 1, generator=generator).to(probs.device)
     return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
 
 
@@ -161,14 +210,18 @@ class GPT(nn.Module):
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
-        self.pos_emb = position_embedding(config.positions, config.block_size, config.n_embd)
+        self.pos_emb = position_embedding(
+            config.positions, config.block_size, config.n_embd
+        )
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.head.weight = self.tok_emb.weight  # weight tying: one matrix reads and writes tokens
+        # weight tying: one matrix reads and writes tokens
+        self.head.weight = self.tok_emb.weight
         self.apply(self._init_weights)
-        for name, p in self.named_parameters():  # scaled init of the residual projections
+        # scaled init of the residual projections
+        for name, p in self.named_parameters():
             if name.endswith("attn.W_o.weight") or name.endswith("mlp.proj.weight"):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
 
@@ -187,28 +240,48 @@ class GPT(nn.Module):
 
     def _check_tokens(self, idx: Tensor, offset: int = 0) -> None:
         if not isinstance(idx, Tensor):
-            raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
+            raise TypeError(
+                f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}"
+            )
         if idx.dtype not in (torch.long, torch.int):
-            raise TypeError(f"idx must hold integer token ids (torch.long), got {idx.dtype}")
+            raise TypeError(
+                f"idx must hold integer token ids (torch.long), got {idx.dtype}"
+            )
         if idx.dim() != 2:
-            raise ValueError(f"idx must be a (B, T) tensor of token ids, got {tuple(idx.shape)}")
+            raise ValueError(
+                f"idx must be a (B, T) tensor of token ids, got {tuple(idx.shape)}"
+            )
         if offset + idx.shape[1] > self.config.block_size:
-            raise ValueError(f"sequence of length {offset + idx.shape[1]} is longer than the "
-                             f"model's block_size={self.config.block_size}")
+            raise ValueError(
+                f"sequence of length {offset + idx.shape[1]} is longer than the "
+                f"model's block_size={self.config.block_size}"
+            )
         # The range check reads the ids back to the host: always on the CPU, and on a GPU
         # outside training only (a training step would wait for it; its batches come from
         # text that was checked when it was encoded).
         check_range = idx.device.type == "cpu" or not self.training
-        if check_range and idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
-            raise ValueError(f"token ids must be in [0, {self.config.vocab_size}), got "
-                             f"{int(idx.min())} .. {int(idx.max())}")
+        if (
+            check_range
+            and idx.numel()
+            and (idx.min() < 0 or idx.max() >= self.config.vocab_size)
+        ):
+            raise ValueError(
+                f"token ids must be in [0, {self.config.vocab_size}), got "
+                f"{int(idx.min())} .. {int(idx.max())}"
+            )
 
     def _embed(self, idx: Tensor, offset: int = 0) -> Tensor:
         """idx (B, T) -> (B, T, C): the shared front end (`positional.embed_tokens`)."""
-        return embed_tokens(self.tok_emb, self.pos_emb, idx, offset, self.config.embedding_scale)
+        return embed_tokens(
+            self.tok_emb, self.pos_emb, idx, offset, self.config.embedding_scale
+        )
 
-    def forward(self, idx: Tensor, targets: Tensor | None = None,
-                kv_caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self,
+        idx: Tensor,
+        targets: Tensor | None = None,
+        kv_caches: list[KVCache] | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
         """idx (B, T) -> logits (B, T, vocab), and the mean cross-entropy if `targets` (B, T).
         With `kv_caches` (one per layer) idx holds only the new positions."""
         offset = len(kv_caches[0]) if kv_caches else 0
@@ -219,7 +292,9 @@ class GPT(nn.Module):
         logits = self.head(self.ln_f(x))  # (B, T, vocab)
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.reshape(-1))
+            loss = F.cross_entropy(
+                logits.view(-1, logits.shape[-1]), targets.reshape(-1)
+            )
         return logits, loss
 
     @torch.no_grad()
@@ -234,9 +309,16 @@ class GPT(nn.Module):
         return maps
 
     @torch.no_grad()
-    def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0,
-                 top_k: int | None = None, generator: torch.Generator | None = None,
-                 use_cache: bool = True, top_p: float | None = None) -> Tensor:
+    def generate(
+        self,
+        idx: Tensor,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        generator: torch.Generator | None = None,
+        use_cache: bool = True,
+        top_p: float | None = None,
+    ) -> Tensor:
         """Extend idx (B, T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens).
 
         temperature, top_k and top_p reshape each step's distribution (`sample_next_token`).
@@ -247,11 +329,13 @@ class GPT(nn.Module):
         """
         positive_int("max_new_tokens", max_new_tokens, allow_zero=True)
         if not isinstance(idx, Tensor):
-            raise TypeError(f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}")
-        self._check_tokens(idx[:, -self.config.block_size:])
+            raise TypeError(
+                f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}"
+            )
+        self._check_tokens(idx[:, -self.config.block_size :])
         caches: list[KVCache] | None = None
         for _ in range(max_new_tokens):
-            context = idx[:, -self.config.block_size:]
+            context = idx[:, -self.config.block_size :]
             if not use_cache:
                 logits, _ = self(context)
             elif caches is None or len(caches[0]) + 1 > self.config.block_size:
@@ -259,6 +343,8 @@ class GPT(nn.Module):
                 logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
             else:
                 logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
-            next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator, top_p)
+            next_id = sample_next_token(
+                logits[:, -1, :], temperature, top_k, generator, top_p
+            )
             idx = torch.cat([idx, next_id], dim=1)
         return idx

@@ -17,6 +17,7 @@ Only the keys and values are cached while generating, so the cache shrinks by th
 
     bytes per token = 2 (keys and values) x layers x H_kv x d_head x bytes per number
 """
+
 from __future__ import annotations
 
 from torch import Tensor
@@ -28,8 +29,9 @@ from .multihead import kv_cache_bytes
 __all__ = ["repeat_kv", "grouped_query_attention", "kv_cache_bytes"]
 
 
-def grouped_query_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                            is_causal: bool = False) -> tuple[Tensor, Tensor]:
+def grouped_query_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, is_causal: bool = False
+) -> tuple[Tensor, Tensor]:
     """Attention of H query heads over H_kv shared key/value heads (chapter 8).
 
     q: (B, H, T_q, d_k); k: (B, H_kv, T_k, d_k); v: (B, H_kv, T_k, d_v), H divisible by H_kv.

@@ -11,6 +11,7 @@ shared along the tokens of one channel (per channel, over groups of `group` toke
 have no such channels and are quantised per token (one scale per token and head). Codes are
 packed two to a byte at 4 bits; scales and minima are stored in float32.
 """
+
 from __future__ import annotations
 
 import torch
@@ -19,14 +20,23 @@ from torch import Tensor
 from ._checks import floating, positive_int, tensor
 from .multihead import KVCache
 
-__all__ = ["BITS", "quantize", "dequantize", "pack_codes", "unpack_codes", "QuantizedKVCache"]
+__all__ = [
+    "BITS",
+    "quantize",
+    "dequantize",
+    "pack_codes",
+    "unpack_codes",
+    "QuantizedKVCache",
+]
 
 BITS = (4, 8)
 
 
 def _bits(bits: object) -> int:
     if isinstance(bits, bool) or not isinstance(bits, int):
-        raise TypeError(f"bits must be an int in {BITS}, got {type(bits).__name__} {bits!r}")
+        raise TypeError(
+            f"bits must be an int in {BITS}, got {type(bits).__name__} {bits!r}"
+        )
     if bits not in BITS:
         raise ValueError(f"bits must be one of {BITS}, got {bits}")
     return bits
@@ -42,11 +52,15 @@ def quantize(x: Tensor, bits: int, dim: int) -> tuple[Tensor, Tensor, Tensor]:
     tensor("x", x, "(..., T, d)", min_dims=1)
     floating("x", x)
     _bits(bits)
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -x.dim() <= dim < x.dim():
+    if (
+        isinstance(dim, bool)
+        or not isinstance(dim, int)
+        or not -x.dim() <= dim < x.dim()
+    ):
         raise ValueError(f"dim must be an int in [-{x.dim()}, {x.dim()}), got {dim!r}")
     if x.shape[dim] == 0:
         raise ValueError(f"x has no entries along dim={dim}: shape {tuple(x.shape)}")
-    levels = 2 ** bits - 1
+    levels = 2**bits - 1
     lo = x.amin(dim=dim, keepdim=True)
     scale = (x.amax(dim=dim, keepdim=True) - lo) / levels
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
@@ -68,7 +82,9 @@ def pack_codes(codes: Tensor, bits: int) -> Tensor:
     if _bits(bits) == 8:
         return codes
     if codes.shape[-1] % 2:
-        raise ValueError(f"4-bit codes are packed in pairs: the last axis must be even, got {tuple(codes.shape)}")
+        raise ValueError(
+            f"4-bit codes are packed in pairs: the last axis must be even, got {tuple(codes.shape)}"
+        )
     if codes.numel() and int(codes.max()) > 15:
         raise ValueError("4-bit codes must be in 0 .. 15")
     return codes[..., 0::2] | (codes[..., 1::2] << 4)
@@ -95,23 +111,32 @@ class QuantizedKVCache(KVCache):
         self.bits, self.group = _bits(bits), positive_int("group", group)
         if keys_per not in ("channel", "token"):
             raise ValueError(f"keys_per must be 'channel' or 'token', got {keys_per!r}")
-        self.keys_per = keys_per  # "token": keys quantised like values (the layout KIVI avoids)
+        # "token": keys quantised like values (the layout KIVI avoids)
+        self.keys_per = keys_per
         self.stored_bytes = 0  # codes, scales and minima of the quantised part
         self.k_recent: Tensor | None = None  # (B, H, < group, d), full precision
-        self.k_done: Tensor | None = None  # (B, H, T_done, d), dequantised (read by attention)
+        # (B, H, T_done, d), dequantised (read by attention)
+        self.k_done: Tensor | None = None
 
     def __len__(self) -> int:
         return 0 if self.v is None else self.v.shape[-2]
 
     @property
     def nbytes(self) -> int:
-        recent = 0 if self.k_recent is None else self.k_recent.numel() * self.k_recent.element_size()
+        recent = (
+            0
+            if self.k_recent is None
+            else self.k_recent.numel() * self.k_recent.element_size()
+        )
         return self.stored_bytes + recent
 
     def _store(self, x: Tensor, dim: int) -> Tensor:
         codes, scale, lo = quantize(x, self.bits, dim)
         packed = pack_codes(codes, self.bits)
-        self.stored_bytes += packed.numel() * packed.element_size() + 2 * scale.numel() * scale.element_size()
+        self.stored_bytes += (
+            packed.numel() * packed.element_size()
+            + 2 * scale.numel() * scale.element_size()
+        )
         return dequantize(unpack_codes(packed, self.bits), scale, lo)
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
@@ -119,9 +144,15 @@ class QuantizedKVCache(KVCache):
         tensor("k", k, "(B, H, T_new, d)", dims=(4,))
         tensor("v", v, "(B, H, T_new, d)", dims=(4,))
         if k.shape != v.shape:
-            raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
-        if self.v is not None and (self.v.shape[:2] != v.shape[:2] or self.v.shape[3] != v.shape[3]):
-            raise ValueError(f"k of shape {tuple(k.shape)} does not fit the cached keys: B, H and d must agree")
+            raise ValueError(
+                f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}"
+            )
+        if self.v is not None and (
+            self.v.shape[:2] != v.shape[:2] or self.v.shape[3] != v.shape[3]
+        ):
+            raise ValueError(
+                f"k of shape {tuple(k.shape)} does not fit the cached keys: B, H and d must agree"
+            )
         v_new = self._store(v, dim=-1)  # per token
         self.v = v_new if self.v is None else torch.cat([self.v, v_new], dim=-2)
         if self.keys_per == "token":  # no groups: every key at once, like the values
@@ -129,10 +160,13 @@ class QuantizedKVCache(KVCache):
             self.k = k_new if self.k is None else torch.cat([self.k, k_new], dim=-2)
             return self.k, self.v
         recent = k if self.k_recent is None else torch.cat([self.k_recent, k], dim=-2)
-        while recent.shape[-2] >= self.group:  # a complete group: quantise it per channel
-            done = self._store(recent[:, :, :self.group], dim=-2)
-            self.k_done = done if self.k_done is None else torch.cat([self.k_done, done], dim=-2)
-            recent = recent[:, :, self.group:]
+        # a complete group: quantise it per channel
+        while recent.shape[-2] >= self.group:
+            done = self._store(recent[:, :, : self.group], dim=-2)
+            self.k_done = (
+                done if self.k_done is None else torch.cat([self.k_done, done], dim=-2)
+            )
+            recent = recent[:, :, self.group :]
         self.k_recent = recent
         parts = [t for t in (self.k_done, recent) if t is not None and t.shape[-2]]
         self.k = torch.cat(parts, dim=-2)

@@ -8,6 +8,7 @@ letter it is, so the right weight matrix is known in advance: a bright column at
 position. Token ids: ``0 .. n_letters-1`` are the plain letters, ``n_letters + c`` is
 letter ``c`` marked.
 """
+
 from __future__ import annotations
 
 import torch
@@ -16,7 +17,13 @@ from torch import Tensor, nn
 from .attention import SelfAttention
 from .train import TrainConfig, train_loop
 
-__all__ = ["marked_letter_batch", "token_names", "LookupHead", "train_lookup_head", "lookup_scores"]
+__all__ = [
+    "marked_letter_batch",
+    "token_names",
+    "LookupHead",
+    "train_lookup_head",
+    "lookup_scores",
+]
 
 
 def token_names(n_letters: int) -> list[str]:
@@ -28,7 +35,10 @@ def token_names(n_letters: int) -> list[str]:
 
 
 def marked_letter_batch(
-    batch_size: int, length: int, n_letters: int, generator: torch.Generator | None = None
+    batch_size: int,
+    length: int,
+    n_letters: int,
+    generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Random sequences with one marked letter each.
 
@@ -41,7 +51,8 @@ def marked_letter_batch(
             f"need batch_size >= 1, length >= 2 and n_letters >= 2, got "
             f"batch_size={batch_size}, length={length}, n_letters={n_letters}"
         )
-    letters = torch.randint(n_letters, (batch_size, length), generator=generator)  # (B, T)
+    # (B, T)
+    letters = torch.randint(n_letters, (batch_size, length), generator=generator)
     marked = torch.randint(length, (batch_size,), generator=generator)  # (B,)
     rows = torch.arange(batch_size)
     answer = letters[rows, marked]  # (B,)
@@ -63,7 +74,9 @@ class LookupHead(nn.Module):
     def __init__(self, n_letters: int, d_model: int = 16) -> None:
         super().__init__()
         if n_letters < 2 or d_model < 1:
-            raise ValueError(f"need n_letters >= 2 and d_model >= 1, got {n_letters}, {d_model}")
+            raise ValueError(
+                f"need n_letters >= 2 and d_model >= 1, got {n_letters}, {d_model}"
+            )
         self.n_letters = n_letters
         self.embed = nn.Embedding(2 * n_letters, d_model)
         self.head = SelfAttention(d_model, d_model, bias=True)
@@ -71,19 +84,27 @@ class LookupHead(nn.Module):
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be a (B, T) tensor of ids, got {tuple(tokens.shape)}")
+            raise ValueError(
+                f"tokens must be a (B, T) tensor of ids, got {tuple(tokens.shape)}"
+            )
         mixed, weights = self.head(self.embed(tokens))  # (B, T, d_model), (B, T, T)
         return self.readout(mixed), weights  # (B, T, n_letters), (B, T, T)
 
 
-def lookup_scores(model: LookupHead, tokens: Tensor, marked: Tensor, answer: Tensor) -> dict:
+def lookup_scores(
+    model: LookupHead, tokens: Tensor, marked: Tensor, answer: Tensor
+) -> dict:
     """Accuracy over all positions and the mean weight the queries put on the marked token."""
     with torch.no_grad():
         logits, weights = model(tokens)  # (B, T, n), (B, T, T)
     rows = torch.arange(len(tokens))
     correct = logits.argmax(-1) == answer[:, None]  # (B, T)
-    on_marked = weights[rows, :, marked]  # (B, T): weight of every query on the marked key
-    return {"accuracy": correct.double().mean().item(), "weight_on_marked": on_marked.mean().item()}
+    # (B, T): weight of every query on the marked key
+    on_marked = weights[rows, :, marked]
+    return {
+        "accuracy": correct.double().mean().item(),
+        "weight_on_marked": on_marked.mean().item(),
+    }
 
 
 def train_lookup_head(
@@ -99,19 +120,33 @@ def train_lookup_head(
     Returns the loss of every step."""
     if steps < 1 or lr <= 0:
         raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
-    config = TrainConfig(max_iters=steps, batch_size=batch_size, learning_rate=lr, min_lr=lr,
-                         warmup_iters=0, weight_decay=0.0, betas=(0.9, 0.999), grad_clip=0.0,
-                         eval_interval=steps, seed=seed)
+    config = TrainConfig(
+        max_iters=steps,
+        batch_size=batch_size,
+        learning_rate=lr,
+        min_lr=lr,
+        warmup_iters=0,
+        weight_decay=0.0,
+        betas=(0.9, 0.999),
+        grad_clip=0.0,
+        eval_interval=steps,
+        seed=seed,
+    )
     losses: list[float] = []
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
-        tokens, _, answer = marked_letter_batch(batch_size, length, model.n_letters, gen)
-        return tokens, answer[:, None].expand(-1, length)  # every position, the same answer
+        tokens, _, answer = marked_letter_batch(
+            batch_size, length, model.n_letters, gen
+        )
+        # every position, the same answer
+        return tokens, answer[:, None].expand(-1, length)
 
     def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
         tokens, target = batch  # (B, T), (B, T)
         logits, _ = m(tokens)  # (B, T, n_letters)
-        loss = nn.functional.cross_entropy(logits.reshape(-1, model.n_letters), target.reshape(-1))
+        loss = nn.functional.cross_entropy(
+            logits.reshape(-1, model.n_letters), target.reshape(-1)
+        )
         losses.append(loss.item())
         return loss
 

@@ -10,6 +10,7 @@ split it between the two keys; two heads can each give one key their full weight
 Token ids: ``0 .. n-1`` plain letters, ``n + c`` letter ``c`` with the first mark,
 ``2n + c`` letter ``c`` with the second mark.
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,8 +19,13 @@ from torch import Tensor, nn
 from attnbook.multihead import MultiHeadAttention
 from attnbook.train import TrainConfig, train_loop
 
-__all__ = ["pair_names", "marked_pair_batch", "TwoQuestionLayer", "train_two_questions",
-           "weight_on_marks"]
+__all__ = [
+    "pair_names",
+    "marked_pair_batch",
+    "TwoQuestionLayer",
+    "train_two_questions",
+    "weight_on_marks",
+]
 
 
 def pair_names(n_letters: int) -> list[str]:
@@ -30,8 +36,12 @@ def pair_names(n_letters: int) -> list[str]:
     return lower + [name.upper() for name in lower] + [name + "*" for name in lower]
 
 
-def marked_pair_batch(batch_size: int, length: int, n_letters: int,
-                      generator: torch.Generator | None = None) -> tuple[Tensor, Tensor, Tensor]:
+def marked_pair_batch(
+    batch_size: int,
+    length: int,
+    n_letters: int,
+    generator: torch.Generator | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
     """Random sequences with two marked letters each.
 
     Returns ``(tokens, marked, answers)`` with shapes (B, T), (B, 2) and (B, 2): the token
@@ -39,16 +49,20 @@ def marked_pair_batch(batch_size: int, length: int, n_letters: int,
     letters (0 .. n_letters-1) they carry, which every position must predict.
     """
     if batch_size < 1 or length < 2 or n_letters < 2:
-        raise ValueError(f"need batch_size >= 1, length >= 2 and n_letters >= 2, got "
-                         f"batch_size={batch_size}, length={length}, n_letters={n_letters}")
-    letters = torch.randint(n_letters, (batch_size, length), generator=generator)  # (B, T)
+        raise ValueError(
+            f"need batch_size >= 1, length >= 2 and n_letters >= 2, got "
+            f"batch_size={batch_size}, length={length}, n_letters={n_letters}"
+        )
+    # (B, T)
+    letters = torch.randint(n_letters, (batch_size, length), generator=generator)
     first = torch.randint(length, (batch_size,), generator=generator)  # (B,)
     shift = torch.randint(1, length, (batch_size,), generator=generator)  # never 0
     marked = torch.stack([first, (first + shift) % length], dim=1)  # (B, 2), distinct
     rows = torch.arange(batch_size)[:, None]
     answers = letters[rows, marked]  # (B, 2)
     tokens = letters.clone()
-    tokens[rows, marked] += n_letters * torch.tensor([1, 2])  # first mark +n, second +2n
+    # first mark +n, second +2n
+    tokens[rows, marked] += n_letters * torch.tensor([1, 2])
     return tokens, marked, answers
 
 
@@ -71,45 +85,67 @@ class TwoQuestionLayer(nn.Module):
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be a (B, T) tensor of ids, got {tuple(tokens.shape)}")
+            raise ValueError(
+                f"tokens must be a (B, T) tensor of ids, got {tuple(tokens.shape)}"
+            )
         mixed, weights = self.attn(self.embed(tokens))  # (B, T, d_model), (B, H, T, T)
         logits = self.readout(mixed).unflatten(-1, (2, self.n_letters))  # (B, T, 2, n)
         return logits, weights
 
 
-def weight_on_marks(model: TwoQuestionLayer, tokens: Tensor, marked: Tensor,
-                    answers: Tensor) -> tuple[Tensor, Tensor]:
+def weight_on_marks(
+    model: TwoQuestionLayer, tokens: Tensor, marked: Tensor, answers: Tensor
+) -> tuple[Tensor, Tensor]:
     """Mean weight each head puts on the first- and the second-marked key, (H, 2), and the
     accuracy of each question over all positions, (2,)."""
     with torch.no_grad():
         logits, weights = model(tokens)  # (B, T, 2, n), (B, H, T, T)
     rows = torch.arange(len(tokens))[:, None]
-    on_marks = weights.permute(0, 3, 1, 2)[rows, marked]  # (B, 2, H, T): weight on each mark
+    # (B, 2, H, T): weight on each mark
+    on_marks = weights.permute(0, 3, 1, 2)[rows, marked]
     per_head = on_marks.mean(dim=(0, 3)).T  # (H, 2)
     correct = logits.argmax(-1) == answers[:, None, :]  # (B, T, 2)
     return per_head, correct.double().mean(dim=(0, 1))
 
 
-def train_two_questions(model: TwoQuestionLayer, steps: int = 400, batch_size: int = 64,
-                        length: int = 8, lr: float = 0.02, seed: int = 0) -> list[float]:
+def train_two_questions(
+    model: TwoQuestionLayer,
+    steps: int = 400,
+    batch_size: int = 64,
+    length: int = 8,
+    lr: float = 0.02,
+    seed: int = 0,
+) -> list[float]:
     """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
     constant learning rate (plain Adam, as `lookup.train_lookup_head`). Returns the loss of
     every step."""
     if steps < 1 or lr <= 0:
         raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
-    config = TrainConfig(max_iters=steps, batch_size=batch_size, learning_rate=lr, min_lr=lr,
-                         warmup_iters=0, weight_decay=0.0, betas=(0.9, 0.999), grad_clip=0.0,
-                         eval_interval=steps, seed=seed)
+    config = TrainConfig(
+        max_iters=steps,
+        batch_size=batch_size,
+        learning_rate=lr,
+        min_lr=lr,
+        warmup_iters=0,
+        weight_decay=0.0,
+        betas=(0.9, 0.999),
+        grad_clip=0.0,
+        eval_interval=steps,
+        seed=seed,
+    )
     losses: list[float] = []
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
         tokens, _, answers = marked_pair_batch(batch_size, length, model.n_letters, gen)
-        return tokens, answers[:, None, :].expand(-1, length, -1)  # (B, T, 2): every position
+        # (B, T, 2): every position
+        return tokens, answers[:, None, :].expand(-1, length, -1)
 
     def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
         tokens, target = batch
         logits, _ = m(tokens)  # (B, T, 2, n)
-        loss = nn.functional.cross_entropy(logits.reshape(-1, model.n_letters), target.reshape(-1))
+        loss = nn.functional.cross_entropy(
+            logits.reshape(-1, model.n_letters), target.reshape(-1)
+        )
         losses.append(loss.item())
         return loss
 

@@ -11,6 +11,7 @@ use `to_torch_mha_mask` for it. Additive masks (0 = attend, -inf = blocked) conv
 common finite conventions (-1e9, -1e4, `torch.finfo(dtype).min`) are understood as well as
 -inf; a value strictly between the threshold and 0 is a soft bias, not a mask, and is an error.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,15 +22,23 @@ from torch import Tensor
 from ._checks import boolean, integer, positive_int, tensor
 
 __all__ = [
-    "causal_mask", "sliding_window_mask", "padding_mask", "padding_mask_from_lengths", "combine_masks",
-    "to_additive", "from_additive", "to_torch_mha_mask", "ADDITIVE_THRESHOLD",
+    "causal_mask",
+    "sliding_window_mask",
+    "padding_mask",
+    "padding_mask_from_lengths",
+    "combine_masks",
+    "to_additive",
+    "from_additive",
+    "to_torch_mha_mask",
+    "ADDITIVE_THRESHOLD",
 ]
 
 ADDITIVE_THRESHOLD = -1e4  # from_additive: a value <= this is "blocked"
 
 
-def causal_mask(T: int, T_k: int | None = None, *,
-                device: torch.device | str | None = None) -> Tensor:
+def causal_mask(
+    T: int, T_k: int | None = None, *, device: torch.device | str | None = None
+) -> Tensor:
     """(T, T) lower-triangular boolean mask: query i may attend to keys 0..i (chapter 4).
 
     With `T_k` >= T keys (decoding with a key/value cache, chapter 6) the T queries are the
@@ -39,11 +48,15 @@ def causal_mask(T: int, T_k: int | None = None, *,
     positive_int("T", T)
     T_k = T if T_k is None else positive_int("T_k", T_k)
     if T > T_k:
-        raise ValueError(f"T={T} queries cannot be the last positions of T_k={T_k} keys")
+        raise ValueError(
+            f"T={T} queries cannot be the last positions of T_k={T_k} keys"
+        )
     return torch.ones(T, T_k, dtype=torch.bool, device=device).tril(T_k - T)  # (T, T_k)
 
 
-def sliding_window_mask(T: int, window: int, device: torch.device | str | None = None) -> Tensor:
+def sliding_window_mask(
+    T: int, window: int, device: torch.device | str | None = None
+) -> Tensor:
     """(T, T) banded causal mask (chapter 8): query i may attend to keys i-window+1 .. i, the
     `window` most recent positions, itself included. window >= T gives `causal_mask(T)`."""
     positive_int("T", T)
@@ -56,24 +69,42 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
     """Key mask (B, 1, T) from token ids (B, T): True where the token is not padding.
     The package's one padding-mask shape: it broadcasts over the queries (chapters 4, 7)."""
     tensor("tokens", tokens, "(B, T) tensor of ids", dims=(2,))
-    if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
+    if (
+        tokens.dtype.is_floating_point
+        or tokens.dtype.is_complex
+        or tokens.dtype == torch.bool
+    ):
         raise TypeError(f"tokens must hold integer ids, got dtype {tokens.dtype}")
     integer("pad_id", pad_id)
     return (tokens != pad_id).unsqueeze(1)  # (B, 1, T): broadcasts over the queries
 
 
-def padding_mask_from_lengths(lengths: Sequence[int] | Tensor, max_len: int | None = None) -> Tensor:
+def padding_mask_from_lengths(
+    lengths: Sequence[int] | Tensor, max_len: int | None = None
+) -> Tensor:
     """Key mask (B, 1, T) from sequence lengths: True for the first `lengths[b]` positions."""
     try:
         lengths = torch.as_tensor(lengths)
     except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"lengths must be a 1-D sequence of ints, got {lengths!r}") from None
-    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise ValueError(f"lengths must be a 1-D sequence of ints, got {lengths.tolist()!r}")
+        raise TypeError(
+            f"lengths must be a 1-D sequence of ints, got {lengths!r}"
+        ) from None
+    if (
+        lengths.dim() != 1
+        or lengths.dtype.is_floating_point
+        or lengths.dtype == torch.bool
+    ):
+        raise ValueError(
+            f"lengths must be a 1-D sequence of ints, got {lengths.tolist()!r}"
+        )
     if (lengths < 0).any():
         raise ValueError(f"lengths must be non-negative, got {lengths.tolist()}")
     longest = int(lengths.max()) if len(lengths) else 0
-    max_len = longest if max_len is None else positive_int("max_len", max_len, allow_zero=True)
+    max_len = (
+        longest
+        if max_len is None
+        else positive_int("max_len", max_len, allow_zero=True)
+    )
     if longest > max_len:
         raise ValueError(f"a length of {longest} does not fit in max_len={max_len}")
     positions = torch.arange(max_len, device=lengths.device)  # (T,)
@@ -92,7 +123,9 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
     try:
         shape = torch.broadcast_shapes(*(m.shape for m in present))
     except RuntimeError:
-        raise ValueError(f"masks of shapes {[tuple(m.shape) for m in present]} do not broadcast together") from None
+        raise ValueError(
+            f"masks of shapes {[tuple(m.shape) for m in present]} do not broadcast together"
+        ) from None
     out = torch.ones(shape, dtype=torch.bool, device=present[0].device)
     for m in present:
         out = out & m
@@ -103,8 +136,12 @@ def to_additive(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     """Boolean mask (True = may attend) -> additive mask: 0.0 where allowed, -inf where not."""
     boolean("mask", mask)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype (-inf needs one), got {dtype!r}")
-    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, float("-inf"))
+        raise TypeError(
+            f"dtype must be a floating-point torch.dtype (-inf needs one), got {dtype!r}"
+        )
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+        ~mask, float("-inf")
+    )
 
 
 def from_additive(additive: Tensor, threshold: float = ADDITIVE_THRESHOLD) -> Tensor:
@@ -115,12 +152,22 @@ def from_additive(additive: Tensor, threshold: float = ADDITIVE_THRESHOLD) -> Te
     the threshold and 0, a positive value, NaN) is a soft bias rather than a mask: ValueError.
     """
     if not isinstance(additive, Tensor) or not additive.dtype.is_floating_point:
-        got = additive.dtype if isinstance(additive, Tensor) else type(additive).__name__
-        raise TypeError(f"additive must be a floating-point tensor (0 = attend, -inf = blocked), got {got}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold < 0:
+        got = (
+            additive.dtype if isinstance(additive, Tensor) else type(additive).__name__
+        )
+        raise TypeError(
+            f"additive must be a floating-point tensor (0 = attend, -inf = blocked), got {got}"
+        )
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not threshold < 0
+    ):
         raise ValueError(f"threshold must be a negative number, got {threshold!r}")
     if torch.isnan(additive).any():
-        raise ValueError("additive must not hold NaN: 0 = attend, <= threshold = blocked")
+        raise ValueError(
+            "additive must not hold NaN: 0 = attend, <= threshold = blocked"
+        )
     blocked = additive <= threshold
     soft = ~blocked & (additive != 0)  # positive values and +inf land here too
     if soft.any():

@@ -7,6 +7,7 @@ before are not), and scratch memory a fused kernel allocates *inside* one operat
 example inside `scaled_dot_product_attention`) is invisible to it: the meter is meant to
 compare PyTorch code written out of ordinary operations, such as naive and blockwise attention.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -34,16 +35,22 @@ class _StorageMeter(TorchDispatchMode):
     def _release(self, key: int) -> None:
         self.current -= self.live.pop(key, 0)
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+    ) -> Any:
         out = func(*args, **(kwargs or {}))
-        inputs = {id(t.untyped_storage()) for t in tree_flatten((args, kwargs))[0]
-                  if isinstance(t, torch.Tensor)}
+        inputs = {
+            id(t.untyped_storage())
+            for t in tree_flatten((args, kwargs))[0]
+            if isinstance(t, torch.Tensor)
+        }
         for t in tree_flatten(out)[0]:
             if not isinstance(t, torch.Tensor):
                 continue
             storage = t.untyped_storage()
             key = id(storage)
-            if key in self.live or key in inputs:  # a view, or an in-place result: no new memory
+            # a view, or an in-place result: no new memory
+            if key in self.live or key in inputs:
                 continue
             self.live[key] = storage.nbytes()
             self.current += storage.nbytes()
@@ -55,7 +62,9 @@ class _StorageMeter(TorchDispatchMode):
 def peak_tensor_bytes(fn: Callable[[], R]) -> tuple[R, int]:
     """Run `fn()`; return its result and the peak bytes of tensors it created (see above)."""
     if not callable(fn):
-        raise TypeError(f"fn must be a callable taking no arguments, got {type(fn).__name__}")
+        raise TypeError(
+            f"fn must be a callable taking no arguments, got {type(fn).__name__}"
+        )
     meter = _StorageMeter()
     with meter:
         result = fn()

@@ -13,11 +13,12 @@ For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the k
 of earlier positions are kept, so each new token is projected once instead of recomputing the
 whole prefix at every step.
 
-Chapter 8 adds two options: `n_kv_heads` < n_heads shares each key/value head among a group of
+Chapter 8 adds two options: `n_kv_head` < n_heads shares each key/value head among a group of
 query heads (grouped-query attention, `attnbook.gqa`; W_k and W_v then map d_model to
-n_kv_heads * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
+n_kv_head * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
 distance penalty to the scores (causal attention only).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,7 +30,13 @@ from ._checks import boolean, positive_int, tensor
 from .attention import attend
 from .positional import alibi_bias, apply_rope
 
-__all__ = ["MultiHeadAttention", "KVCache", "kv_cache_bytes", "split_heads", "merge_heads"]
+__all__ = [
+    "MultiHeadAttention",
+    "KVCache",
+    "kv_cache_bytes",
+    "split_heads",
+    "merge_heads",
+]
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -71,26 +78,41 @@ class KVCache:
         tensor("k", k, "(B, H, T_new, d_k)", dims=(4,))
         tensor("v", v, "(B, H, T_new, d_k)", dims=(4,))
         if k.shape != v.shape:
-            raise ValueError(f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+            raise ValueError(
+                f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}"
+            )
         if self.k is None or self.v is None:
             self.k, self.v = k, v
             return k, v
         if self.k.shape[:2] != k.shape[:2] or self.k.shape[3] != k.shape[3]:
-            raise ValueError(f"k of shape {tuple(k.shape)} does not fit the cached keys "
-                             f"{tuple(self.k.shape)}: B, H and d_k must agree")
+            raise ValueError(
+                f"k of shape {tuple(k.shape)} does not fit the cached keys "
+                f"{tuple(self.k.shape)}: B, H and d_k must agree"
+            )
         self.k = torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
         self.v = torch.cat([self.v, v], dim=-2)
         return self.k, self.v
 
 
-def kv_cache_bytes(n_tokens: int, n_layer: int, n_kv_head: int, d_head: int,
-                   bytes_per_number: int, batch_size: int = 1) -> int:
+def kv_cache_bytes(
+    n_tokens: int,
+    n_layer: int,
+    n_kv_head: int,
+    d_head: int,
+    bytes_per_number: int,
+    batch_size: int = 1,
+) -> int:
     """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
     2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
     The package's one formula for it (chapters 6 and 8, where n_kv_head < n_head shrinks it);
     `KVCache.nbytes` measures a real cache."""
-    for name, value in (("n_layer", n_layer), ("n_kv_head", n_kv_head), ("d_head", d_head),
-                        ("bytes_per_number", bytes_per_number), ("batch_size", batch_size)):
+    for name, value in (
+        ("n_layer", n_layer),
+        ("n_kv_head", n_kv_head),
+        ("d_head", d_head),
+        ("bytes_per_number", bytes_per_number),
+        ("batch_size", batch_size),
+    ):
         positive_int(name, value)
     positive_int("n_tokens", n_tokens, allow_zero=True)
     return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size
@@ -106,19 +128,33 @@ class MultiHeadAttention(nn.Module):
     (B, H, T_q, T_k).
 
     Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
-    `n_kv_heads` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
+    `n_kv_head` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
     penalty on the scores (chapter 8), `dropout` on the attention weights in training.
     """
 
-    def __init__(self, d_model: int, n_heads: int, bias: bool = False, rope: bool = False,
-                 n_kv_heads: int | None = None, alibi: bool = False, dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        bias: bool = False,
+        rope: bool = False,
+        n_kv_head: int | None = None,
+        alibi: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
         super().__init__()
-        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        for name, size in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
+        n_kv_head = n_heads if n_kv_head is None else n_kv_head
+        for name, size in (
+            ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("n_kv_head", n_kv_head),
+        ):
             positive_int(name, size)
-        if n_heads % n_kv_heads:
-            raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
-                             "key/value head serves a group of the same number of query heads")
+        if n_heads % n_kv_head:
+            raise ValueError(
+                f"n_heads={n_heads} is not divisible by n_kv_head={n_kv_head}: each "
+                "key/value head serves a group of the same number of query heads"
+            )
         if d_model % n_heads:
             raise ValueError(
                 f"d_model={d_model} is not divisible by n_heads={n_heads}: every head needs "
@@ -127,20 +163,34 @@ class MultiHeadAttention(nn.Module):
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
-        self.d_model, self.n_heads, self.d_k, self.bias = d_model, n_heads, d_model // n_heads, bias
+        self.d_model, self.n_heads, self.d_k, self.bias = (
+            d_model,
+            n_heads,
+            d_model // n_heads,
+            bias,
+        )
         if rope and self.d_k % 2:
-            raise ValueError(f"rope=True rotates feature pairs: d_k={self.d_k} must be even")
-        self.rope = rope  # rotate queries and keys by their positions (chapter 5's apply_rope)
-        self.n_kv_heads, self.alibi = n_kv_heads, bool(alibi)  # chapter 8
+            raise ValueError(
+                f"rope=True rotates feature pairs: d_k={self.d_k} must be even"
+            )
+        # rotate queries and keys by their positions (chapter 5's apply_rope)
+        self.rope = rope
+        self.n_kv_head, self.alibi = n_kv_head, bool(alibi)  # chapter 8
         self.dropout = dropout  # attention dropout, applied in training mode only
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
-        self.W_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
-        self.W_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
+        self.W_k = nn.Linear(d_model, n_kv_head * self.d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, n_kv_head * self.d_k, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(
-        self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
-        mask: Tensor | None = None, *, is_causal: bool = False, need_weights: bool = True,
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        is_causal: bool = False,
+        need_weights: bool = True,
         kv_cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attention of `query` over `key`/`value` (default: `query` itself).
@@ -151,29 +201,49 @@ class MultiHeadAttention(nn.Module):
             PyTorch's fused kernel, which never materialises them (`attention.attend`).
         kv_cache: keys/values of earlier positions; this call's are appended to it.
         """
-        query, key, value, mask, unbatched = self._checked(query, key, value, mask, is_causal, kv_cache)
+        query, key, value, mask, unbatched = self._checked(
+            query, key, value, mask, is_causal, kv_cache
+        )
         q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
-        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
-        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, H_kv, T_k, d_k)
+        k = split_heads(self.W_k(key), self.n_kv_head)  # (B, H_kv, T_k, d_k)
+        v = split_heads(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
         seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
         if self.rope:  # positions continue after the cached ones
             q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
             k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
         if kv_cache is not None:
-            k, v = kv_cache.append(k, v)  # (B, H_kv, T_seen + T_k, d_k): only the shared heads
+            # (B, H_kv, T_seen + T_k, d_k): only the shared heads
+            k, v = kv_cache.append(k, v)
         # ALiBi (chapter 8): (H, T_q, T_k), -m_h x distance to each key, -inf on later keys
-        bias = alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], q.dtype, q.device) if self.alibi else None
-        heads, weights = attend(q, k, v, mask, is_causal=is_causal, bias=bias,
-                                dropout_p=self.dropout if self.training else 0.0,
-                                need_weights=need_weights)  # (B, H, T_q, d_k)
+        bias = (
+            alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], q.dtype, q.device)
+            if self.alibi
+            else None
+        )
+        heads, weights = attend(
+            q,
+            k,
+            v,
+            mask,
+            is_causal=is_causal,
+            bias=bias,
+            dropout_p=self.dropout if self.training else 0.0,
+            need_weights=need_weights,
+        )  # (B, H, T_q, d_k)
         out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
         if unbatched:
             return out.squeeze(0), None if weights is None else weights.squeeze(0)
         return out, weights
 
-    def _checked(self, query: Tensor, key: Tensor | None, value: Tensor | None, mask: Tensor | None,
-                 is_causal: bool, kv_cache: KVCache | None
-                 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
+    def _checked(
+        self,
+        query: Tensor,
+        key: Tensor | None,
+        value: Tensor | None,
+        mask: Tensor | None,
+        is_causal: bool,
+        kv_cache: KVCache | None,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
         """The inputs batched (B, T, d_model) (key and value default to query), the mask with a
         head axis (B|1, H|1, T_q|1, T_k) and whether the inputs were unbatched; a clear error
         for anything that does not fit."""
@@ -185,28 +255,48 @@ class MultiHeadAttention(nn.Module):
             if x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
                 raise ValueError(f"{name} must be {shape}, got {tuple(x.shape)}")
             if x.shape[-2] == 0:
-                raise ValueError(f"{name} must hold at least one token, got {tuple(x.shape)}")
+                raise ValueError(
+                    f"{name} must hold at least one token, got {tuple(x.shape)}"
+                )
         if not query.dim() == key.dim() == value.dim():
-            raise ValueError("query, key and value must all be batched (B, T, d) or all unbatched (T, d)")
+            raise ValueError(
+                "query, key and value must all be batched (B, T, d) or all unbatched (T, d)"
+            )
         unbatched = query.dim() == 2
         if unbatched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
         if key.shape[:2] != value.shape[:2]:
-            raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must have the same B and T")
+            raise ValueError(
+                f"key {tuple(key.shape)} and value {tuple(value.shape)} must have the same B and T"
+            )
         if key.shape[0] != query.shape[0]:
-            raise ValueError(f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes")
+            raise ValueError(
+                f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes"
+            )
         if kv_cache is not None and not isinstance(kv_cache, KVCache):
-            raise TypeError(f"kv_cache must be a KVCache, got {type(kv_cache).__name__}")
+            raise TypeError(
+                f"kv_cache must be a KVCache, got {type(kv_cache).__name__}"
+            )
         if self.alibi and not is_causal:
-            raise ValueError("alibi=True is implemented for causal attention only: pass is_causal=True")
+            raise ValueError(
+                "alibi=True is implemented for causal attention only: pass is_causal=True"
+            )
         if mask is None:
             return query, key, value, None, unbatched
         boolean("mask", mask)
-        target = (query.shape[0], self.n_heads, query.shape[1],
-                  key.shape[1] + (0 if kv_cache is None else len(kv_cache)))
-        heads = mask.unsqueeze(1) if mask.dim() == 3 else mask  # (B, T_q|1, T_k) gets a head axis
+        target = (
+            query.shape[0],
+            self.n_heads,
+            query.shape[1],
+            key.shape[1] + (0 if kv_cache is None else len(kv_cache)),
+        )
+        # (B, T_q|1, T_k) gets a head axis
+        heads = mask.unsqueeze(1) if mask.dim() == 3 else mask
         try:
-            ok = mask.dim() in (2, 3, 4) and torch.broadcast_shapes(heads.shape, target) == target
+            ok = (
+                mask.dim() in (2, 3, 4)
+                and torch.broadcast_shapes(heads.shape, target) == target
+            )
         except RuntimeError:
             ok = False
         if not ok:
@@ -219,7 +309,7 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""
         drop = f", dropout={self.dropout}" if self.dropout else ""
-        kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
+        kv = f", n_kv_head={self.n_kv_head}" if self.n_kv_head != self.n_heads else ""
         alibi = ", alibi=True" if self.alibi else ""
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
 
@@ -227,18 +317,33 @@ class MultiHeadAttention(nn.Module):
     def to_torch(self) -> nn.MultiheadAttention:
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
         if self.rope:
-            raise ValueError("nn.MultiheadAttention has no rotary positions: to_torch needs rope=False")
-        if self.alibi or self.n_kv_heads != self.n_heads:
-            raise ValueError("nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
-                             "to_torch needs n_kv_heads == n_heads and alibi=False")
+            raise ValueError(
+                "nn.MultiheadAttention has no rotary positions: to_torch needs rope=False"
+            )
+        if self.alibi or self.n_kv_head != self.n_heads:
+            raise ValueError(
+                "nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
+                "to_torch needs n_kv_head == n_heads and alibi=False"
+            )
         w = self.W_q.weight
-        mha = nn.MultiheadAttention(self.d_model, self.n_heads, bias=self.bias, batch_first=True,
-                                    device=w.device, dtype=w.dtype)  # float64 stays float64
+        mha = nn.MultiheadAttention(
+            self.d_model,
+            self.n_heads,
+            bias=self.bias,
+            batch_first=True,
+            # float64 stays float64
+            device=w.device,
+            dtype=w.dtype,
+        )
         with torch.no_grad():
-            mha.in_proj_weight.copy_(torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight]))
+            mha.in_proj_weight.copy_(
+                torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])
+            )
             mha.out_proj.weight.copy_(self.W_o.weight)
             if self.bias:
-                mha.in_proj_bias.copy_(torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
+                mha.in_proj_bias.copy_(
+                    torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias])
+                )
                 mha.out_proj.bias.copy_(self.W_o.bias)
         return mha
 
@@ -246,20 +351,26 @@ class MultiHeadAttention(nn.Module):
     def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
         if not isinstance(mha, nn.MultiheadAttention):
-            raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")
+            raise TypeError(
+                f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}"
+            )
         if not mha._qkv_same_embed_dim:
-            raise ValueError("only nn.MultiheadAttention with kdim == vdim == embed_dim can be copied")
+            raise ValueError(
+                "only nn.MultiheadAttention with kdim == vdim == embed_dim can be copied"
+            )
         bias = mha.in_proj_bias is not None
         if bias != (mha.out_proj.bias is not None) or mha.bias_k is not None:
-            raise ValueError("the input and output projections must both have biases or both not, "
-                             "and add_bias_kv is not supported")
+            raise ValueError(
+                "the input and output projections must both have biases or both not, "
+                "and add_bias_kv is not supported"
+            )
         ours = cls(mha.embed_dim, mha.num_heads, bias=bias)
         d = mha.embed_dim
         with torch.no_grad():
             for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
-                lin.weight.copy_(mha.in_proj_weight[i * d:(i + 1) * d])
+                lin.weight.copy_(mha.in_proj_weight[i * d : (i + 1) * d])
                 if bias:
-                    lin.bias.copy_(mha.in_proj_bias[i * d:(i + 1) * d])
+                    lin.bias.copy_(mha.in_proj_bias[i * d : (i + 1) * d])
             ours.W_o.weight.copy_(mha.out_proj.weight)
             if bias:
                 ours.W_o.bias.copy_(mha.out_proj.bias)

@@ -6,6 +6,7 @@ needs it: the exception's type and message on a line or two, with no traceback a
 paths of the machine that ran the notebook. If the block does not raise, it fails loudly, so
 a demonstration of bad input can never silently stop demonstrating anything.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -32,7 +33,9 @@ def expect_error(*expected: type[BaseException], width: int = 88) -> Iterator[No
         print(textwrap.fill(line, width=width, subsequent_indent="    "))
     else:
         names = " or ".join(k.__name__ for k in kinds)
-        raise AssertionError(f"the block was expected to raise {names}, but it ran without error")
+        raise AssertionError(
+            f"the block was expected to raise {names}, but it ran without error"
+        )
 
 
 def agree(label: str, actual, expected, atol: float) -> bool:
@@ -45,13 +48,23 @@ def agree(label: str, actual, expected, atol: float) -> bool:
     """
     import numpy as np
 
-    a = actual.detach().cpu().numpy() if hasattr(actual, "detach") else np.asarray(actual)
-    b = expected.detach().cpu().numpy() if hasattr(expected, "detach") else np.asarray(expected)
+    a = (
+        actual.detach().cpu().numpy()
+        if hasattr(actual, "detach")
+        else np.asarray(actual)
+    )
+    b = (
+        expected.detach().cpu().numpy()
+        if hasattr(expected, "detach")
+        else np.asarray(expected)
+    )
     if a.shape != b.shape:
         raise ValueError(f"{label}: shapes differ, {a.shape} vs {b.shape}")
     if not atol > 0:
         raise ValueError(f"atol must be positive, got {atol}")
-    diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)), initial=0.0))
+    diff = float(
+        np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)), initial=0.0)
+    )
     ok = diff < atol  # a NaN difference is not agreement
     if ok:
         print(f"{label}: largest difference below {atol:g}")

@@ -12,6 +12,7 @@ Attention gathers the sequence's keys and values through its table and gives exa
 contiguous `KVCache` gives (`PagedKVCache` is a drop-in for it, batch size 1). At most
 block_size - 1 slots per sequence are wasted, against max_len - length for preallocation.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -22,7 +23,13 @@ from torch import Tensor
 from ._checks import floating, positive_int, tensor
 from .multihead import KVCache
 
-__all__ = ["BlockPool", "PagedKVCache", "gather_blocks", "paged_attention", "reserved_vs_paged"]
+__all__ = [
+    "BlockPool",
+    "PagedKVCache",
+    "gather_blocks",
+    "paged_attention",
+    "reserved_vs_paged",
+]
 
 
 class BlockPool:
@@ -30,17 +37,35 @@ class BlockPool:
     `n_heads` heads of width `d_head` (chapter 9); a free list hands blocks out and takes
     them back. `k` and `v` are (num_blocks, n_heads, block_size, d_head)."""
 
-    def __init__(self, num_blocks: int, block_size: int, n_heads: int, d_head: int,
-                 dtype: torch.dtype = torch.float32) -> None:
-        for name, value in (("num_blocks", num_blocks), ("block_size", block_size),
-                            ("n_heads", n_heads), ("d_head", d_head)):
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        n_heads: int,
+        d_head: int,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        for name, value in (
+            ("num_blocks", num_blocks),
+            ("block_size", block_size),
+            ("n_heads", n_heads),
+            ("d_head", d_head),
+        ):
             positive_int(name, value)
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-        self.num_blocks, self.block_size, self.n_heads, self.d_head = num_blocks, block_size, n_heads, d_head
+            raise TypeError(
+                f"dtype must be a floating-point torch.dtype, got {dtype!r}"
+            )
+        self.num_blocks, self.block_size, self.n_heads, self.d_head = (
+            num_blocks,
+            block_size,
+            n_heads,
+            d_head,
+        )
         self.k = torch.zeros(num_blocks, n_heads, block_size, d_head, dtype=dtype)
         self.v = torch.zeros_like(self.k)
-        self.free: list[int] = list(range(num_blocks - 1, -1, -1))  # pop() hands out 0, 1, 2, ...
+        # pop() hands out 0, 1, 2, ...
+        self.free: list[int] = list(range(num_blocks - 1, -1, -1))
 
     @property
     def bytes_per_block(self) -> int:
@@ -54,7 +79,9 @@ class BlockPool:
     def allocate(self) -> int:
         """Take a free block; a RuntimeError when the pool is exhausted."""
         if not self.free:
-            raise RuntimeError(f"the block pool is exhausted: all {self.num_blocks} blocks are in use")
+            raise RuntimeError(
+                f"the block pool is exhausted: all {self.num_blocks} blocks are in use"
+            )
         return self.free.pop()
 
     def release(self, blocks: Sequence[int]) -> None:
@@ -62,7 +89,9 @@ class BlockPool:
         in_use = set(range(self.num_blocks)) - set(self.free)
         for b in blocks:
             if b not in in_use:
-                raise ValueError(f"block {b} is not in use (pool of {self.num_blocks} blocks)")
+                raise ValueError(
+                    f"block {b} is not in use (pool of {self.num_blocks} blocks)"
+                )
             in_use.discard(b)
             self.free.append(b)
 
@@ -77,20 +106,30 @@ def gather_blocks(pool_tensor: Tensor, block_table: Tensor, length: int) -> Tens
     tensor("pool_tensor", pool_tensor, "(num_blocks, H, block_size, d)", dims=(4,))
     tensor("block_table", block_table, "(n_blocks,)", dims=(1,))
     if block_table.dtype.is_floating_point or block_table.dtype == torch.bool:
-        raise TypeError(f"block_table must hold integer block indices, got dtype {block_table.dtype}")
+        raise TypeError(
+            f"block_table must hold integer block indices, got dtype {block_table.dtype}"
+        )
     positive_int("length", length, allow_zero=True)
     num_blocks, H, block_size, d = pool_tensor.shape
     if length > block_table.shape[0] * block_size:
-        raise ValueError(f"length {length} needs more than the {block_table.shape[0]} blocks of "
-                         f"{block_size} slots in block_table")
-    if block_table.numel() and (block_table.min() < 0 or block_table.max() >= num_blocks):
-        raise ValueError(f"block_table points outside the pool: indices must be in [0, {num_blocks}), "
-                         f"got {int(block_table.min())} .. {int(block_table.max())}")
+        raise ValueError(
+            f"length {length} needs more than the {block_table.shape[0]} blocks of "
+            f"{block_size} slots in block_table"
+        )
+    if block_table.numel() and (
+        block_table.min() < 0 or block_table.max() >= num_blocks
+    ):
+        raise ValueError(
+            f"block_table points outside the pool: indices must be in [0, {num_blocks}), "
+            f"got {int(block_table.min())} .. {int(block_table.max())}"
+        )
     blocks = pool_tensor[block_table.long()]  # (n_blocks, H, block_size, d)
     return blocks.transpose(0, 1).reshape(H, -1, d)[:, :length]  # (H, length, d)
 
 
-def paged_attention(q: Tensor, pool: BlockPool, block_table: Tensor, length: int) -> Tensor:
+def paged_attention(
+    q: Tensor, pool: BlockPool, block_table: Tensor, length: int
+) -> Tensor:
     """Attention of one sequence's queries over its cached tokens, read through its block
     table (chapter 9). q: (H_q, T_q, d), the last T_q of `length` positions (causal);
     H_q a multiple of the pool's heads (grouped-query attention). Returns (H_q, T_q, d)."""
@@ -101,15 +140,23 @@ def paged_attention(q: Tensor, pool: BlockPool, block_table: Tensor, length: int
     v = gather_blocks(pool.v, block_table, length)
     H_q, T_q, d = q.shape
     if d != pool.d_head or H_q % pool.n_heads:
-        raise ValueError(f"q {tuple(q.shape)} does not fit the pool: d must be {pool.d_head} and "
-                         f"H_q a multiple of {pool.n_heads}")
+        raise ValueError(
+            f"q {tuple(q.shape)} does not fit the pool: d must be {pool.d_head} and "
+            f"H_q a multiple of {pool.n_heads}"
+        )
     if T_q > length:
-        raise ValueError(f"T_q={T_q} queries cannot be the last positions of length={length}")
+        raise ValueError(
+            f"T_q={T_q} queries cannot be the last positions of length={length}"
+        )
     group = H_q // pool.n_heads
-    k, v = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)  # (H_q, length, d)
-    causal = torch.ones(T_q, length, dtype=torch.bool, device=q.device).tril(length - T_q)
-    return torch.nn.functional.scaled_dot_product_attention(q, k.to(q.dtype), v.to(q.dtype),
-                                                            attn_mask=causal)
+    # (H_q, length, d)
+    k, v = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
+    causal = torch.ones(T_q, length, dtype=torch.bool, device=q.device).tril(
+        length - T_q
+    )
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k.to(q.dtype), v.to(q.dtype), attn_mask=causal
+    )
 
 
 class PagedKVCache(KVCache):
@@ -144,8 +191,10 @@ class PagedKVCache(KVCache):
         pool = self.pool
         want = (1, pool.n_heads, k.shape[2], pool.d_head)
         if k.shape != v.shape or tuple(k.shape) != want:
-            raise ValueError(f"k and v must both be (1, H={pool.n_heads}, T_new, d={pool.d_head}) to "
-                             f"fit the pool, got {tuple(k.shape)} and {tuple(v.shape)}")
+            raise ValueError(
+                f"k and v must both be (1, H={pool.n_heads}, T_new, d={pool.d_head}) to "
+                f"fit the pool, got {tuple(k.shape)} and {tuple(v.shape)}"
+            )
         for t in range(k.shape[2]):
             block, slot = divmod(self.length, pool.block_size)
             if block == len(self.block_table):
@@ -154,8 +203,10 @@ class PagedKVCache(KVCache):
             pool.v[self.block_table[block], :, slot] = v[0, :, t]
             self.length += 1
         table = self.table()
-        return (gather_blocks(pool.k, table, self.length)[None],
-                gather_blocks(pool.v, table, self.length)[None])
+        return (
+            gather_blocks(pool.k, table, self.length)[None],
+            gather_blocks(pool.v, table, self.length)[None],
+        )
 
     def free(self) -> None:
         """Return this sequence's blocks to the pool (the sequence is finished)."""
@@ -163,8 +214,9 @@ class PagedKVCache(KVCache):
         self.block_table, self.length = [], 0
 
 
-def reserved_vs_paged(lengths: Sequence[int], max_len: int, block_size: int,
-                      bytes_per_token: int) -> dict[str, float]:
+def reserved_vs_paged(
+    lengths: Sequence[int], max_len: int, block_size: int, bytes_per_token: int
+) -> dict[str, float]:
     """Cache memory of a batch of sequences of `lengths` tokens (chapter 9): "reserved" when
     each request preallocates `max_len` tokens, "paged" when it holds ceil(length /
     block_size) blocks, "used" for the tokens themselves, and the waste of each in %."""
@@ -181,6 +233,10 @@ def reserved_vs_paged(lengths: Sequence[int], max_len: int, block_size: int,
     used = sum(lengths) * bytes_per_token
     reserved = len(lengths) * max_len * bytes_per_token
     paged = sum(-(-n // block_size) * block_size for n in lengths) * bytes_per_token
-    return {"used": used, "reserved": reserved, "paged": paged,
-            "reserved_waste_pct": 100 * (reserved - used) / reserved,
-            "paged_waste_pct": 100 * (paged - used) / paged}
+    return {
+        "used": used,
+        "reserved": reserved,
+        "paged": paged,
+        "reserved_waste_pct": 100 * (reserved - used) / reserved,
+        "paged_waste_pct": 100 * (paged - used) / paged,
+    }

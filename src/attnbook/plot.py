@@ -8,6 +8,7 @@ at least 11 px tall on the page, figures no wider than the book's text column (7
 Heatmap convention: queries on the y-axis, keys on the x-axis, so row i of the picture is the
 distribution of query token i over the keys, exactly as row i of the weight matrix.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,33 +22,49 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __all__ = [
-    "COLUMN_WIDTH", "PALETTE", "attention_heatmap", "attention_heatmaps", "matrix_heatmap",
+    "COLUMN_WIDTH",
+    "PALETTE",
+    "attention_heatmap",
+    "attention_heatmaps",
+    "matrix_heatmap",
     "use_course_style",
 ]
 
 #: Okabe & Ito's colour-blind-safe palette, in the order lines and bars take it.
-PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+PALETTE = [
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+]
 #: Width of the book's text column in inches at the figures' 100 dpi: wider figures are shrunk.
 COLUMN_WIDTH = 7.0
 
 
 def use_course_style() -> None:
     """Set the course's plotting style (called once when ``attnbook.plot`` is imported)."""
-    mpl.rcParams.update({
-        "axes.prop_cycle": cycler(color=PALETTE),
-        "figure.figsize": (COLUMN_WIDTH, 4.0),
-        "figure.dpi": 100,
-        "savefig.dpi": 200,
-        "font.size": 11,
-        "axes.titlesize": 12,
-        "axes.labelsize": 11,
-        "xtick.labelsize": 11,
-        "ytick.labelsize": 11,
-        "legend.fontsize": 11,
-        "figure.titlesize": 13,
-        "image.cmap": "viridis",
-    })
-    try:  # sharp images in Jupyter: PNGs at twice the resolution, shown at the same size
+    mpl.rcParams.update(
+        {
+            "axes.prop_cycle": cycler(color=PALETTE),
+            "figure.figsize": (COLUMN_WIDTH, 4.0),
+            "figure.dpi": 100,
+            "savefig.dpi": 200,
+            "font.size": 11,
+            "axes.titlesize": 12,
+            "axes.labelsize": 11,
+            "xtick.labelsize": 11,
+            "ytick.labelsize": 11,
+            "legend.fontsize": 11,
+            "figure.titlesize": 13,
+            "image.cmap": "viridis",
+        }
+    )
+    # sharp images in Jupyter: PNGs at twice the resolution, shown at the same size
+    try:
         from IPython import get_ipython
         from matplotlib_inline.backend_inline import set_matplotlib_formats
 
@@ -66,7 +83,9 @@ def _as_matrix(weights) -> np.ndarray:
         weights = weights.detach().cpu().numpy()
     w = np.asarray(weights, dtype=float)
     if w.ndim != 2:
-        raise ValueError(f"expected a (T_q, T_k) matrix of weights, got shape {w.shape}")
+        raise ValueError(
+            f"expected a (T_q, T_k) matrix of weights, got shape {w.shape}"
+        )
     return w
 
 
@@ -102,9 +121,19 @@ def attention_heatmap(
         size = (1.0 + 0.6 * len(key_tokens), 0.8 + 0.5 * len(query_tokens))
         _, ax = plt.subplots(figsize=(max(size[0], 3.5), max(size[1], 2.5)))
     sns.heatmap(
-        w, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, annot=annot, fmt=".2f", square=True,
-        xticklabels=key_tokens, yticklabels=query_tokens, cbar=cbar,
-        cbar_kws={"label": "attention weight"} if cbar else None, annot_kws={"fontsize": 10},
+        w,
+        ax=ax,
+        vmin=vmin,
+        vmax=vmax,
+        cmap=cmap,
+        annot=annot,
+        fmt=".2f",
+        square=True,
+        xticklabels=key_tokens,
+        yticklabels=query_tokens,
+        cbar=cbar,
+        cbar_kws={"label": "attention weight"} if cbar else None,
+        annot_kws={"fontsize": 10},
     )
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
@@ -140,7 +169,9 @@ def attention_heatmaps(
         raise ValueError("weights_list is empty")
     if titles is not None and len(titles) != len(mats):
         raise ValueError(f"{len(titles)} titles for {len(mats)} matrices")
-    if ncols is not None and (isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0):
+    if ncols is not None and (
+        isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0
+    ):
         raise ValueError(f"ncols must be a positive int, got {ncols!r}")
     ncols = ncols or len(mats)
     nrows = -(-len(mats) // ncols)
@@ -151,15 +182,25 @@ def attention_heatmaps(
     if max_width is not None and width > max_width:  # shrink, keeping the proportions
         height, width = height * max_width / width, max_width
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(width, max(height, 2.5)), squeeze=False, constrained_layout=True
+        nrows,
+        ncols,
+        figsize=(width, max(height, 2.5)),
+        squeeze=False,
+        constrained_layout=True,
     )
     for i, ax in enumerate(axes.flat):
         if i >= len(mats):
             ax.axis("off")
             continue
         attention_heatmap(
-            mats[i], query_tokens, key_tokens, ax=ax, vmax=vmax, annot=annot,
-            title=titles[i] if titles else None, cbar=False,
+            mats[i],
+            query_tokens,
+            key_tokens,
+            ax=ax,
+            vmax=vmax,
+            annot=annot,
+            title=titles[i] if titles else None,
+            cbar=False,
         )
         if i % ncols:
             ax.set_ylabel("")
@@ -190,7 +231,9 @@ def matrix_heatmap(
     """
     m = _as_matrix(values)
     row_labels = list(row_labels)
-    col_labels = [str(c) for c in range(m.shape[1])] if col_labels is None else list(col_labels)
+    col_labels = (
+        [str(c) for c in range(m.shape[1])] if col_labels is None else list(col_labels)
+    )
     if m.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
             f"values have shape {m.shape} but there are {len(row_labels)} row labels "
@@ -198,10 +241,22 @@ def matrix_heatmap(
         )
     vmax = float(np.abs(m).max()) if vmax is None else vmax
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(COLUMN_WIDTH, 1.2 + 0.7 * m.shape[1]), 0.9 + 0.5 * m.shape[0]))
+        _, ax = plt.subplots(
+            figsize=(min(COLUMN_WIDTH, 1.2 + 0.7 * m.shape[1]), 0.9 + 0.5 * m.shape[0])
+        )
     sns.heatmap(
-        m, ax=ax, vmin=-vmax, vmax=vmax, center=0.0, cmap=cmap, annot=annot, fmt=fmt,
-        xticklabels=col_labels, yticklabels=row_labels, cbar=False, annot_kws={"fontsize": 10},
+        m,
+        ax=ax,
+        vmin=-vmax,
+        vmax=vmax,
+        center=0.0,
+        cmap=cmap,
+        annot=annot,
+        fmt=fmt,
+        xticklabels=col_labels,
+        yticklabels=row_labels,
+        cbar=False,
+        annot_kws={"fontsize": 10},
     )
     ax.tick_params(axis="y", labelrotation=0)
     if title:

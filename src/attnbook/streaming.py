@@ -13,6 +13,7 @@ The cache keeps keys *before* rotation and gives them positions by their slot in
 (0 .. n-1), the query the last one, as StreamingLLM does: a sink token then sits at distance
 <= capacity - 1 from the query, a distance the model was trained on.
 """
+
 from __future__ import annotations
 
 import importlib.resources
@@ -31,7 +32,13 @@ from .multihead import merge_heads, split_heads
 from .positional import alibi_bias, apply_rope
 from .text import CharTokenizer, load_tiny_shakespeare
 
-__all__ = ["StreamingCache", "stream_losses", "first_token_mass", "load_ch9_model", "MODES"]
+__all__ = [
+    "StreamingCache",
+    "stream_losses",
+    "first_token_mass",
+    "load_ch9_model",
+    "MODES",
+]
 
 MODES = ("rolling", "sinks", "reencode")
 
@@ -44,8 +51,10 @@ class StreamingCache:
         positive_int("capacity", capacity)
         positive_int("sinks", sinks, allow_zero=True)
         if sinks >= capacity:
-            raise ValueError(f"sinks={sinks} must be smaller than capacity={capacity}: the cache "
-                             "must keep room for recent tokens")
+            raise ValueError(
+                f"sinks={sinks} must be smaller than capacity={capacity}: the cache "
+                "must keep room for recent tokens"
+            )
         self.capacity, self.sinks = capacity, sinks
         self.k: Tensor | None = None
         self.v: Tensor | None = None
@@ -58,10 +67,15 @@ class StreamingCache:
         if self.k is None or self.v is None:
             self.k, self.v = k, v
         else:
-            self.k, self.v = torch.cat([self.k, k], dim=-2), torch.cat([self.v, v], dim=-2)
+            self.k, self.v = (
+                torch.cat([self.k, k], dim=-2),
+                torch.cat([self.v, v], dim=-2),
+            )
         excess = len(self) - self.capacity
         if excess > 0:
-            keep = torch.cat([torch.arange(self.sinks), torch.arange(self.sinks + excess, len(self))])
+            keep = torch.cat(
+                [torch.arange(self.sinks), torch.arange(self.sinks + excess, len(self))]
+            )
             self.k, self.v = self.k[:, :, keep], self.v[:, :, keep]
         return self.k, self.v
 
@@ -71,7 +85,10 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
     attn = block.attn
     h = block.ln_1(x)
     q = split_heads(attn.W_q(h), attn.n_heads)  # (1, H, 1, d)
-    k, v = cache.add(split_heads(attn.W_k(h), attn.n_kv_heads), split_heads(attn.W_v(h), attn.n_kv_heads))
+    k, v = cache.add(
+        split_heads(attn.W_k(h), attn.n_kv_head),
+        split_heads(attn.W_v(h), attn.n_kv_head),
+    )
     n = k.shape[-2]  # (1, H_kv, n, d): positions are the cache slots 0 .. n-1
     bias = None
     if attn.rope:
@@ -79,8 +96,10 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
         k = apply_rope(k, torch.arange(n))
     if attn.alibi:
         bias = alibi_bias(attn.n_heads, 1, n, dtype=q.dtype)  # (H, 1, n)
-    group = attn.n_heads // attn.n_kv_heads
-    out = F.scaled_dot_product_attention(q, repeat_kv(k, group), repeat_kv(v, group), attn_mask=bias)
+    group = attn.n_heads // attn.n_kv_head
+    out = F.scaled_dot_product_attention(
+        q, repeat_kv(k, group), repeat_kv(v, group), attn_mask=bias
+    )
     x = x + attn.W_o(merge_heads(out))  # (1, 1, C)
     return x + block.mlp(block.ln_2(x))
 
@@ -89,13 +108,16 @@ def _check_model(model: GPT) -> None:
     if not isinstance(model, GPT):
         raise TypeError(f"model must be an attnbook GPT, got {type(model).__name__}")
     if model.config.positions not in ("rope", "alibi", "none"):
-        raise ValueError(f"streaming needs relative positions (positions 'rope', 'alibi' or 'none'), "
-                         f"the model has positions={model.config.positions!r}")
+        raise ValueError(
+            f"streaming needs relative positions (positions 'rope', 'alibi' or 'none'), "
+            f"the model has positions={model.config.positions!r}"
+        )
 
 
 @torch.no_grad()
-def stream_losses(model: GPT, ids: Tensor, capacity: int, mode: str = "rolling",
-                  sinks: int = 4) -> tuple[Tensor, float]:
+def stream_losses(
+    model: GPT, ids: Tensor, capacity: int, mode: str = "rolling", sinks: int = 4
+) -> tuple[Tensor, float]:
     """Read `ids` (N,) one token at a time and predict the next (chapter 9).
 
     mode: "rolling", "sinks" (the first `sinks` tokens kept) or "reencode" (see the module).
@@ -107,31 +129,37 @@ def stream_losses(model: GPT, ids: Tensor, capacity: int, mode: str = "rolling",
         raise ValueError(f"ids must hold at least 2 tokens, got {ids.shape[0]}")
     positive_int("capacity", capacity)
     if capacity > model.config.block_size:
-        raise ValueError(f"capacity={capacity} exceeds the model's block_size={model.config.block_size}")
+        raise ValueError(
+            f"capacity={capacity} exceeds the model's block_size={model.config.block_size}"
+        )
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     was_training = model.training
     model.eval()
     ids = ids.long()
     losses = torch.empty(ids.shape[0] - 1)
-    caches = [StreamingCache(capacity, sinks if mode == "sinks" else 0) for _ in model.blocks]
+    caches = [
+        StreamingCache(capacity, sinks if mode == "sinks" else 0) for _ in model.blocks
+    ]
     start = time.perf_counter()
     for t in range(ids.shape[0] - 1):
         if mode == "reencode":
-            logits = model(ids[max(0, t + 1 - capacity): t + 1][None])[0][0, -1]
+            logits = model(ids[max(0, t + 1 - capacity) : t + 1][None])[0][0, -1]
         else:
-            x = model.tok_emb(ids[t: t + 1])[None]  # (1, 1, C)
+            x = model.tok_emb(ids[t : t + 1])[None]  # (1, 1, C)
             for block, cache in zip(model.blocks, caches):
                 x = _block_step(cast(Block, block), x, cache)
             logits = model.head(model.ln_f(x))[0, -1]  # (vocab,)
-        losses[t] = F.cross_entropy(logits[None], ids[t + 1: t + 2])
+        losses[t] = F.cross_entropy(logits[None], ids[t + 1 : t + 2])
     seconds = (time.perf_counter() - start) / (ids.shape[0] - 1)
     model.train(was_training)
     return losses, seconds
 
 
 @torch.no_grad()
-def first_token_mass(model: GPT, ids: Tensor, n_first: int = 1, start: int = 16) -> tuple[Tensor, float]:
+def first_token_mass(
+    model: GPT, ids: Tensor, n_first: int = 1, start: int = 16
+) -> tuple[Tensor, float]:
     """Mean attention weight on the first `n_first` keys, per layer and head (chapter 9).
 
     ids (B, T): windows read from their start. Averaged over the batch and over the queries at
@@ -143,9 +171,13 @@ def first_token_mass(model: GPT, ids: Tensor, n_first: int = 1, start: int = 16)
     positive_int("start", start, allow_zero=True)
     T = ids.shape[1]
     if not n_first <= start < T:
-        raise ValueError(f"need n_first <= start < T, got n_first={n_first}, start={start}, T={T}")
+        raise ValueError(
+            f"need n_first <= start < T, got n_first={n_first}, start={start}, T={T}"
+        )
     maps = model.attention_maps(ids)  # n_layer x (B, H, T, T)
-    mass = torch.stack([m[:, :, start:, :n_first].sum(-1).mean(dim=(0, 2)) for m in maps])
+    mass = torch.stack(
+        [m[:, :, start:, :n_first].sum(-1).mean(dim=(0, 2)) for m in maps]
+    )
     uniform = sum(n_first / (i + 1) for i in range(start, T)) / (T - start)
     return mass, uniform
 
@@ -153,7 +185,11 @@ def first_token_mass(model: GPT, ids: Tensor, n_first: int = 1, start: int = 16)
 def load_ch9_model() -> tuple[GPT, CharTokenizer]:
     """The tiny RoPE GPT chapter 9 streams with (trained by benchmarks/serving_model.py,
     weights shipped in float16), in float32 and eval mode, and its tokenizer."""
-    raw = importlib.resources.files("attnbook.data").joinpath("ch9_rope_gpt.pt").read_bytes()
+    raw = (
+        importlib.resources.files("attnbook.data")
+        .joinpath("ch9_rope_gpt.pt")
+        .read_bytes()
+    )
     saved = torch.load(io.BytesIO(raw), weights_only=True)
     tok = CharTokenizer.from_text(load_tiny_shakespeare())
     model = GPT(GPTConfig(vocab_size=tok.vocab_size, **saved["config"]))

@@ -5,9 +5,10 @@ checked at every load), so the text, the vocabulary and the split are the same o
 Python release and machine, offline too. It can also be downloaded (pooch, sha256 checked,
 cached). The source code of a list of standard-library modules is an optional second corpus:
 it needs nothing but the interpreter, but it changes with the Python release.
-`learn_bpe` and `bpe_segment` are a small byte-pair encoding (characters merged into longer
-tokens), to measure what subword tokens change against characters.
+Subword tokens (byte-pair encoding, `learn_bpe` and `bpe_segment`) live in `attnbook.bpe`
+and are importable from here too.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -16,34 +17,78 @@ import importlib.resources
 import importlib.util
 import logging
 import os
-import re
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from operator import itemgetter
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
 from ._checks import positive_float, positive_int, tensor
+from .bpe import bpe_segment, learn_bpe  # chapter 6 imports them with the text tools
 from .device import as_device, to_device
 
 __all__ = [
-    "STDLIB_MODULES", "load_python_corpus", "TINY_SHAKESPEARE_URL", "TINY_SHAKESPEARE_SHA256",
-    "ChecksumError", "SHIPPED_TINY_SHAKESPEARE", "load_tiny_shakespeare", "CORPORA", "load_corpus", "CharTokenizer", "split_train_val", "get_batch",
-    "learn_bpe", "bpe_segment",
+    "STDLIB_MODULES",
+    "load_python_corpus",
+    "TINY_SHAKESPEARE_URL",
+    "TINY_SHAKESPEARE_SHA256",
+    "ChecksumError",
+    "SHIPPED_TINY_SHAKESPEARE",
+    "load_tiny_shakespeare",
+    "CORPORA",
+    "load_corpus",
+    "CharTokenizer",
+    "split_train_val",
+    "get_batch",
+    "learn_bpe",
+    "bpe_segment",
 ]
 
 STDLIB_MODULES: tuple[str, ...] = (
-    "argparse", "ast", "bisect", "calendar", "collections", "configparser", "contextlib",
-    "copy", "csv", "dataclasses", "difflib", "enum", "fnmatch", "fractions", "functools",
-    "gettext", "glob", "heapq", "inspect", "ipaddress", "json.decoder", "json.encoder",
-    "logging", "optparse", "pathlib", "pprint", "queue", "random", "shlex", "shutil",
-    "statistics", "string", "tarfile", "textwrap", "tokenize", "typing", "uuid", "zipfile",
+    "argparse",
+    "ast",
+    "bisect",
+    "calendar",
+    "collections",
+    "configparser",
+    "contextlib",
+    "copy",
+    "csv",
+    "dataclasses",
+    "difflib",
+    "enum",
+    "fnmatch",
+    "fractions",
+    "functools",
+    "gettext",
+    "glob",
+    "heapq",
+    "inspect",
+    "ipaddress",
+    "json.decoder",
+    "json.encoder",
+    "logging",
+    "optparse",
+    "pathlib",
+    "pprint",
+    "queue",
+    "random",
+    "shlex",
+    "shutil",
+    "statistics",
+    "string",
+    "tarfile",
+    "textwrap",
+    "tokenize",
+    "typing",
+    "uuid",
+    "zipfile",
 )
 
 TINY_SHAKESPEARE_URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
-TINY_SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+TINY_SHAKESPEARE_SHA256 = (
+    "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+)
 # the copy inside the package (data/README.md: provenance and licence); the sha256 above is
 # that of the uncompressed text
 SHIPPED_TINY_SHAKESPEARE = "data/tinyshakespeare.txt.gz"
@@ -56,11 +101,15 @@ class ChecksumError(ValueError):
 def load_python_corpus(modules: Iterable[str] = STDLIB_MODULES) -> str:
     """Concatenated source of the given standard-library modules (pure Python only)."""
     if isinstance(modules, str):
-        raise TypeError(f"modules must be a list of module names, not the single string {modules!r}")
+        raise TypeError(
+            f"modules must be a list of module names, not the single string {modules!r}"
+        )
     parts = []
     for name in modules:
         if not isinstance(name, str):
-            raise TypeError(f"modules must hold module names (str), got {type(name).__name__} {name!r}")
+            raise TypeError(
+                f"modules must hold module names (str), got {type(name).__name__} {name!r}"
+            )
         try:
             spec = importlib.util.find_spec(name)
         except ModuleNotFoundError:
@@ -69,7 +118,9 @@ def load_python_corpus(modules: Iterable[str] = STDLIB_MODULES) -> str:
             raise ValueError(f"modules: no module named {name!r} in this interpreter")
         origin = getattr(spec, "origin", None)
         if origin is None or not origin.endswith(".py"):
-            raise ValueError(f"module {name!r} has no pure-Python source file (origin: {origin})")
+            raise ValueError(
+                f"module {name!r} has no pure-Python source file (origin: {origin})"
+            )
         parts.append(f"# ---- {name} ----\n" + Path(origin).read_text(encoding="utf-8"))
     return "\n".join(parts)
 
@@ -80,7 +131,11 @@ def _default_cache_dir() -> Path:
 
 
 def _check_sha256(sha256: str) -> None:
-    if not isinstance(sha256, str) or len(sha256) != 64 or set(sha256.lower()) - set("0123456789abcdef"):
+    if (
+        not isinstance(sha256, str)
+        or len(sha256) != 64
+        or set(sha256.lower()) - set("0123456789abcdef")
+    ):
         raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
 
 
@@ -88,18 +143,28 @@ def _shipped_bytes(resource: str) -> bytes:
     """The uncompressed bytes of a gzipped file inside the package."""
     ref = importlib.resources.files("attnbook").joinpath(resource)
     if not ref.is_file():
-        raise FileNotFoundError(f"the package has no {resource}: an install without its data "
-                                "files? Reinstall attnbook, or pass download=True")
+        raise FileNotFoundError(
+            f"the package has no {resource}: an install without its data "
+            "files? Reinstall attnbook, or pass download=True"
+        )
     try:
         return gzip.decompress(ref.read_bytes())
     except (OSError, EOFError) as err:  # gzip.BadGzipFile is an OSError
-        raise ChecksumError(f"the shipped {resource} is not a valid gzip file ({err})") from None
+        raise ChecksumError(
+            f"the shipped {resource} is not a valid gzip file ({err})"
+        ) from None
 
 
-def load_tiny_shakespeare(path: str | Path | None = None, *, download: bool = False,
-                          cache_dir: str | Path | None = None, url: str = TINY_SHAKESPEARE_URL,
-                          sha256: str = TINY_SHAKESPEARE_SHA256, timeout: float = 60.0,
-                          shipped: str = SHIPPED_TINY_SHAKESPEARE) -> str:
+def load_tiny_shakespeare(
+    path: str | Path | None = None,
+    *,
+    download: bool = False,
+    cache_dir: str | Path | None = None,
+    url: str = TINY_SHAKESPEARE_URL,
+    sha256: str = TINY_SHAKESPEARE_SHA256,
+    timeout: float = 60.0,
+    shipped: str = SHIPPED_TINY_SHAKESPEARE,
+) -> str:
     """Tiny Shakespeare as a string (chapter 6): 1,115,394 characters of plays.
 
     By default the copy shipped inside the package (`shipped`, gzipped). With `path`, that
@@ -115,7 +180,9 @@ def load_tiny_shakespeare(path: str | Path | None = None, *, download: bool = Fa
     if path is None and not download:
         raw = _shipped_bytes(shipped)
         if (got := hashlib.sha256(raw).hexdigest()) != sha256:
-            raise ChecksumError(f"the shipped {shipped} has sha256 {got}, expected {sha256}")
+            raise ChecksumError(
+                f"the shipped {shipped} has sha256 {got}, expected {sha256}"
+            )
         return raw.decode("utf-8")
     if path is not None:
         path = Path(path)
@@ -131,13 +198,21 @@ def load_tiny_shakespeare(path: str | Path | None = None, *, download: bool = Fa
     downloader = pooch.HTTPDownloader(timeout=timeout, progressbar=False)
     quiet = pooch.get_logger()
     level = quiet.level
-    quiet.setLevel(logging.WARNING)  # no "Downloading ... to <local path>" line in the notebooks
+    # no "Downloading ... to <local path>" line in the notebooks
+    quiet.setLevel(logging.WARNING)
     try:
-        pooch.retrieve(url, known_hash=f"sha256:{sha256}", fname=target.name, path=cache,
-                       downloader=downloader)
+        pooch.retrieve(
+            url,
+            known_hash=f"sha256:{sha256}",
+            fname=target.name,
+            path=cache,
+            downloader=downloader,
+        )
     except ValueError as err:  # pooch's hash mismatch; the bad file has been deleted
-        raise ChecksumError(f"download from {url} does not match the expected sha256: "
-                            f"expected {sha256} ({err})") from None
+        raise ChecksumError(
+            f"download from {url} does not match the expected sha256: "
+            f"expected {sha256} ({err})"
+        ) from None
     finally:
         quiet.setLevel(level)
     return target.read_text(encoding="utf-8")
@@ -162,9 +237,13 @@ class CharTokenizer:
 
     def __init__(self, chars: Sequence[str]) -> None:
         if len(chars) == 0:
-            raise ValueError("chars must not be empty: a vocabulary needs at least one character")
+            raise ValueError(
+                "chars must not be empty: a vocabulary needs at least one character"
+            )
         if any(not isinstance(c, str) or len(c) != 1 for c in chars):
-            raise ValueError(f"chars must be single characters (str of length 1), got {list(chars)[:5]!r}")
+            raise ValueError(
+                f"chars must be single characters (str of length 1), got {list(chars)[:5]!r}"
+            )
         if len(set(chars)) != len(chars):
             raise ValueError("chars must be distinct: the same character appears twice")
         self.chars = list(chars)
@@ -184,15 +263,24 @@ class CharTokenizer:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
-            raise ValueError(f"{len(unknown)} characters are not in the vocabulary: "
-                             f"{''.join(unknown)[:40]!r}")
+            raise ValueError(
+                f"{len(unknown)} characters are not in the vocabulary: "
+                f"{''.join(unknown)[:40]!r}"
+            )
         return torch.tensor([self.index[c] for c in text], dtype=torch.long)
 
     def decode(self, ids: Iterable[int] | Tensor) -> str:
         if isinstance(ids, Tensor):
-            if ids.dim() > 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
-                raise TypeError(f"ids must be a 1-D tensor of integer token ids, got shape "
-                                f"{tuple(ids.shape)} and dtype {ids.dtype}")
+            if (
+                ids.dim() > 1
+                or ids.dtype.is_floating_point
+                or ids.dtype.is_complex
+                or ids.dtype == torch.bool
+            ):
+                raise TypeError(
+                    f"ids must be a 1-D tensor of integer token ids, got shape "
+                    f"{tuple(ids.shape)} and dtype {ids.dtype}"
+                )
             ids = ids.tolist()
         ids = list(ids)
         if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
@@ -210,14 +298,20 @@ def split_train_val(data: Tensor, val_fraction: float = 0.1) -> tuple[Tensor, Te
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
     n = int(len(data) * (1 - val_fraction))
     if n == 0 or n == len(data):
-        raise ValueError(f"data of {len(data)} tokens is too short to split with "
-                         f"val_fraction={val_fraction}: one part would be empty")
+        raise ValueError(
+            f"data of {len(data)} tokens is too short to split with "
+            f"val_fraction={val_fraction}: one part would be empty"
+        )
     return data[:n], data[n:]
 
 
-def get_batch(data: Tensor, block_size: int, batch_size: int,
-              generator: torch.Generator | None = None,
-              device: str | torch.device | None = None) -> tuple[Tensor, Tensor]:
+def get_batch(
+    data: Tensor,
+    block_size: int,
+    batch_size: int,
+    generator: torch.Generator | None = None,
+    device: str | torch.device | None = None,
+) -> tuple[Tensor, Tensor]:
     """Random windows: x (B, T) and y (B, T) = x shifted by one token.
 
     The windows are cut where `data` lives and then moved to `device` (default: stay there).
@@ -228,9 +322,13 @@ def get_batch(data: Tensor, block_size: int, batch_size: int,
     positive_int("block_size", block_size)
     positive_int("batch_size", batch_size)
     if len(data) <= block_size:
-        raise ValueError(f"need more than block_size={block_size} tokens, got {len(data)}")
+        raise ValueError(
+            f"need more than block_size={block_size} tokens, got {len(data)}"
+        )
     where = generator.device if generator is not None else data.device
-    starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator, device=where)  # (B,)
+    starts = torch.randint(
+        len(data) - block_size, (batch_size,), generator=generator, device=where
+    )  # (B,)
     (starts,) = to_device((starts,), data.device)
     offsets = torch.arange(block_size, device=data.device)  # (T,)
     x = data[starts[:, None] + offsets]  # (B, T)
@@ -239,77 +337,3 @@ def get_batch(data: Tensor, block_size: int, batch_size: int,
         return x, y
     x, y = to_device((x, y), as_device(device))
     return x, y
-
-
-# Pieces a merge never crosses: a word or number with its leading space, a run of other
-# symbols with its leading space, a run of whitespace. (GPT-2 splits text the same way.)
-_PIECES = re.compile(r" ?[^\W\d]\w*| ?\d+| ?[^\w\s]+|\s+")
-
-
-def _merge(symbols: list[str], pair: tuple[str, str]) -> list[str]:
-    """Replace every non-overlapping occurrence of `pair`, left to right, by one symbol."""
-    out, i = [], 0
-    while i < len(symbols):
-        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
-            out.append(symbols[i] + symbols[i + 1])
-            i += 2
-        else:
-            out.append(symbols[i])
-            i += 1
-    return out
-
-
-def learn_bpe(text: str, num_merges: int) -> list[tuple[str, str]]:
-    """Byte-pair encoding on characters (Sennrich et al., chapter 6): start from single
-    characters and `num_merges` times merge the most frequent adjacent pair of symbols into a
-    new one. Returns the merges in the order learned (fewer if no pair is left)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    positive_int("num_merges", num_merges, allow_zero=True)
-    words = Counter(_PIECES.findall(text))  # each distinct piece once, with its count
-    segments = [list(w) for w in words]
-    freqs = list(words.values())
-    pairs: Counter[tuple[str, str]] = Counter()
-    where: defaultdict[tuple[str, str], set[int]] = defaultdict(set)  # pair -> pieces holding it
-    for i, seg in enumerate(segments):
-        for pair in zip(seg, seg[1:]):
-            pairs[pair] += freqs[i]
-            where[pair].add(i)
-    merges: list[tuple[str, str]] = []
-    while len(merges) < num_merges and pairs:
-        best = max(pairs.items(), key=itemgetter(1))[0]  # ties: the pair counted first
-        merges.append(best)
-        for i in where.pop(best):
-            old, new = segments[i], _merge(segments[i], best)
-            for pair in zip(old, old[1:]):
-                pairs[pair] -= freqs[i]
-                if not pairs[pair]:
-                    del pairs[pair]
-            for pair in zip(new, new[1:]):
-                pairs[pair] += freqs[i]
-                where[pair].add(i)
-            segments[i] = new
-    return merges
-
-
-def bpe_segment(text: str, merges: Sequence[tuple[str, str]]) -> list[str]:
-    """Split `text` into BPE tokens: each piece starts as characters and the learned merges
-    are applied in the order learned. "".join(tokens) == text."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    rank = {tuple(pair): r for r, pair in enumerate(merges)}
-    if any(len(pair) != 2 for pair in rank):
-        raise ValueError("merges must be pairs of strings, as learn_bpe returns them")
-    cache: dict[str, list[str]] = {}
-    tokens: list[str] = []
-    for piece in _PIECES.findall(text):
-        if piece not in cache:
-            symbols = list(piece)
-            while len(symbols) > 1:
-                first = min(zip(symbols, symbols[1:]), key=lambda pr: rank.get(pr, len(rank)))
-                if first not in rank:
-                    break
-                symbols = _merge(symbols, first)
-            cache[piece] = symbols
-        tokens.extend(cache[piece])
-    return tokens

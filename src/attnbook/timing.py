@@ -4,6 +4,7 @@
 whatever else the machine was doing. `loglog_slope(xs, ys)` fits log y = a log x + b by
 least squares and returns a, so y ~ x^a: about 1 for linear growth, 2 for quadratic.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,7 +37,9 @@ def loglog_slope(xs: Iterable[float], ys: Iterable[float]) -> float:
     two distinct, positive xs and positive ys of the same length."""
     xs, ys = [float(x) for x in xs], [float(y) for y in ys]
     if len(xs) != len(ys):
-        raise ValueError(f"xs and ys must have the same length, got {len(xs)} and {len(ys)}")
+        raise ValueError(
+            f"xs and ys must have the same length, got {len(xs)} and {len(ys)}"
+        )
     if min(xs + ys, default=0.0) <= 0:
         raise ValueError("xs and ys must be positive (their logarithms are fitted)")
     lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]

@@ -12,12 +12,13 @@ moved there once per step, and the `TrainConfig` fields `amp` (bf16 or fp16 auto
 with a gradient scaler), `tf32`, `fused_adamw` and `compile` make a step fast. None of them
 changes a CPU run.
 """
+
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
@@ -25,16 +26,39 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 from torch import Tensor, nn
-from tqdm import tqdm  # the text bar: widget bars would need JavaScript from a CDN in the book
 
-from .device import DeviceLike, as_device, check_float64, model_device, supports_bf16, synchronize, to_device
+# the text bar: widget bars would need JavaScript from a CDN in the book
+from tqdm import tqdm
+
+from .device import (  # AMP_MODES and autocast_dtype: re-exported for TrainConfig.amp
+    AMP_MODES,
+    DeviceLike,
+    as_device,
+    autocast,
+    autocast_dtype,
+    model_device,
+    place_model,
+    synchronize,
+    tf32,
+    to_device,
+)
 from .ngram import unigram_loss  # re-exported: chapter 6 reads the baseline from here
 from .text import get_batch
 
-__all__ = ["TrainConfig", "TrainResult", "train_loop", "train", "evaluating", "lr_at",
-           "estimate_loss", "unigram_loss", "plot_losses", "AMP_MODES", "autocast_dtype"]
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "train_loop",
+    "train",
+    "evaluating",
+    "lr_at",
+    "estimate_loss",
+    "unigram_loss",
+    "plot_losses",
+    "AMP_MODES",
+    "autocast_dtype",
+]
 
-AMP_MODES = ("auto", "none", "bf16", "fp16")  # TrainConfig.amp
 _PERFORMANCE_FIELDS = ("amp", "tf32", "fused_adamw", "compile", "step_times")
 
 
@@ -60,18 +84,26 @@ class TrainConfig:
     grad_clip: float = 1.0  # 0 = no clipping
     eval_interval: int = 250
     eval_iters: int = 20  # batches per loss estimate (language models)
-    max_seconds: float | None = None  # stop early once this much training time has passed
+    # stop early once this much training time has passed
+    max_seconds: float | None = None
     seed: int = 0
-    progress: bool = False  # a tqdm bar on stderr (handy interactively, noise in a stored page)
+    # a tqdm bar on stderr (handy interactively, noise in a stored page)
+    progress: bool = False
     amp: str = "auto"  # one of AMP_MODES: autocast dtype of the forward pass
-    tf32: bool = True  # CUDA float32 matmuls in TF32 (about 10 mantissa bits, much faster)
+    # CUDA float32 matmuls in TF32 (about 10 mantissa bits, much faster)
+    tf32: bool = True
     fused_adamw: bool = True  # AdamW's fused kernel where the device has one
-    compile: bool = False  # torch.compile the model (minutes of compiling, faster steps)
-    step_times: bool = False  # record each step's (synchronised) time in TrainResult.step_seconds
+    # torch.compile the model (minutes of compiling, faster steps)
+    compile: bool = False
+    # record each step's (synchronised) time in TrainResult.step_seconds
+    step_times: bool = False
 
     def __repr__(self) -> str:
-        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                 if f.name not in _PERFORMANCE_FIELDS or getattr(self, f.name) != f.default]
+        shown = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.name not in _PERFORMANCE_FIELDS or getattr(self, f.name) != f.default
+        ]
         return f"TrainConfig({', '.join(shown)})"
 
     def __post_init__(self) -> None:
@@ -85,16 +117,22 @@ class TrainConfig:
         if self.learning_rate == 0:
             raise ValueError("learning_rate must be > 0, got 0")
         if not isinstance(self.warmup_iters, int) or self.warmup_iters < 0:
-            raise ValueError(f"warmup_iters must be a non-negative int, got {self.warmup_iters!r}")
+            raise ValueError(
+                f"warmup_iters must be a non-negative int, got {self.warmup_iters!r}"
+            )
         if self.max_seconds is not None and self.max_seconds <= 0:
-            raise ValueError(f"max_seconds must be > 0 or None, got {self.max_seconds!r}")
+            raise ValueError(
+                f"max_seconds must be > 0 or None, got {self.max_seconds!r}"
+            )
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
             raise ValueError(f"betas must be two numbers in [0, 1), got {self.betas!r}")
         if self.amp not in AMP_MODES:
             raise ValueError(f"amp must be one of {AMP_MODES}, got {self.amp!r}")
         for name in ("tf32", "fused_adamw", "compile", "step_times", "progress"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+                raise TypeError(
+                    f"{name} must be True or False, got {getattr(self, name)!r}"
+                )
 
 
 @dataclass
@@ -106,12 +144,15 @@ class TrainResult:
     iters: int = 0
     train_seconds: float = 0.0  # time spent in training steps (evaluations excluded)
     tokens_per_second: float = 0.0  # set by `train` (language models)
-    step_seconds: list[float] = field(default_factory=list)  # each step, with cfg.step_times
+    # each step, with cfg.step_times
+    step_seconds: list[float] = field(default_factory=list)
 
     def final(self, name: str) -> float:
         """The last recorded value of metric `name`."""
         if not self.history or name not in self.history[-1]:
-            raise KeyError(f"no metric {name!r} recorded; have {sorted(self.history[-1]) if self.history else []}")
+            raise KeyError(
+                f"no metric {name!r} recorded; have {sorted(self.history[-1]) if self.history else []}"
+            )
         return self.history[-1][name]
 
     @property
@@ -136,82 +177,49 @@ def lr_at(it: int, cfg: TrainConfig) -> float:
     """Linear warm-up to learning_rate, then cosine decay to min_lr at max_iters."""
     if it < cfg.warmup_iters:
         return cfg.learning_rate * (it + 1) / cfg.warmup_iters
-    progress = min(1.0, (it - cfg.warmup_iters) / max(1, cfg.max_iters - cfg.warmup_iters))
-    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (cfg.learning_rate - cfg.min_lr)
+    progress = min(
+        1.0, (it - cfg.warmup_iters) / max(1, cfg.max_iters - cfg.warmup_iters)
+    )
+    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (
+        cfg.learning_rate - cfg.min_lr
+    )
 
 
-def _optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+def _optimizer(
+    model: nn.Module, cfg: TrainConfig, device: torch.device
+) -> torch.optim.Optimizer:
     """AdamW with weight decay on matrices only (not on LayerNorm gains or biases); fused
     where the device has the kernel (torch checks only at the first step)."""
     params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    groups = [
+        {
+            "params": [p for p in params if p.dim() >= 2],
+            "weight_decay": cfg.weight_decay,
+        },
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
     if cfg.fused_adamw and device.type in ("cpu", "cuda", "mps"):
         try:
-            return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=cfg.betas, fused=True)
-        except (RuntimeError, TypeError):  # older torch, or no fused AdamW on this device
+            return torch.optim.AdamW(
+                groups, lr=cfg.learning_rate, betas=cfg.betas, fused=True
+            )
+        # older torch, or no fused AdamW on this device
+        except (RuntimeError, TypeError):
             pass
     return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=cfg.betas)
-
-
-def autocast_dtype(amp: str, device: DeviceLike) -> torch.dtype | None:
-    """The autocast dtype `TrainConfig.amp` means on `device` (None: full float32), or a
-    ValueError when the device cannot run it (chapter 6, "On a GPU")."""
-    if amp not in AMP_MODES:
-        raise ValueError(f"amp must be one of {AMP_MODES}, got {amp!r}")
-    dev = torch.device(device)
-    if amp == "none" or (amp == "auto" and dev.type != "cuda"):
-        return None
-    if amp == "auto":
-        return torch.bfloat16 if supports_bf16(dev) else torch.float16
-    if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"amp={amp!r} needs a cpu, cuda or mps device, got {dev}")
-    if amp == "bf16":
-        if dev.type == "cuda" and not supports_bf16(dev):
-            raise ValueError(f"amp='bf16': {torch.cuda.get_device_name(dev)} has no bfloat16 "
-                             "(it needs an Ampere GPU or newer); use amp='fp16'")
-        return torch.bfloat16
-    if dev.type == "cpu":
-        raise ValueError("amp='fp16' is for GPUs (with a gradient scaler); on the CPU use 'bf16' or 'none'")
-    return torch.float16
-
-
-def _autocast(dtype: torch.dtype | None, device: torch.device) -> AbstractContextManager:
-    return nullcontext() if dtype is None else torch.autocast(device.type, dtype=dtype)
-
-
-@contextmanager
-def _tf32(on: bool, device: torch.device) -> Iterator[None]:
-    """TF32 matmuls and convolutions on CUDA inside the block; the previous settings after it."""
-    if not (on and device.type == "cuda"):
-        yield
-        return
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-
-
-def _place(model: nn.Module, device: DeviceLike | None) -> torch.device:
-    """Move `model` to `device` (default: where it is) and return that device; float64
-    parameters on MPS are a clear error."""
-    dev = model_device(model) if device is None else as_device(device)
-    if device is not None:
-        model.to(dev)
-    if any(p.dtype == torch.float64 for p in model.parameters()):
-        check_float64(dev, "a model with float64 parameters")
-    return dev
 
 
 Batch = tuple[Tensor, ...]
 
 
-def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch], cfg: TrainConfig,
-               loss_fn: Callable[[nn.Module, Batch], Tensor] | None = None,
-               evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-               device: DeviceLike | None = None) -> TrainResult:
+def train_loop(
+    model: nn.Module,
+    next_batch: Callable[[torch.Generator], Batch],
+    cfg: TrainConfig,
+    loss_fn: Callable[[nn.Module, Batch], Tensor] | None = None,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    device: DeviceLike | None = None,
+) -> TrainResult:
     """Train `model` for cfg.max_iters steps (chapter 6).
 
     next_batch(generator) returns one batch (a tuple of tensors) drawn with the generator
@@ -224,9 +232,11 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
     batch is moved there once per step; batches already there are used as they are.
     """
     if loss_fn is None:
+
         def loss_fn(m: nn.Module, batch: Batch) -> Tensor:
             return m(*batch)[1]
-    dev = _place(model, device)
+
+    dev = place_model(model, device)
     amp_dtype = autocast_dtype(cfg.amp, dev)
     scaler = torch.amp.GradScaler(dev.type) if amp_dtype == torch.float16 else None
     step_model = cast(nn.Module, torch.compile(model)) if cfg.compile else model
@@ -234,7 +244,9 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
     opt = _optimizer(model, cfg, dev)
     result = TrainResult()
     model.train()
-    bar = tqdm(range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it")
+    bar = tqdm(
+        range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it"
+    )
     segment_start = 0.0  # training time is counted between evaluations
 
     def record(it: int) -> None:
@@ -252,14 +264,14 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
         result.history.append(row)
         segment_start = time.perf_counter()
 
-    with _tf32(cfg.tf32, dev):
+    with tf32(cfg.tf32, dev):
         record(0)
         for it in bar:
             step_start = time.perf_counter() if cfg.step_times else 0.0
             for group in opt.param_groups:
                 group["lr"] = lr_at(it, cfg)
             batch = to_device(next_batch(batch_gen), dev)
-            with _autocast(amp_dtype, dev):
+            with autocast(amp_dtype, dev):
                 loss = loss_fn(step_model, batch)
             opt.zero_grad(set_to_none=True)
             if scaler is None:
@@ -280,7 +292,11 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
             result.iters = it + 1
             elapsed = result.train_seconds + time.perf_counter() - segment_start
             out_of_time = cfg.max_seconds is not None and elapsed >= cfg.max_seconds
-            if result.iters % cfg.eval_interval == 0 or result.iters == cfg.max_iters or out_of_time:
+            if (
+                result.iters % cfg.eval_interval == 0
+                or result.iters == cfg.max_iters
+                or out_of_time
+            ):
                 record(result.iters)
             if out_of_time:
                 break
@@ -290,51 +306,88 @@ def train_loop(model: nn.Module, next_batch: Callable[[torch.Generator], Batch],
 
 
 @torch.no_grad()
-def estimate_loss(model: nn.Module, data: Tensor, block_size: int, batch_size: int, iters: int,
-                  generator: torch.Generator, device: DeviceLike | None = None,
-                  amp: str = "none") -> float:
+def estimate_loss(
+    model: nn.Module,
+    data: Tensor,
+    block_size: int,
+    batch_size: int,
+    iters: int,
+    generator: torch.Generator,
+    device: DeviceLike | None = None,
+    amp: str = "none",
+) -> float:
     """Mean cross-entropy (nats per token) over `iters` random batches, computed on `device`
     (default: the model's) under the autocast of `amp`; the host waits for the GPU once."""
     dev = model_device(model) if device is None else as_device(device)
-    ctx = _autocast(autocast_dtype(amp, dev), dev)
+    ctx = autocast(autocast_dtype(amp, dev), dev)
     losses = []
     with evaluating(model), ctx:
         for _ in range(iters):
-            losses.append(model(*get_batch(data, block_size, batch_size, generator, device=dev))[1])
-    values = torch.stack(losses).float().cpu().tolist()  # one transfer, not one per batch
+            losses.append(
+                model(*get_batch(data, block_size, batch_size, generator, device=dev))[
+                    1
+                ]
+            )
+    # one transfer, not one per batch
+    values = torch.stack(losses).float().cpu().tolist()
     return sum(values) / len(values)
 
 
-def train(model: nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig,
-          device: DeviceLike | None = None) -> TrainResult:
+def train(
+    model: nn.Module,
+    train_data: Tensor,
+    val_data: Tensor,
+    cfg: TrainConfig,
+    device: DeviceLike | None = None,
+) -> TrainResult:
     """`train_loop` for a language model (a `GPT`, chapter 6): batches of random windows of
     train_data; the history records train_loss and val_loss estimated on eval_iters batches.
 
     device: where to train (default: where the model is). The token ids are copied there
     once, so each batch is gathered on the device itself."""
     block_size = int(cast(Any, model).config.block_size)  # a GPT's context length
-    dev = _place(model, device)
+    dev = place_model(model, device)
     train_data, val_data = to_device((train_data, val_data), dev)
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
 
     def evaluate(m: nn.Module) -> dict[str, float]:
-        return {name: estimate_loss(m, data, block_size, cfg.batch_size, cfg.eval_iters, eval_gen,
-                                    device=dev, amp=cfg.amp)
-                for name, data in (("train_loss", train_data), ("val_loss", val_data))}
+        return {
+            name: estimate_loss(
+                m,
+                data,
+                block_size,
+                cfg.batch_size,
+                cfg.eval_iters,
+                eval_gen,
+                device=dev,
+                amp=cfg.amp,
+            )
+            for name, data in (("train_loss", train_data), ("val_loss", val_data))
+        }
 
-    result = train_loop(model, lambda g: get_batch(train_data, block_size, cfg.batch_size, g),
-                        cfg, evaluate=evaluate)
-    result.tokens_per_second = result.iters * cfg.batch_size * block_size / max(result.train_seconds, 1e-9)
+    result = train_loop(
+        model,
+        lambda g: get_batch(train_data, block_size, cfg.batch_size, g),
+        cfg,
+        evaluate=evaluate,
+    )
+    result.tokens_per_second = (
+        result.iters * cfg.batch_size * block_size / max(result.train_seconds, 1e-9)
+    )
     return result
 
 
-def plot_losses(result: TrainResult, baseline: float | None = None, ax: Axes | None = None) -> Axes:
+def plot_losses(
+    result: TrainResult, baseline: float | None = None, ax: Axes | None = None
+) -> Axes:
     """Train and validation loss against iterations (with an optional baseline line)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.8))
     its = [r["iter"] for r in result.history]
     ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
-    ax.plot(its, [r["val_loss"] for r in result.history], marker="o", label="validation")
+    ax.plot(
+        its, [r["val_loss"] for r in result.history], marker="o", label="validation"
+    )
     if baseline is not None:
         ax.axhline(baseline, color="grey", linestyle="--", label="unigram baseline")
     ax.set_xlabel("iteration")

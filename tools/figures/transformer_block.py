@@ -6,6 +6,7 @@ Writes book/figures/transformer_block.svg with text drawn as paths, no date and 
 ids, so re-running the script reproduces the file byte for byte. Extra paths on the command
 line get a copy in the format their suffix names (a PNG preview, say).
 """
+
 from __future__ import annotations
 
 import sys
@@ -36,12 +37,29 @@ BOX_W, BOX_H, R = 2.9, 0.5, 0.16
 
 def box(ax, y: float, text: str, kind: str, bold: bool = False) -> tuple[float, float]:
     """A rounded box centred on the stream at height y; returns (bottom, top)."""
-    ax.add_patch(FancyBboxPatch(
-        (X - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H,
-        boxstyle="round,pad=0,rounding_size=0.09", fc=FILL[kind], ec=INK, lw=1.2, zorder=3,
-    ))
-    ax.text(X, y, text, ha="center", va="center", fontsize=11, color=INK, zorder=4,
-            fontweight="bold" if bold else "normal")
+    ax.add_patch(
+        FancyBboxPatch(
+            (X - BOX_W / 2, y - BOX_H / 2),
+            BOX_W,
+            BOX_H,
+            boxstyle="round,pad=0,rounding_size=0.09",
+            fc=FILL[kind],
+            ec=INK,
+            lw=1.2,
+            zorder=3,
+        )
+    )
+    ax.text(
+        X,
+        y,
+        text,
+        ha="center",
+        va="center",
+        fontsize=11,
+        color=INK,
+        zorder=4,
+        fontweight="bold" if bold else "normal",
+    )
     return y - BOX_H / 2, y + BOX_H / 2
 
 
@@ -54,8 +72,19 @@ def plus(ax, y: float) -> tuple[float, float]:
 
 
 def arrow(ax, start: tuple[float, float], end: tuple[float, float]) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=13, color=INK,
-                                 lw=1.3, shrinkA=0, shrinkB=0, zorder=2))
+    ax.add_patch(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle="-|>",
+            mutation_scale=13,
+            color=INK,
+            lw=1.3,
+            shrinkA=0,
+            shrinkB=0,
+            zorder=2,
+        )
+    )
 
 
 def skip(ax, y_from: float, y_plus: float) -> None:
@@ -67,12 +96,19 @@ def skip(ax, y_from: float, y_plus: float) -> None:
 
 
 def note(ax, y: float, text: str) -> None:
-    ax.text(X_NOTE, y, text, ha="left", va="center", fontsize=10, color=GREY, style="italic")
+    ax.text(
+        X_NOTE, y, text, ha="left", va="center", fontsize=10, color=GREY, style="italic"
+    )
 
 
 def draw() -> plt.Figure:
-    plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "attnbook-transformer-block",
-                         "font.family": "DejaVu Sans"})
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "path",
+            "svg.hashsalt": "attnbook-transformer-block",
+            "font.family": "DejaVu Sans",
+        }
+    )
     fig = plt.figure(figsize=(WIDTH, HEIGHT))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, WIDTH)
@@ -92,14 +128,38 @@ def draw() -> plt.Figure:
 
     # The block, repeated N times: a dashed frame around two sub-layers.
     frame_lo, frame_hi = 2.45, 8.05
-    ax.add_patch(FancyBboxPatch(
-        (0.3, frame_lo), 4.1, frame_hi - frame_lo, boxstyle="round,pad=0,rounding_size=0.15",
-        fc="#f7f7f7", ec="#8a8a8a", lw=1.1, ls=(0, (4, 3)), zorder=1,
-    ))
-    ax.text(0.45, frame_hi - 0.12, "transformer block", ha="left", va="top", fontsize=10,
-            color=GREY)
-    ax.text(4.27, frame_hi - 0.1, "× N", ha="right", va="top", fontsize=14,
-            fontweight="bold", color=INK)
+    ax.add_patch(
+        FancyBboxPatch(
+            (0.3, frame_lo),
+            4.1,
+            frame_hi - frame_lo,
+            boxstyle="round,pad=0,rounding_size=0.15",
+            fc="#f7f7f7",
+            ec="#8a8a8a",
+            lw=1.1,
+            ls=(0, (4, 3)),
+            zorder=1,
+        )
+    )
+    ax.text(
+        0.45,
+        frame_hi - 0.12,
+        "transformer block",
+        ha="left",
+        va="top",
+        fontsize=10,
+        color=GREY,
+    )
+    ax.text(
+        4.27,
+        frame_hi - 0.1,
+        "× N",
+        ha="right",
+        va="top",
+        fontsize=14,
+        fontweight="bold",
+        color=INK,
+    )
 
     # Sub-layer 1: LayerNorm -> multi-head attention -> add the input back.
     y_from, y_plus = 2.72, 4.85

@@ -10,6 +10,7 @@ Phrasings come in families (sides, relative, inverted, ordinal, followed-by, att
 Every phrasing names a side in words, so its mirror image (side words and {L}/{R} swapped)
 describes the same scene. Labels are read off the scene, never off the words.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,18 +18,33 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-from torch import Tensor
+
+from .vocab import bag_of_words, tokenize
 
 __all__ = [
-    "Sentence", "PHRASINGS", "FAMILIES", "COLOURS", "NOUNS", "ADJECTIVES", "VERBS", "DISTRACTOR_COLOURS",
-    "DISTRACTORS", "WHERE", "render", "mirror_phrasing", "generate_pairs", "save_sentences",
-    "load_sentences", "bag_of_words", "tokenize", "Vocabulary", "PAD", "UNK", "encode_batch",
-    "split_pairs", "SPLITS", "make_split", "overlap_share",
+    "Sentence",
+    "PHRASINGS",
+    "FAMILIES",
+    "COLOURS",
+    "NOUNS",
+    "ADJECTIVES",
+    "VERBS",
+    "DISTRACTOR_COLOURS",
+    "DISTRACTORS",
+    "WHERE",
+    "render",
+    "mirror_phrasing",
+    "generate_pairs",
+    "save_sentences",
+    "load_sentences",
+    "split_pairs",
+    "SPLITS",
+    "make_split",
+    "overlap_share",
 ]
 
 # family -> {phrasing name: pattern}. Inside a family the phrasings say the same thing in
@@ -69,9 +85,16 @@ FAMILIES: dict[str, dict[str, str]] = {
         "painted": "the left {N} is painted {L}{I} while the right {N} is painted {R}",
     },
 }
-PHRASINGS: dict[str, str] = {name: p for fam in FAMILIES.values() for name, p in fam.items()}
+PHRASINGS: dict[str, str] = {
+    name: p for fam in FAMILIES.values() for name, p in fam.items()
+}
 FAMILY_OF: dict[str, str] = {name: fam for fam, ps in FAMILIES.items() for name in ps}
-_SIDE_WORDS = {"left": "right", "right": "left", "leftmost": "rightmost", "rightmost": "leftmost"}
+_SIDE_WORDS = {
+    "left": "right",
+    "right": "left",
+    "leftmost": "rightmost",
+    "rightmost": "leftmost",
+}
 COLOURS = ("white", "black")
 NOUNS = ("car", "vehicle", "auto", "sedan", "hatchback", "coupe")
 ADJECTIVES = ("", "small", "old", "new", "shiny", "little")  # "" = no adjective
@@ -95,7 +118,11 @@ WHERE = ("none", "before", "inside", "after")
 def mirror_phrasing(phrasing: str) -> str:
     """Side words swapped (left <-> right, leftmost <-> rightmost) and {L} <-> {R}: the same
     scene in other words."""
-    swapped = re.sub(r"\b(leftmost|rightmost|left|right)\b", lambda m: _SIDE_WORDS[m.group(1)], phrasing)
+    swapped = re.sub(
+        r"\b(leftmost|rightmost|left|right)\b",
+        lambda m: _SIDE_WORDS[m.group(1)],
+        phrasing,
+    )
     return swapped.replace("{L}", "{TMP}").replace("{R}", "{L}").replace("{TMP}", "{R}")
 
 
@@ -106,19 +133,33 @@ def _balanced(phrasing: str) -> bool:
     return all(counts[a] == counts[b] for a, b in _SIDE_WORDS.items())
 
 
-def render(phrasing: str, left: str, right: str, *, noun: str = "car", verb: str = "is",
-           distractor: str = "", where: str = "none",
-           distractor_colours: tuple[str, str] = ("red", "blue")) -> tuple[str, str, int]:
+def render(
+    phrasing: str,
+    left: str,
+    right: str,
+    *,
+    noun: str = "car",
+    verb: str = "is",
+    distractor: str = "",
+    where: str = "none",
+    distractor_colours: tuple[str, str] = ("red", "blue"),
+) -> tuple[str, str, int]:
     """The sentence for a scene (the car on the left is `left`, the one on the right `right`).
 
     Returns (text, description, start): the capitalised sentence with a full stop, the
     description alone (lowercase, no distractor) and the token index where it starts.
     """
     if {left, right} != set(COLOURS):
-        raise ValueError(f"a scene has one white and one black car, got left={left!r}, right={right!r}")
+        raise ValueError(
+            f"a scene has one white and one black car, got left={left!r}, right={right!r}"
+        )
     if where not in WHERE:
         raise ValueError(f"where must be one of {WHERE}, got {where!r}")
-    clause = distractor.format(D1=distractor_colours[0], D2=distractor_colours[1]) if distractor else ""
+    clause = (
+        distractor.format(D1=distractor_colours[0], D2=distractor_colours[1])
+        if distractor
+        else ""
+    )
     if clause == "" and where != "none":
         raise ValueError(f"where={where!r} needs a distractor clause")
     fill = {"L": left, "R": right, "N": noun, "V": verb}
@@ -151,9 +192,11 @@ class Sentence:
     where: str = "none"
 
 
-def generate_pairs(n_pairs: int = 264, seed: int = 0,
-                   where_weights: tuple[float, float, float, float] = (0.2, 0.25, 0.25, 0.3)
-                   ) -> list[Sentence]:
+def generate_pairs(
+    n_pairs: int = 264,
+    seed: int = 0,
+    where_weights: tuple[float, float, float, float] = (0.2, 0.25, 0.25, 0.3),
+) -> list[Sentence]:
     """`n_pairs` pairs of car sentences (chapter 7), reproducible for a given `seed`.
 
     Each pair (positive first) shares phrasing, noun, verb and distractor. Its second
@@ -164,8 +207,14 @@ def generate_pairs(n_pairs: int = 264, seed: int = 0,
     """
     if not isinstance(n_pairs, int) or isinstance(n_pairs, bool) or n_pairs <= 0:
         raise ValueError(f"n_pairs must be a positive int, got {n_pairs!r}")
-    if len(where_weights) != len(WHERE) or min(where_weights) < 0 or sum(where_weights) <= 0:
-        raise ValueError(f"where_weights must be {len(WHERE)} non-negative weights, got {where_weights!r}")
+    if (
+        len(where_weights) != len(WHERE)
+        or min(where_weights) < 0
+        or sum(where_weights) <= 0
+    ):
+        raise ValueError(
+            f"where_weights must be {len(WHERE)} non-negative weights, got {where_weights!r}"
+        )
     rng = random.Random(seed)
     names = sorted(PHRASINGS)
     schedule = (names * (n_pairs // len(names) + 1))[:n_pairs]  # equal shares ...
@@ -178,13 +227,17 @@ def generate_pairs(n_pairs: int = 264, seed: int = 0,
             if not seen.intersection(s.text for s in pair):
                 break
         else:
-            raise RuntimeError(f"could not find {n_pairs} distinct pairs; ask for fewer")
+            raise RuntimeError(
+                f"could not find {n_pairs} distinct pairs; ask for fewer"
+            )
         seen.update(s.text for s in pair)
         sentences += pair
     return sentences
 
 
-def _draw_pair(rng: random.Random, name: str, where_weights: Sequence[float], k: int) -> list[Sentence]:
+def _draw_pair(
+    rng: random.Random, name: str, where_weights: Sequence[float], k: int
+) -> list[Sentence]:
     """One (positive, negative) pair, number k, of phrasing `name` (or its mirror)."""
     phrasing = PHRASINGS[name]
     mirrored = rng.random() < 0.5
@@ -192,9 +245,16 @@ def _draw_pair(rng: random.Random, name: str, where_weights: Sequence[float], k:
         phrasing = mirror_phrasing(phrasing)
     where = rng.choices(WHERE, weights=where_weights)[0]
     adjective, noun = rng.choice(ADJECTIVES), rng.choice(NOUNS)
-    options: dict[str, Any] = dict(noun=f"{adjective} {noun}".strip(), verb=rng.choice(VERBS), where=where,
-                   distractor=rng.choice(DISTRACTORS) if where != "none" else "",
-                   distractor_colours=(rng.choice(DISTRACTOR_COLOURS), rng.choice(DISTRACTOR_COLOURS)))
+    options: dict[str, Any] = dict(
+        noun=f"{adjective} {noun}".strip(),
+        verb=rng.choice(VERBS),
+        where=where,
+        distractor=rng.choice(DISTRACTORS) if where != "none" else "",
+        distractor_colours=(
+            rng.choice(DISTRACTOR_COLOURS),
+            rng.choice(DISTRACTOR_COLOURS),
+        ),
+    )
     left = rng.choice(COLOURS)
     right = "black" if left == "white" else "white"
     scenes = [(phrasing, mirrored, left, right)]
@@ -206,10 +266,24 @@ def _draw_pair(rng: random.Random, name: str, where_weights: Sequence[float], k:
     pair = []
     for p, is_mirror, lft, rgt in scenes:
         text, description, start = render(p, lft, rgt, **options)
-        pair.append(Sentence(text, int(lft == "white"), k, lft, name + ("/mirror" if is_mirror else ""),
-                             FAMILY_OF[name], description, start, where))
-    if bag_of_words(pair[0].text) != bag_of_words(pair[1].text):  # a bug in a phrasing, not luck
-        raise AssertionError(f"pair is not bag-of-words identical: {pair[0].text!r} / {pair[1].text!r}")
+        pair.append(
+            Sentence(
+                text,
+                int(lft == "white"),
+                k,
+                lft,
+                name + ("/mirror" if is_mirror else ""),
+                FAMILY_OF[name],
+                description,
+                start,
+                where,
+            )
+        )
+    # a bug in a phrasing, not luck
+    if bag_of_words(pair[0].text) != bag_of_words(pair[1].text):
+        raise AssertionError(
+            f"pair is not bag-of-words identical: {pair[0].text!r} / {pair[1].text!r}"
+        )
     return sorted(pair, key=lambda s: -s.label)  # positive first
 
 
@@ -226,75 +300,15 @@ def load_sentences(path: str | Path) -> list[Sentence]:
     try:
         return [Sentence(**item) for item in json.loads(path.read_text())]
     except (json.JSONDecodeError, TypeError) as err:
-        raise ValueError(f"{path.name} is not a sentence file written by save_sentences: {err}") from None
-
-
-# ----------------------------------------------------------------------------- tokens
-PAD, UNK = "<pad>", "<unk>"
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercase, drop punctuation, split on whitespace: "The white car." -> [the, white, car]."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    return re.sub(r"[^\w\s]", " ", text.lower()).split()
-
-
-def bag_of_words(text: str) -> Counter:
-    """The multiset of tokens of a sentence (what a bag-of-words model sees)."""
-    return Counter(tokenize(text))
-
-
-@dataclass
-class Vocabulary:
-    """Token <-> id. Id 0 is `<pad>`, id 1 is `<unk>` (any token not seen when building)."""
-
-    itos: list[str] = field(default_factory=lambda: [PAD, UNK])
-
-    def __post_init__(self) -> None:
-        if self.itos[:2] != [PAD, UNK]:
-            raise ValueError(f"a vocabulary starts with {PAD!r}, {UNK!r}; got {self.itos[:2]}")
-        self.stoi = {t: i for i, t in enumerate(self.itos)}
-
-    @classmethod
-    def build(cls, texts: Iterable[str]) -> Vocabulary:
-        """Every token of `texts`, in sorted order after the two special tokens."""
-        return cls([PAD, UNK] + sorted({t for text in texts for t in tokenize(text)}))
-
-    pad_id, unk_id = 0, 1
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def encode(self, text: str) -> list[int]:
-        return [self.stoi.get(t, self.unk_id) for t in tokenize(text)]
-
-    def decode(self, ids: Iterable[int]) -> list[str]:
-        return [self.itos[int(i)] for i in ids]
-
-
-def encode_batch(texts: Sequence[str], vocab: Vocabulary, max_len: int | None = None
-                 ) -> tuple[Tensor, Tensor]:
-    """Token ids padded on the right with `<pad>` = 0, (B, T) int64, and the mask of real
-    tokens, (B, T) bool. T is the longest sentence, or `max_len` (longer is an error)."""
-    if isinstance(texts, str):
-        raise TypeError("encode_batch takes a list of sentences, not one string")
-    encoded = [vocab.encode(t) for t in texts]
-    if not encoded or any(len(e) == 0 for e in encoded):
-        raise ValueError("encode_batch needs at least one sentence, and every sentence a token")
-    longest = max(len(e) for e in encoded)
-    T = longest if max_len is None else max_len
-    if longest > T:
-        raise ValueError(f"a sentence has {longest} tokens, more than max_len={max_len}")
-    ids = torch.full((len(encoded), T), vocab.pad_id, dtype=torch.long)  # (B, T)
-    for b, e in enumerate(encoded):
-        ids[b, : len(e)] = torch.tensor(e)
-    return ids, ids != vocab.pad_id  # (B, T), (B, T)
+        raise ValueError(
+            f"{path.name} is not a sentence file written by save_sentences: {err}"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- splits
-def split_pairs(pair_ids: Sequence[int], test_fraction: float = 0.2, seed: int = 0
-                ) -> tuple[list[int], list[int]]:
+def split_pairs(
+    pair_ids: Sequence[int], test_fraction: float = 0.2, seed: int = 0
+) -> tuple[list[int], list[int]]:
     """Sentence indices (train, test) with no pair on both sides: round(test_fraction x
     pairs) pairs, drawn with `seed`, go to the test set (chapter 7)."""
     if not 0.0 < test_fraction < 1.0:
@@ -302,7 +316,8 @@ def split_pairs(pair_ids: Sequence[int], test_fraction: float = 0.2, seed: int =
     pairs = sorted({int(p) for p in pair_ids})
     if len(pairs) < 2:
         raise ValueError(f"need at least two pairs to split, got {len(pairs)}")
-    n_test = min(max(round(test_fraction * len(pairs)), 1), len(pairs) - 1)  # both sides non-empty
+    # both sides non-empty
+    n_test = min(max(round(test_fraction * len(pairs)), 1), len(pairs) - 1)
     test_pairs = set(random.Random(seed).sample(pairs, n_test))
     train = [i for i, p in enumerate(pair_ids) if int(p) not in test_pairs]
     test = [i for i, p in enumerate(pair_ids) if int(p) in test_pairs]
@@ -312,8 +327,13 @@ def split_pairs(pair_ids: Sequence[int], test_fraction: float = 0.2, seed: int =
 SPLITS = ("random pairs", "held-out phrasings", "shifted positions")
 
 
-def make_split(kind: str, sentences: Sequence[Sentence], seed: int = 0, test_fraction: float = 0.2,
-               held_out: Sequence[str] | None = None) -> tuple[list[int], list[int]]:
+def make_split(
+    kind: str,
+    sentences: Sequence[Sentence],
+    seed: int = 0,
+    test_fraction: float = 0.2,
+    held_out: Sequence[str] | None = None,
+) -> tuple[list[int], list[int]]:
     """(train, test) sentence indices for one of the three splits of chapter 7 (`SPLITS`).
 
     - "random pairs": `split_pairs` (in distribution).
@@ -329,12 +349,20 @@ def make_split(kind: str, sentences: Sequence[Sentence], seed: int = 0, test_fra
     if kind == "held-out phrasings":
         if held_out is None:
             names = sorted({s.phrasing.split("/")[0] for s in sentences})
-            held_out = random.Random(seed).sample(names, max(1, round(test_fraction * len(names))))
+            held_out = random.Random(seed).sample(
+                names, max(1, round(test_fraction * len(names)))
+            )
         unknown = set(held_out) - set(PHRASINGS) - set(FAMILIES)
         if unknown:
-            raise ValueError(f"unknown phrasings or families to hold out: {sorted(unknown)}")
+            raise ValueError(
+                f"unknown phrasings or families to hold out: {sorted(unknown)}"
+            )
         out = set(held_out)
-        test = [i for i, s in enumerate(sentences) if s.phrasing.split("/")[0] in out or s.family in out]
+        test = [
+            i
+            for i, s in enumerate(sentences)
+            if s.phrasing.split("/")[0] in out or s.family in out
+        ]
         train = [i for i, s in enumerate(sentences) if i not in set(test)]
     elif kind == "shifted positions":
         late = sorted({s.pair for s in sentences if s.start > 0})
@@ -345,11 +373,15 @@ def make_split(kind: str, sentences: Sequence[Sentence], seed: int = 0, test_fra
     else:
         raise ValueError(f"unknown split {kind!r}; choose one of {SPLITS}")
     if not train or not test:
-        raise ValueError(f"the {kind!r} split left an empty side ({len(train)} train, {len(test)} test)")
+        raise ValueError(
+            f"the {kind!r} split left an empty side ({len(train)} train, {len(test)} test)"
+        )
     return train, test
 
 
-def overlap_share(sentences: Sequence[Sentence], train_idx: Iterable[int], test_idx: Iterable[int]) -> float:
+def overlap_share(
+    sentences: Sequence[Sentence], train_idx: Iterable[int], test_idx: Iterable[int]
+) -> float:
     """Share of the test sentences whose description (distractor stripped) also occurs,
     word for word, among the training descriptions."""
     seen = {sentences[i].description for i in train_idx}

@@ -12,6 +12,7 @@ All map token ids (B, T), right-padded with id 0, to one logit per sentence (B,)
   scaled), the package's transformer `Block` (chapter 6) with the padding mask and no causal
   mask, masked mean pooling, one logit.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,11 +24,22 @@ from ..gpt import Block, GPTConfig
 from ..masks import padding_mask
 from ..positional import POSITIONS, embed_tokens, position_embedding
 from ..train import evaluating
-from .data import Vocabulary, encode_batch
+from .vocab import Vocabulary, encode_batch
 
-__all__ = ["masked_mean", "bag_of_words_counts", "BagOfWordsMLP", "PositionWordMLP", "NGramMLP",
-           "AttentionClassifier", "POSITIONS", "MODEL_KINDS", "build_model", "predict_logits",
-           "predict", "attention_maps"]
+__all__ = [
+    "masked_mean",
+    "bag_of_words_counts",
+    "BagOfWordsMLP",
+    "PositionWordMLP",
+    "NGramMLP",
+    "AttentionClassifier",
+    "POSITIONS",
+    "MODEL_KINDS",
+    "build_model",
+    "predict_logits",
+    "predict",
+    "attention_maps",
+]
 
 
 def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
@@ -37,8 +49,10 @@ def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     if x.dim() == 3 and mask.dim() == 3 and mask.shape[1] == 1:
         mask = mask[:, 0]  # the key mask (B, 1, T) read as (B, T)
     if x.dim() != 3 or mask.shape != x.shape[:2]:
-        raise ValueError(f"x must be (B, T, D) and mask (B, T) or (B, 1, T); got {tuple(x.shape)} "
-                         f"and {tuple(mask.shape)}")
+        raise ValueError(
+            f"x must be (B, T, D) and mask (B, T) or (B, 1, T); got {tuple(x.shape)} "
+            f"and {tuple(mask.shape)}"
+        )
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must be boolean (True = real token), got {mask.dtype}")
     m = mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1): broadcasts over the features
@@ -74,14 +88,18 @@ class BagOfWordsMLP(nn.Module):
     def forward(self, ids: Tensor) -> Tensor:
         """ids (B, T) -> logits (B,)."""
         _check_ids(ids)
-        return self.mlp(bag_of_words_counts(ids, self.vocab_size, self.pad_id)).squeeze(-1)
+        return self.mlp(bag_of_words_counts(ids, self.vocab_size, self.pad_id)).squeeze(
+            -1
+        )
 
 
 class PositionWordMLP(nn.Module):
     """One-hot (position, word) features for the first `max_len` positions -> MLP. It knows
     which word stands where, but a word seen only at other positions is new to it."""
 
-    def __init__(self, vocab_size: int, max_len: int = 48, hidden: int = 64, pad_id: int = 0) -> None:
+    def __init__(
+        self, vocab_size: int, max_len: int = 48, hidden: int = 64, pad_id: int = 0
+    ) -> None:
         super().__init__()
         self.vocab_size, self.max_len, self.pad_id = vocab_size, max_len, pad_id
         self.mlp = _mlp(max_len * vocab_size, hidden)
@@ -91,8 +109,11 @@ class PositionWordMLP(nn.Module):
         _check_ids(ids)
         B, T = ids.shape
         if T > self.max_len:
-            raise ValueError(f"sentences of {T} tokens; this model was built for max_len={self.max_len}")
-        slot = torch.arange(T, device=ids.device) * self.vocab_size + ids  # (B, T): feature index
+            raise ValueError(
+                f"sentences of {T} tokens; this model was built for max_len={self.max_len}"
+            )
+        # (B, T): feature index
+        slot = torch.arange(T, device=ids.device) * self.vocab_size + ids
         features = torch.zeros(B, self.max_len * self.vocab_size, device=ids.device)
         real = padding_mask(ids, self.pad_id)[:, 0]  # (B, T): True = real token
         features.scatter_(1, slot, real.float())  # (B, max_len * V) one-hots
@@ -103,7 +124,9 @@ class NGramMLP(nn.Module):
     """Counts of word unigrams, bigrams and trigrams (each n-gram hashed to one of `buckets`
     features) -> MLP. It sees local word order anywhere in the sentence."""
 
-    def __init__(self, vocab_size: int, buckets: int = 4096, hidden: int = 64, pad_id: int = 0) -> None:
+    def __init__(
+        self, vocab_size: int, buckets: int = 4096, hidden: int = 64, pad_id: int = 0
+    ) -> None:
         super().__init__()
         self.vocab_size, self.buckets, self.pad_id = vocab_size, buckets, pad_id
         self.mlp = _mlp(buckets, hidden)
@@ -116,16 +139,20 @@ class NGramMLP(nn.Module):
         for n in (1, 2, 3):
             if ids.shape[1] < n:
                 break
-            code = torch.full_like(ids[:, n - 1:], n)  # (B, T-n+1): the order n is part of the key
+            # (B, T-n+1): the order n is part of the key
+            code = torch.full_like(ids[:, n - 1 :], n)
             ok = torch.ones_like(code, dtype=torch.bool)
             for j in range(n):
-                window = ids[:, j: ids.shape[1] - n + 1 + j]  # (B, T-n+1): the j-th word
+                # (B, T-n+1): the j-th word
+                window = ids[:, j : ids.shape[1] - n + 1 + j]
                 code = code * 1_000_003 + window
-                ok = ok & real[:, j: ids.shape[1] - n + 1 + j]
+                ok = ok & real[:, j : ids.shape[1] - n + 1 + j]
             codes.append(code % self.buckets)
             keep.append(ok)
         index, weight = torch.cat(codes, 1), torch.cat(keep, 1).float()  # (B, n-grams)
-        counts = torch.zeros(ids.shape[0], self.buckets, device=ids.device).scatter_add_(1, index, weight)
+        counts = torch.zeros(
+            ids.shape[0], self.buckets, device=ids.device
+        ).scatter_add_(1, index, weight)
         return self.mlp(counts).squeeze(-1)
 
 
@@ -140,37 +167,64 @@ class AttentionClassifier(nn.Module):
     permutation-invariant, so the logit depends only on the bag of words (chapter 5).
     """
 
-    def __init__(self, vocab_size: int, positions: str = "learned", d_model: int = 32,
-                 n_layers: int = 2, n_heads: int = 1, max_len: int = 64, pad_id: int = 0) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        positions: str = "learned",
+        d_model: int = 32,
+        n_layers: int = 2,
+        n_heads: int = 1,
+        max_len: int = 64,
+        pad_id: int = 0,
+    ) -> None:
         super().__init__()
         self.pad_id, self.positions = pad_id, positions
-        self.config = GPTConfig(vocab_size=vocab_size, block_size=max_len, n_layer=n_layers,
-                                n_head=n_heads, n_embd=d_model, bias=True, causal=False,
-                                positions=positions, scale_embeddings=False)
+        self.config = GPTConfig(
+            vocab_size=vocab_size,
+            block_size=max_len,
+            n_layer=n_layers,
+            n_head=n_heads,
+            n_embd=d_model,
+            bias=True,
+            causal=False,
+            positions=positions,
+            scale_embeddings=False,
+        )
         self.token = nn.Embedding(vocab_size, d_model)
         self.position = position_embedding(positions, max_len, d_model)
         self.blocks = nn.ModuleList(Block(self.config) for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, 1)
 
-    def forward(self, ids: Tensor, return_attention: bool = False
-                ) -> Tensor | tuple[Tensor, list[Tensor]]:
+    def forward(
+        self, ids: Tensor, return_attention: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """ids (B, T) -> logits (B,). With `return_attention`, also one (B, H, T, T) weight
         tensor per layer: the weights that layer used in this very pass, computed from its
         own input, with weight exactly 0 on padded keys."""
         _check_ids(ids)
         key_mask = padding_mask(ids, self.pad_id)  # (B, 1, T): True = real token
-        x = embed_tokens(self.token, self.position, ids, scale=self.config.embedding_scale)  # (B, T, d)
+        x = embed_tokens(
+            self.token, self.position, ids, scale=self.config.embedding_scale
+        )  # (B, T, d)
         weights = []
         for block in self.blocks:
-            x, w = block(x, key_mask=key_mask, need_weights=return_attention)  # (B, T, d), (B, H, T, T)
+            # (B, T, d), (B, H, T, T)
+            x, w = block(x, key_mask=key_mask, need_weights=return_attention)
             weights.append(w)
         logits = self.head(masked_mean(self.norm(x), key_mask)).squeeze(-1)  # (B,)
         return (logits, weights) if return_attention else logits
 
 
-MODEL_KINDS = ("bag of words", "position x word", "n-grams", "attention + learned positions",
-               "attention + sinusoidal", "attention + RoPE", "attention without positions")
+MODEL_KINDS = (
+    "bag of words",
+    "position x word",
+    "n-grams",
+    "attention + learned positions",
+    "attention + sinusoidal",
+    "attention + RoPE",
+    "attention without positions",
+)
 
 
 def build_model(kind: str, vocab_size: int, max_len: int = 64, **kwargs) -> nn.Module:
@@ -181,10 +235,16 @@ def build_model(kind: str, vocab_size: int, max_len: int = 64, **kwargs) -> nn.M
         return PositionWordMLP(vocab_size, max_len=max_len, **kwargs)
     if kind == "n-grams":
         return NGramMLP(vocab_size, **kwargs)
-    attention = {"attention + learned positions": "learned", "attention + sinusoidal": "sinusoidal",
-                 "attention + RoPE": "rope", "attention without positions": "none"}
+    attention = {
+        "attention + learned positions": "learned",
+        "attention + sinusoidal": "sinusoidal",
+        "attention + RoPE": "rope",
+        "attention without positions": "none",
+    }
     if kind in attention:
-        return AttentionClassifier(vocab_size, positions=attention[kind], max_len=max_len, **kwargs)
+        return AttentionClassifier(
+            vocab_size, positions=attention[kind], max_len=max_len, **kwargs
+        )
     raise ValueError(f"unknown model kind {kind!r}; choose one of {MODEL_KINDS}")
 
 
@@ -200,11 +260,15 @@ def predict(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor
     return torch.sigmoid(predict_logits(model, vocab, texts))
 
 
-def attention_maps(model: AttentionClassifier, vocab: Vocabulary, text: str
-                   ) -> tuple[list[str], list[Tensor]]:
+def attention_maps(
+    model: AttentionClassifier, vocab: Vocabulary, text: str
+) -> tuple[list[str], list[Tensor]]:
     """The tokens of `text` and the (T, T) weights of every layer (head 0) of `model` on it,
     from one real forward pass (each layer's weights from that layer's own input)."""
     ids, _ = encode_batch([text], vocab)  # (1, T)
     with evaluating(model):
-        _, weights = model(ids.to(next(model.parameters()).device), return_attention=True)
-    return vocab.decode(ids[0]), [w[0, 0].cpu() for w in weights]  # T tokens, n_layers x (T, T)
+        _, weights = model(
+            ids.to(next(model.parameters()).device), return_attention=True
+        )
+    # T tokens, n_layers x (T, T)
+    return vocab.decode(ids[0]), [w[0, 0].cpu() for w in weights]

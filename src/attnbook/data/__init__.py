@@ -1,6 +1,7 @@
 """Data files shipped inside the package: Tiny Shakespeare (read by
 `attnbook.text.load_tiny_shakespeare`, chapter 6) and the JSON records of the benchmarks that
 chapters 6 and 8 quote. README.md beside this file states their provenance and licence."""
+
 from __future__ import annotations
 
 import importlib.resources
@@ -17,10 +18,14 @@ def benchmark_record(name: str) -> dict[str, Any]:
         raise ValueError(f"name must be letters, digits and '_', got {name!r}")
     ref = importlib.resources.files(__name__).joinpath(f"benchmark_{name}.json")
     if not ref.is_file():
-        known = sorted(p.name[len("benchmark_"):-len(".json")]
-                       for p in importlib.resources.files(__name__).iterdir()
-                       if p.name.startswith("benchmark_") and p.name.endswith(".json"))
-        raise FileNotFoundError(f"no benchmark record {name!r}; the package has {known}")
+        known = sorted(
+            p.name[len("benchmark_") : -len(".json")]
+            for p in importlib.resources.files(__name__).iterdir()
+            if p.name.startswith("benchmark_") and p.name.endswith(".json")
+        )
+        raise FileNotFoundError(
+            f"no benchmark record {name!r}; the package has {known}"
+        )
     record = json.loads(ref.read_text(encoding="utf-8"))
     missing = {"command", "seeds", "versions", "results"} - record.keys()
     if missing:
@@ -28,8 +33,9 @@ def benchmark_record(name: str) -> dict[str, Any]:
     return record
 
 
-def write_benchmark_record(path: str, command: str, seeds: list[int], results: Any,
-                           **extra: Any) -> None:
+def write_benchmark_record(
+    path: str, command: str, seeds: list[int], results: Any, **extra: Any
+) -> None:
     """Write a benchmark record (the format `benchmark_record` reads) to `path`: the command,
     the seeds, the results, and the versions and machine that produced them."""
     import datetime
@@ -43,10 +49,17 @@ def write_benchmark_record(path: str, command: str, seeds: list[int], results: A
     import attnbook
 
     record = {
-        "command": command, "seeds": seeds,
-        "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "numpy": numpy.__version__, "attnbook": getattr(attnbook, "__version__", "?")},
+        "command": command,
+        "seeds": seeds,
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "numpy": numpy.__version__,
+            "attnbook": getattr(attnbook, "__version__", "?"),
+        },
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores ({platform.processor() or 'unknown'})",
-        "date": datetime.date.today().isoformat(), **extra, "results": results,
+        "date": datetime.date.today().isoformat(),
+        **extra,
+        "results": results,
     }
     Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -5,6 +5,7 @@ The files under this folder are generated from the master notebooks by ``make ex
 only *public* tests are ever written here (``tests/test_exercises.py`` checks it). The hidden
 tests live only in the instructors' autograder zips.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +17,12 @@ def tests_dir(exercise: str) -> str:
     """Folder of the public checks of ``exercise`` (for ``otter.Notebook(tests_dir=...)``)."""
     path = Path(__file__).with_name(exercise)
     if not path.is_dir():
-        known = sorted(p.name for p in Path(__file__).parent.iterdir() if p.is_dir() and not p.name.startswith("_"))
-        raise ValueError(f"no public checks for exercise {exercise!r}; known exercises: {known}")
+        known = sorted(
+            p.name
+            for p in Path(__file__).parent.iterdir()
+            if p.is_dir() and not p.name.startswith("_")
+        )
+        raise ValueError(
+            f"no public checks for exercise {exercise!r}; known exercises: {known}"
+        )
     return str(path)

@@ -5,12 +5,18 @@ The zip's `run_autograder` runs ``run_otter.py``, which calls `main`: the submis
 is decided here) against ``/autograder/source/tests`` and ``reference.ipynb``, and the grade
 goes to ``/autograder/results/results.json`` in Gradescope's format, one entry per question.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from attnbook.exercise_checks.engine import code_sources, grade_notebook, read_exercise, reference_session
+from attnbook.exercise_checks.engine import (
+    code_sources,
+    grade_notebook,
+    read_exercise,
+    reference_session,
+)
 
 __all__ = ["main", "RUN_SCRIPT"]
 
@@ -29,14 +35,26 @@ def results_json(result: dict) -> dict:
     tests = []
     for question, score in result["questions"].items():
         rows = [t for t in result["tests"] if t["question"] == question]
-        failed = [f"{t['name']}{' (hidden)' if t['hidden'] else ''}: {t['message'].strip()}"
-                  for t in rows if not t["passed"]]
-        tests.append({"name": question, "score": score,
-                      "max_score": sum(t["points"] for t in rows),
-                      "visibility": "after_published",
-                      "output": "\n\n".join(failed) or "all tests passed"})
-    return {"score": result["score"], "tests": tests, "output": result["message"],
-            "stdout_visibility": "hidden"}
+        failed = [
+            f"{t['name']}{' (hidden)' if t['hidden'] else ''}: {t['message'].strip()}"
+            for t in rows
+            if not t["passed"]
+        ]
+        tests.append(
+            {
+                "name": question,
+                "score": score,
+                "max_score": sum(t["points"] for t in rows),
+                "visibility": "after_published",
+                "output": "\n\n".join(failed) or "all tests passed",
+            }
+        )
+    return {
+        "score": result["score"],
+        "tests": tests,
+        "output": result["message"],
+        "stdout_visibility": "hidden",
+    }
 
 
 def main(root: str = "/autograder", timeout: float = 600.0) -> None:
@@ -58,7 +76,12 @@ def main(root: str = "/autograder", timeout: float = 600.0) -> None:
         else:
             result = {"score": 0.0, "questions": {}, "tests": [], "message": message}
     else:
-        result = {"score": 0.0, "questions": {}, "tests": [], "message": "no .ipynb file was submitted"}
+        result = {
+            "score": 0.0,
+            "questions": {},
+            "tests": [],
+            "message": "no .ipynb file was submitted",
+        }
     out = folder / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results_json(result), indent=1))

@@ -11,6 +11,7 @@ its own. Every comparison, every house-rule verdict the grader can recompute, an
 score is computed here; the child only ever sends data. A child that runs past its time is
 killed; the submission then scores 0 ("timeout").
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,12 +29,27 @@ from typing import Any
 from attnbook.exercise_checks import wire
 from attnbook.exercise_checks.sandbox import rng_states, serve, set_rng_states
 
-__all__ = ["Exercise", "Session", "RemoteFunction", "SubmissionTimeout", "grade_notebook",
-           "code_sources", "TestRow"]
+__all__ = [
+    "Exercise",
+    "Session",
+    "RemoteFunction",
+    "SubmissionTimeout",
+    "grade_notebook",
+    "code_sources",
+    "TestRow",
+]
 
 SOLUTION_TAG = "otter_assign_solution_cell"
-_PRELOAD = ["numpy", "torch", "matplotlib.pyplot", "otter", "IPython.core.inputtransformer2",
-            "attnbook.exercise_checks.sandbox", "attnbook.exercise_checks.grading", "attnbook.plot"]
+_PRELOAD = [
+    "numpy",
+    "torch",
+    "matplotlib.pyplot",
+    "otter",
+    "IPython.core.inputtransformer2",
+    "attnbook.exercise_checks.sandbox",
+    "attnbook.exercise_checks.grading",
+    "attnbook.plot",
+]
 _context: Any = None
 
 
@@ -58,8 +74,11 @@ def _processes() -> Any:
 
 def code_sources(nb: dict) -> list[str]:
     """The sources of a notebook's code cells."""
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb.get("cells", [])
+        if c.get("cell_type") == "code"
+    ]
 
 
 # ----------------------------------------------------------------------------- the exercise
@@ -69,8 +88,10 @@ class Exercise:
 
     tests: dict[str, str]  # question -> the text of its otter test file
     reference: list[str]  # the reference solution notebook's code cells
-    own: dict[str, set[str]] = field(default_factory=dict)  # question -> names its answer binds
-    functions: dict[str, set[str]] = field(default_factory=dict)  # question -> functions it defines
+    # question -> names its answer binds
+    own: dict[str, set[str]] = field(default_factory=dict)
+    # question -> functions it defines
+    functions: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, tests: dict[str, str], reference_nb: dict) -> Exercise:
@@ -78,7 +99,11 @@ class Exercise:
         question_cells: dict[str, list[str]] = {}
         pending: list[str] = []
         for cell in reference_nb["cells"]:
-            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            source = (
+                "".join(cell["source"])
+                if isinstance(cell["source"], list)
+                else cell["source"]
+            )
             if cell["cell_type"] != "code":
                 continue
             if SOLUTION_TAG in cell.get("metadata", {}).get("tags", []):
@@ -89,11 +114,20 @@ class Exercise:
                 pending = []
         for question, sources in question_cells.items():
             tree = [node for s in sources for node in ast.parse(s).body]
-            defs = {n.name for n in tree if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-            bound = {t.id for n in tree if isinstance(n, ast.Assign) for t in n.targets
-                     if isinstance(t, ast.Name)}
+            defs = {
+                n.name for n in tree if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            }
+            bound = {
+                t.id
+                for n in tree
+                if isinstance(n, ast.Assign)
+                for t in n.targets
+                if isinstance(t, ast.Name)
+            }
             exercise.own[question] = defs | bound
-            exercise.functions[question] = {n.name for n in tree if isinstance(n, ast.FunctionDef)}
+            exercise.functions[question] = {
+                n.name for n in tree if isinstance(n, ast.FunctionDef)
+            }
         return exercise
 
     def question_of(self, name: str) -> str | None:
@@ -101,16 +135,24 @@ class Exercise:
 
     def swaps(self) -> dict[str, list[str]]:
         """Function -> the other questions' functions, the reference's while it runs."""
-        return {f: sorted(g for p, gs in self.functions.items() if p != q for g in gs)
-                for q, fs in self.functions.items() for f in fs}
+        return {
+            f: sorted(g for p, gs in self.functions.items() if p != q for g in gs)
+            for q, fs in self.functions.items()
+            for f in fs
+        }
 
 
 # ----------------------------------------------------------------------------- a child process
 class Session:
     """One notebook running in a child process, and the conversation with it."""
 
-    def __init__(self, sources: list[str], swaps: dict[str, list[str]], timeout: float,
-                 reference: Session | None = None):
+    def __init__(
+        self,
+        sources: list[str],
+        swaps: dict[str, list[str]],
+        timeout: float,
+        reference: Session | None = None,
+    ):
         self.deadline = time.monotonic() + timeout
         self.timeout, self.swaps, self.reference = timeout, swaps, reference
         self.known: dict[str, dict] = {}
@@ -118,8 +160,9 @@ class Session:
         context = _processes()
         self.conn, child_end = context.Pipe()
         self.workdir = tempfile.mkdtemp(prefix="attnbook-submission-")
-        self.process = context.Process(target=serve, args=(child_end, sources, swaps, self.workdir),
-                                       daemon=True)
+        self.process = context.Process(
+            target=serve, args=(child_end, sources, swaps, self.workdir), daemon=True
+        )
         self.process.start()
         child_end.close()
         self.ready = self._receive()
@@ -141,12 +184,16 @@ class Session:
             ready = left > 0 and self.conn.poll(left)
             if not ready:
                 self.close()
-                raise SubmissionTimeout(f"timeout: grading took longer than {self.timeout:.0f} s "
-                                        "(an endless loop?): scored 0")
+                raise SubmissionTimeout(
+                    f"timeout: grading took longer than {self.timeout:.0f} s "
+                    "(an endless loop?): scored 0"
+                )
             return wire.loads(self.conn.recv_bytes(wire.MAX_MESSAGE_BYTES))
         except (EOFError, OSError, wire.WireError) as err:
-            self.gone = (f"the process running your notebook ended or sent garbage "
-                         f"({type(err).__name__}): os._exit, sys.exit or a crash in your code?")
+            self.gone = (
+                f"the process running your notebook ended or sent garbage "
+                f"({type(err).__name__}): os._exit, sys.exit or a crash in your code?"
+            )
             self.close()
             raise SubmissionGone(self.gone) from None
 
@@ -156,7 +203,9 @@ class Session:
         try:
             self.conn.send_bytes(wire.dumps(message))
         except OSError as err:
-            self.gone = f"the process running your notebook ended ({type(err).__name__})"
+            self.gone = (
+                f"the process running your notebook ended ({type(err).__name__})"
+            )
             raise SubmissionGone(self.gone) from None
 
     def describe(self, name: str) -> dict:
@@ -165,11 +214,27 @@ class Session:
             self.known[name] = self._receive()
         return self.known[name]
 
-    def call_raw(self, name: str, args: Any, kwargs: Any, rng: Any, rules: dict | None = None,
-                 grad: dict | None = None) -> dict:
+    def call_raw(
+        self,
+        name: str,
+        args: Any,
+        kwargs: Any,
+        rng: Any,
+        rules: dict | None = None,
+        grad: dict | None = None,
+    ) -> dict:
         """One call, all in wire form; answers the child's calls of the reference meanwhile."""
-        self._send({"op": "call", "name": name, "args": args, "kwargs": kwargs, "rng": rng,
-                    "rules": rules, "grad": grad})
+        self._send(
+            {
+                "op": "call",
+                "name": name,
+                "args": args,
+                "kwargs": kwargs,
+                "rng": rng,
+                "rules": rules,
+                "grad": grad,
+            }
+        )
         allowed = set(self.swaps.get(name, []))
         while True:
             reply = self._receive()
@@ -177,31 +242,58 @@ class Session:
                 return reply
             wanted = str(reply["callback"])
             if self.reference is not None and wanted in allowed:
-                answer = self.reference.call_raw(wanted, reply["args"], reply["kwargs"], reply["rng"])
+                answer = self.reference.call_raw(
+                    wanted, reply["args"], reply["kwargs"], reply["rng"]
+                )
             else:
-                answer = {"raised": {"type": "AssertionError", "message": f"{wanted} is not available "
-                                     f"while {name} runs"}, "args_after": reply["args"], "rng": reply["rng"]}
+                answer = {
+                    "raised": {
+                        "type": "AssertionError",
+                        "message": f"{wanted} is not available while {name} runs",
+                    },
+                    "args_after": reply["args"],
+                    "rng": reply["rng"],
+                }
             self._send(answer)
 
-    def call(self, name: str, args: tuple, kwargs: dict, rules: dict | None = None,
-             grad: dict | None = None) -> Any:
+    def call(
+        self,
+        name: str,
+        args: tuple,
+        kwargs: dict,
+        rules: dict | None = None,
+        grad: dict | None = None,
+    ) -> Any:
         """Call the child's `name` with these inputs as a local call would behave: the result,
         the inputs changed in place and the global random states moved as the child's did."""
         sent_args, sent_kwargs = wire.encode(list(args)), wire.encode(kwargs)
         sent_rng = wire.encode(rng_states())
         reply = self.call_raw(name, sent_args, sent_kwargs, sent_rng, rules, grad)
         if "crash" in reply:
-            raise AssertionError(f"the grader could not use what {name} returned: {reply['crash']}")
-        after_args, after_kwargs = wire.decode(reply["args_after"]), wire.decode(reply["kwargs_after"])
-        changed = [label for label, before, after, now in self._inputs(name, args, kwargs, sent_args,
-                                                                       sent_kwargs, reply)
-                   if json.dumps(before) != json.dumps(after) and not _is_generator(now)]
+            raise AssertionError(
+                f"the grader could not use what {name} returned: {reply['crash']}"
+            )
+        after_args, after_kwargs = (
+            wire.decode(reply["args_after"]),
+            wire.decode(reply["kwargs_after"]),
+        )
+        changed = [
+            label
+            for label, before, after, now in self._inputs(
+                name, args, kwargs, sent_args, sent_kwargs, reply
+            )
+            if json.dumps(before) != json.dumps(after) and not _is_generator(now)
+        ]
         for old, new in zip(args, after_args):
             wire.update_in_place(old, new)
         for key, old in kwargs.items():
             wire.update_in_place(old, after_kwargs.get(key))
-        moved = [what for what in ("torch", "numpy", "random")
-                 if json.dumps(sent_rng["$d"][_RNG_ORDER[what]]) != json.dumps(reply["rng"]["$d"][_RNG_ORDER[what]])]
+        moved = [
+            what
+            for what in ("torch", "numpy", "random")
+            if json.dumps(sent_rng["$d"][_RNG_ORDER[what]])
+            != json.dumps(reply["rng"]["$d"][_RNG_ORDER[what]])
+        ]
         set_rng_states(wire.decode(reply["rng"]))
         if rules is not None:
             _house_rules(changed, moved, rules)
@@ -209,14 +301,27 @@ class Session:
             raise _exception(reply["raised"])
         return wire.decode(reply["result"])
 
-    def _inputs(self, name: str, args: tuple, kwargs: dict, sent_args: list, sent_kwargs: Any,
-                reply: dict) -> list[tuple[str, Any, Any, Any]]:
+    def _inputs(
+        self,
+        name: str,
+        args: tuple,
+        kwargs: dict,
+        sent_args: list,
+        sent_kwargs: Any,
+        reply: dict,
+    ) -> list[tuple[str, Any, Any, Any]]:
         params = self.describe(name).get("params", [])
-        rows = [(params[i] if i < len(params) else f"argument {i + 1}", before, after, now)
-                for i, (before, after, now) in enumerate(zip(sent_args, reply["args_after"], args))]
+        rows = [
+            (params[i] if i < len(params) else f"argument {i + 1}", before, after, now)
+            for i, (before, after, now) in enumerate(
+                zip(sent_args, reply["args_after"], args)
+            )
+        ]
         after_kwargs = dict((k, v) for k, v in reply["kwargs_after"]["$d"])
-        rows += [(key, before, after_kwargs.get(key), kwargs.get(key))
-                 for key, before in sent_kwargs["$d"]]
+        rows += [
+            (key, before, after_kwargs.get(key), kwargs.get(key))
+            for key, before in sent_kwargs["$d"]
+        ]
         return rows
 
 
@@ -235,16 +340,22 @@ def _is_generator(value: Any) -> bool:
 def _house_rules(changed: list[str], moved: list[str], rules: dict) -> None:
     """The rules the grader checks itself, from the data: inputs and global random states."""
     if changed:
-        raise AssertionError(f"your function changed its input `{changed[0]}` in place: "
-                             "work on a copy, the caller still needs the original")
-    names = {"torch": "PyTorch's global generator (torch.manual_seed or a draw without generator=)",
-             "numpy": "NumPy's global generator (np.random.seed or a draw from np.random.*)",
-             "random": "Python's random module (random.seed or a draw from random.*)"}
+        raise AssertionError(
+            f"your function changed its input `{changed[0]}` in place: "
+            "work on a copy, the caller still needs the original"
+        )
+    names = {
+        "torch": "PyTorch's global generator (torch.manual_seed or a draw without generator=)",
+        "numpy": "NumPy's global generator (np.random.seed or a draw from np.random.*)",
+        "random": "Python's random module (random.seed or a draw from random.*)",
+    }
     for what in moved:
         if what == "torch" and rules.get("global_torch_rng"):
             continue
-        raise AssertionError(f"your function changed the global random state of {names[what]}: "
-                             "use a local generator made from the seed or the one you are given")
+        raise AssertionError(
+            f"your function changed the global random state of {names[what]}: "
+            "use a local generator made from the seed or the one you are given"
+        )
 
 
 def _exception(raised: dict) -> BaseException:
@@ -271,7 +382,9 @@ class RemoteFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.session.call(self.name, args, kwargs, self.rules)
 
-    def gradient(self, args: list, wrt: list[int], output: int | None, upstream: Any) -> Any:
+    def gradient(
+        self, args: list, wrt: list[int], output: int | None, upstream: Any
+    ) -> Any:
         grad = {"wrt": wrt, "output": output, "upstream": wire.encode(upstream)}
         return self.session.call(self.name, tuple(args), {}, self.rules, grad)
 
@@ -283,7 +396,9 @@ class _Environment(dict):
     """What otter's test classes look names up in: this question's names from the submission,
     the rest (example data, other questions' functions) from the reference solution."""
 
-    def __init__(self, exercise: Exercise, question: str, student: Session, reference: Session):
+    def __init__(
+        self, exercise: Exercise, question: str, student: Session, reference: Session
+    ):
         super().__init__()
         self.exercise, self.question = exercise, question
         self.student, self.reference = student, reference
@@ -309,18 +424,27 @@ class TestRow:
     message: str
 
 
-def grade_notebook(exercise: Exercise, sources: list[str], reference: Session,
-                   timeout: float) -> dict:
+def grade_notebook(
+    exercise: Exercise, sources: list[str], reference: Session, timeout: float
+) -> dict:
     """Grade one notebook's code cells: {"status", "score", "possible", "questions", "tests",
     "cell_errors", "message"}; status "ok", "timeout" or "error"."""
     from otter.test_files.exception_test import ExceptionTestFile
 
-    files = {q: ExceptionTestFile.from_string(text, path=f"tests/{q}.py")
-             for q, text in exercise.tests.items()}  # read before the submission starts
+    files = {
+        q: ExceptionTestFile.from_string(text, path=f"tests/{q}.py")
+        for q, text in exercise.tests.items()
+    }  # read before the submission starts
     possible = float(sum(f.possible for f in files.values()))
-    result: dict[str, Any] = {"status": "ok", "score": 0.0, "possible": possible,
-                              "questions": {q: 0.0 for q in files}, "tests": [],
-                              "cell_errors": [], "message": ""}
+    result: dict[str, Any] = {
+        "status": "ok",
+        "score": 0.0,
+        "possible": possible,
+        "questions": {q: 0.0 for q in files},
+        "tests": [],
+        "cell_errors": [],
+        "message": "",
+    }
     student = None
     try:
         student = Session(sources, exercise.swaps(), timeout, reference)
@@ -338,9 +462,17 @@ def grade_notebook(exercise: Exercise, sources: list[str], reference: Session,
             student.close()
     for question, test_file in files.items():
         result["questions"][question] = float(test_file.score)
-        result["tests"] += [TestRow(r.test_case.name, question, bool(r.test_case.hidden), bool(r.passed),
-                                    float(r.test_case.points or 0), "" if r.passed else r.message).__dict__
-                            for r in test_file.test_case_results]
+        result["tests"] += [
+            TestRow(
+                r.test_case.name,
+                question,
+                bool(r.test_case.hidden),
+                bool(r.passed),
+                float(r.test_case.points or 0),
+                "" if r.passed else r.message,
+            ).__dict__
+            for r in test_file.test_case_results
+        ]
     result["score"] = float(sum(result["questions"].values()))
     return result
 

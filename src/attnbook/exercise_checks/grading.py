@@ -16,6 +16,7 @@ around the call, and the grader checks again what it can see from the data that 
 ``grad_of`` runs a function and returns the gradients of its output (chapter 4's fully
 masked rows). Nothing here is secret: it is the list of house rules the exercises state.
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,7 +38,12 @@ _CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_chec
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent)
 _NUMPY_DIR = str(Path(np.__file__).resolve().parent)
 _MAX_INPUT_BYTES = 50_000_000  # inputs larger than this are not snapshotted
-_GENERATORS = (torch.Generator, np.random.Generator, np.random.RandomState, random.Random)  # meant to advance
+_GENERATORS = (
+    torch.Generator,
+    np.random.Generator,
+    np.random.RandomState,
+    random.Random,
+)  # meant to advance
 
 
 def _library_dir(name: str) -> str | None:
@@ -62,20 +68,34 @@ def _snapshot(value: Any) -> Any:
 
 def _same(now: Any, before: Any) -> bool:
     if isinstance(before, torch.Tensor):
-        if not isinstance(now, torch.Tensor) or now.shape != before.shape or now.dtype != before.dtype:
+        if (
+            not isinstance(now, torch.Tensor)
+            or now.shape != before.shape
+            or now.dtype != before.dtype
+        ):
             return False
         a, b = now.detach().cpu().contiguous(), before.cpu().contiguous()
         if a.dtype in (torch.bfloat16,):
             a, b = a.float(), b.float()
         return a.numpy().tobytes() == b.numpy().tobytes()
     if isinstance(before, np.ndarray):
-        return (isinstance(now, np.ndarray) and now.shape == before.shape and now.dtype == before.dtype
-                and np.ascontiguousarray(now).tobytes() == np.ascontiguousarray(before).tobytes())
+        return (
+            isinstance(now, np.ndarray)
+            and now.shape == before.shape
+            and now.dtype == before.dtype
+            and np.ascontiguousarray(now).tobytes()
+            == np.ascontiguousarray(before).tobytes()
+        )
     if isinstance(before, (list, tuple)):
-        return (type(now) is type(before) and len(now) == len(before)
-                and all(_same(a, b) for a, b in zip(now, before)))
+        return (
+            type(now) is type(before)
+            and len(now) == len(before)
+            and all(_same(a, b) for a, b in zip(now, before))
+        )
     if isinstance(before, dict):
-        return now.keys() == before.keys() and all(_same(now[k], before[k]) for k in before)
+        return now.keys() == before.keys() and all(
+            _same(now[k], before[k]) for k in before
+        )
     try:
         return bool(now == before)
     except Exception:  # noqa: BLE001
@@ -86,10 +106,16 @@ def _rng_states() -> dict[str, Any]:
     kind, keys, pos, has_gauss, cached = np.random.get_state()
     return {
         "Python's random module (random.seed or a draw from random.*)": random.getstate(),
-        "NumPy's global generator (np.random.seed or a draw from np.random.*)":
-            (kind, np.asarray(keys).tobytes(), pos, has_gauss, cached),
-        "PyTorch's global generator (torch.manual_seed or a draw without generator=)":
-            torch.get_rng_state().numpy().tobytes(),
+        "NumPy's global generator (np.random.seed or a draw from np.random.*)": (
+            kind,
+            np.asarray(keys).tobytes(),
+            pos,
+            has_gauss,
+            cached,
+        ),
+        "PyTorch's global generator (torch.manual_seed or a draw without generator=)": torch.get_rng_state()
+        .numpy()
+        .tobytes(),
     }
 
 
@@ -105,13 +131,19 @@ def _size(value: Any) -> int:
 class _Watcher:
     """A profile function that records calls the question rules out."""
 
-    def __init__(self, libraries: Iterable[str], names: Iterable[str], allow_attnbook: bool):
+    def __init__(
+        self, libraries: Iterable[str], names: Iterable[str], allow_attnbook: bool
+    ):
         self.names = set(names)
         self.libraries = [lib for lib in libraries]
-        self.library_dirs = [d for d in (_library_dir(lib) for lib in self.libraries) if d]
+        self.library_dirs = [
+            d for d in (_library_dir(lib) for lib in self.libraries) if d
+        ]
         self.allow_attnbook = allow_attnbook
         self.found: list[str] = []
-        self.watched_dirs = [d for d in (_TORCH_DIR, _NUMPY_DIR, _library_dir("scipy")) if d]
+        self.watched_dirs = [
+            d for d in (_TORCH_DIR, _NUMPY_DIR, _library_dir("scipy")) if d
+        ]
 
     def __call__(self, frame, event, arg):  # noqa: ANN001 - the profile protocol
         if self.found:
@@ -119,32 +151,58 @@ class _Watcher:
         if event == "call":
             file = frame.f_code.co_filename
             name = frame.f_code.co_name
-            if (not self.allow_attnbook and file.startswith(_PACKAGE_DIR)
-                    and not file.startswith(_CHECKS_DIR)):
+            if (
+                not self.allow_attnbook
+                and file.startswith(_PACKAGE_DIR)
+                and not file.startswith(_CHECKS_DIR)
+            ):
                 module = frame.f_globals.get("__name__", "attnbook")
-                what = f"{module} (imported inside it)" if name == "<module>" else f"{module}.{name}"
+                what = (
+                    f"{module} (imported inside it)"
+                    if name == "<module>"
+                    else f"{module}.{name}"
+                )
                 self.found.append(f"{what} from the course package attnbook")
             elif any(file.startswith(d) for d in self.library_dirs):
                 module = frame.f_globals.get("__name__", "?")
-                self.found.append(f"{module}.{name}, and this question rules out "
-                                  f"{' and '.join(self.libraries)}")
-            elif name in self.names and any(file.startswith(d) for d in self.watched_dirs):
+                self.found.append(
+                    f"{module}.{name}, and this question rules out "
+                    f"{' and '.join(self.libraries)}"
+                )
+            elif name in self.names and any(
+                file.startswith(d) for d in self.watched_dirs
+            ):
                 module = frame.f_globals.get("__name__", "?")
-                self.found.append(f"{module}.{name}, the routine this question asks you to write")
+                self.found.append(
+                    f"{module}.{name}, the routine this question asks you to write"
+                )
         elif event == "c_call":
             name = getattr(arg, "__name__", "")
             owner = getattr(arg, "__self__", None)
             module = getattr(arg, "__module__", None) or type(owner).__module__ or ""
             if name in self.names:
-                self.found.append(f"{module}.{name}, the routine this question asks you to write")
-            elif any(module == lib or module.startswith(lib + ".") for lib in self.libraries):
-                self.found.append(f"{module}.{name}, and this question rules out "
-                                  f"{' and '.join(self.libraries)}")
+                self.found.append(
+                    f"{module}.{name}, the routine this question asks you to write"
+                )
+            elif any(
+                module == lib or module.startswith(lib + ".") for lib in self.libraries
+            ):
+                self.found.append(
+                    f"{module}.{name}, and this question rules out "
+                    f"{' and '.join(self.libraries)}"
+                )
 
 
-def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str] = (),
-            allow_attnbook: bool = False, global_torch_rng: bool = False,
-            new_object: bool = True, no_views: bool = False) -> Callable:
+def guarded(
+    fn: Callable,
+    *,
+    libraries: Iterable[str] = (),
+    names: Iterable[str] = (),
+    allow_attnbook: bool = False,
+    global_torch_rng: bool = False,
+    new_object: bool = True,
+    no_views: bool = False,
+) -> Callable:
     """Wrap a student's function so that each call is checked as the module docstring says.
 
     libraries: top-level packages the function may not use (e.g. ("torch", "scipy") in a
@@ -155,12 +213,20 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
     """
     from attnbook.exercise_checks.engine import RemoteFunction
 
-    rules = {"libraries": list(libraries), "names": list(names), "allow_attnbook": allow_attnbook,
-             "global_torch_rng": global_torch_rng, "new_object": new_object, "no_views": no_views}
+    rules = {
+        "libraries": list(libraries),
+        "names": list(names),
+        "allow_attnbook": allow_attnbook,
+        "global_torch_rng": global_torch_rng,
+        "new_object": new_object,
+        "no_views": no_views,
+    }
     if isinstance(fn, RemoteFunction):
         return fn.with_rules(rules)
     if not callable(fn):
-        raise AssertionError(f"expected a function, got {type(fn).__name__}: did the cell run?")
+        raise AssertionError(
+            f"expected a function, got {type(fn).__name__}: did the cell run?"
+        )
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -174,8 +240,11 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
         except TypeError:
             bound = {}
         labelled = dict(bound) or {f"argument {i + 1}": a for i, a in enumerate(args)}
-        before = {k: _snapshot(v) for k, v in labelled.items()
-                  if _size(v) <= _MAX_INPUT_BYTES and not isinstance(v, _GENERATORS)}
+        before = {
+            k: _snapshot(v)
+            for k, v in labelled.items()
+            if _size(v) <= _MAX_INPUT_BYTES and not isinstance(v, _GENERATORS)
+        }
         states = _rng_states()
         watcher = _Watcher(libraries, names, allow_attnbook)
         previous = sys.getprofile()
@@ -186,31 +255,45 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
             replaced = sys.getprofile() is not watcher
             sys.setprofile(previous)
             if watcher.found:
-                raise AssertionError(f"shortcut: your function calls {watcher.found[0]}; "
-                                     "the question asks you to write this step yourself")
+                raise AssertionError(
+                    f"shortcut: your function calls {watcher.found[0]}; "
+                    "the question asks you to write this step yourself"
+                )
         if replaced:
-            raise AssertionError("your function changed the profiler (sys.setprofile) used by the grader")
+            raise AssertionError(
+                "your function changed the profiler (sys.setprofile) used by the grader"
+            )
         for label, old in before.items():
             if not _same(labelled[label], old):
-                raise AssertionError(f"your function changed its input `{label}` in place: "
-                                     "work on a copy, the caller still needs the original")
+                raise AssertionError(
+                    f"your function changed its input `{label}` in place: "
+                    "work on a copy, the caller still needs the original"
+                )
         after = _rng_states()
         for what, state in states.items():
             if what.startswith("PyTorch") and global_torch_rng:
                 continue
             if after[what] != state:
-                raise AssertionError(f"your function changed the global random state of {what}: "
-                                     "use a local generator made from the seed or the one you are given")
+                raise AssertionError(
+                    f"your function changed the global random state of {what}: "
+                    "use a local generator made from the seed or the one you are given"
+                )
         if new_object:
             items = result if isinstance(result, tuple) else (result,)
             for item in items:
                 for label, value in labelled.items():
-                    if item is value and isinstance(value, (torch.Tensor, np.ndarray, list)):
-                        raise AssertionError(f"your function returned its input `{label}` itself; "
-                                             "return a new object (the caller's one must stay as it was)")
+                    if item is value and isinstance(
+                        value, (torch.Tensor, np.ndarray, list)
+                    ):
+                        raise AssertionError(
+                            f"your function returned its input `{label}` itself; "
+                            "return a new object (the caller's one must stay as it was)"
+                        )
                     if no_views and _shares_memory(item, value):
-                        raise AssertionError(f"your function returned a view of its input `{label}` "
-                                             "(the two share memory): return a new tensor or array")
+                        raise AssertionError(
+                            f"your function returned a view of its input `{label}` "
+                            "(the two share memory): return a new tensor or array"
+                        )
         return result
 
     return call
@@ -218,15 +301,24 @@ def guarded(fn: Callable, *, libraries: Iterable[str] = (), names: Iterable[str]
 
 def _shares_memory(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return (a.numel() > 0 and b.numel() > 0
-                and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+        return (
+            a.numel() > 0
+            and b.numel() > 0
+            and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+        )
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return bool(np.shares_memory(a, b))
     return False
 
 
-def gradient_call(fn: Callable, args: list, kwargs: dict, wrt: list[int], output: int | None,
-                  upstream: torch.Tensor | None) -> tuple[Any, tuple[torch.Tensor, ...]]:
+def gradient_call(
+    fn: Callable,
+    args: list,
+    kwargs: dict,
+    wrt: list[int],
+    output: int | None,
+    upstream: torch.Tensor | None,
+) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """Call fn with the inputs at positions `wrt` requiring gradients; backpropagate `upstream`
     (ones where None) from the result (or its item `output`). Returns (result, gradients)."""
     args = list(args)
@@ -235,18 +327,32 @@ def gradient_call(fn: Callable, args: list, kwargs: dict, wrt: list[int], output
     result = fn(*args, **kwargs)
     out = result if output is None else result[output]
     if not isinstance(out, torch.Tensor) or not out.requires_grad:
-        raise AssertionError("no gradient flows from your output back to the inputs: "
-                             "build it from the inputs with differentiable tensor operations")
+        raise AssertionError(
+            "no gradient flows from your output back to the inputs: "
+            "build it from the inputs with differentiable tensor operations"
+        )
     seed = torch.ones_like(out) if upstream is None else upstream.to(out.dtype)
-    grads = torch.autograd.grad(out, [args[i] for i in wrt], grad_outputs=seed, allow_unused=True)
-    grads = tuple(torch.zeros_like(args[i]) if g is None else g for i, g in zip(wrt, grads))
-    detached = tuple(r.detach() if isinstance(r, torch.Tensor) else r for r in result) \
-        if isinstance(result, tuple) else (result.detach() if isinstance(result, torch.Tensor) else result)
+    grads = torch.autograd.grad(
+        out, [args[i] for i in wrt], grad_outputs=seed, allow_unused=True
+    )
+    grads = tuple(
+        torch.zeros_like(args[i]) if g is None else g for i, g in zip(wrt, grads)
+    )
+    detached = (
+        tuple(r.detach() if isinstance(r, torch.Tensor) else r for r in result)
+        if isinstance(result, tuple)
+        else (result.detach() if isinstance(result, torch.Tensor) else result)
+    )
     return detached, grads
 
 
-def grad_of(fn: Callable, *args: Any, wrt: tuple[int, ...] = (0,), output: int | None = None,
-            upstream: torch.Tensor | None = None) -> tuple[Any, tuple[torch.Tensor, ...]]:
+def grad_of(
+    fn: Callable,
+    *args: Any,
+    wrt: tuple[int, ...] = (0,),
+    output: int | None = None,
+    upstream: torch.Tensor | None = None,
+) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """(result, gradients of the inputs at `wrt`) of fn(*args), as `gradient_call` computes
     them; in the submission's process where fn is a function of the submission (chapter 4)."""
     from attnbook.exercise_checks.engine import RemoteFunction

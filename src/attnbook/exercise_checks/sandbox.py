@@ -10,6 +10,7 @@ call; the grader recomputes what it can (inputs changed, random state changed) f
 While a function of one question runs, the functions of the other questions are the
 reference solution's (`swaps`), so that one wrong answer costs points only once.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -69,7 +70,11 @@ def run_cells(sources: list[str], namespace: dict) -> list[list]:
 
 def rng_states() -> dict[str, Any]:
     """The global random states of PyTorch, NumPy and Python's random module."""
-    return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "random": random.getstate()}
+    return {
+        "torch": torch.get_rng_state(),
+        "numpy": np.random.get_state(),
+        "random": random.getstate(),
+    }
 
 
 def set_rng_states(states: dict[str, Any]) -> None:
@@ -128,8 +133,16 @@ def _reference_stub(conn: Any, name: str) -> Any:
 
 
 def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
-    conn.send_bytes(wire.dumps({"callback": name, "args": wire.encode(list(args)),
-                                "kwargs": wire.encode(kwargs), "rng": wire.encode(rng_states())}))
+    conn.send_bytes(
+        wire.dumps(
+            {
+                "callback": name,
+                "args": wire.encode(list(args)),
+                "kwargs": wire.encode(kwargs),
+                "rng": wire.encode(rng_states()),
+            }
+        )
+    )
     reply = wire.loads(conn.recv_bytes())
     for old, new in zip(args, wire.decode(reply["args_after"])):
         wire.update_in_place(old, new)
@@ -149,11 +162,15 @@ def _exception(raised: dict) -> BaseException:
 def report_exception(err: BaseException) -> dict:
     """An exception as data: its type where it is a builtin one, else "Exception"."""
     kind = type(err)
-    known = kind.__name__ if getattr(builtins, kind.__name__, None) is kind else "Exception"
+    known = (
+        kind.__name__ if getattr(builtins, kind.__name__, None) is kind else "Exception"
+    )
     return {"type": known, "name": kind.__name__, "message": str(err)[:2000]}
 
 
-def _call(conn: Any, namespace: dict, swaps: dict[str, list[str]], request: dict) -> dict:
+def _call(
+    conn: Any, namespace: dict, swaps: dict[str, list[str]], request: dict
+) -> dict:
     from attnbook.exercise_checks.grading import gradient_call, guarded
 
     name = request["name"]
@@ -165,13 +182,21 @@ def _call(conn: Any, namespace: dict, swaps: dict[str, list[str]], request: dict
     reply: dict[str, Any] = {}
     try:
         if not callable(fn):
-            raise AssertionError(f"{name} is not a function here ({type(fn).__name__}): did its cell run?")
+            raise AssertionError(
+                f"{name} is not a function here ({type(fn).__name__}): did its cell run?"
+            )
         if request.get("rules") is not None:
             fn = guarded(fn, **request["rules"])
         grad = request.get("grad")
         if grad is not None:
-            result = gradient_call(fn, args, kwargs, grad["wrt"], grad["output"],
-                                   wire.decode(grad["upstream"]))
+            result = gradient_call(
+                fn,
+                args,
+                kwargs,
+                grad["wrt"],
+                grad["output"],
+                wire.decode(grad["upstream"]),
+            )
         else:
             result = fn(*args, **kwargs)
         reply["result"] = wire.encode(result)
@@ -189,14 +214,20 @@ def _call(conn: Any, namespace: dict, swaps: dict[str, list[str]], request: dict
     return reply
 
 
-def serve(conn: Any, sources: list[str], swaps: dict[str, list[str]], workdir: str) -> None:
+def serve(
+    conn: Any, sources: list[str], swaps: dict[str, list[str]], workdir: str
+) -> None:
     """Child entry point: run the cells in `workdir`, then answer requests until the pipe
     closes. swaps: function name -> the names that are the reference's while it runs."""
     _isolate(workdir)
     import otter
 
     otter.Notebook = _SilentNotebook
-    namespace: dict = {"__name__": "__main__", "__builtins__": builtins, "get_ipython": _NoShell}
+    namespace: dict = {
+        "__name__": "__main__",
+        "__builtins__": builtins,
+        "get_ipython": _NoShell,
+    }
     try:
         errors = run_cells(sources, namespace)
         conn.send_bytes(wire.dumps({"ready": True, "cell_errors": errors}))

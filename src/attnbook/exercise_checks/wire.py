@@ -6,6 +6,7 @@ array bytes in base64. Decoding builds nothing else, so a submission can send th
 numbers but never an object with code of its own (no pickle anywhere). Anything else a
 student's function returns arrives as an `Opaque` placeholder that equals nothing.
 """
+
 from __future__ import annotations
 
 import base64
@@ -16,14 +17,36 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["Opaque", "WireError", "encode", "decode", "dumps", "loads", "update_in_place",
-           "MAX_MESSAGE_BYTES"]
+__all__ = [
+    "Opaque",
+    "WireError",
+    "encode",
+    "decode",
+    "dumps",
+    "loads",
+    "update_in_place",
+    "MAX_MESSAGE_BYTES",
+]
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 _NUMPY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: never object arrays
-_TORCH_DTYPES = {str(d): d for d in (
-    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-    torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)}
+_TORCH_DTYPES = {
+    str(d): d
+    for d in (
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+    )
+}
 
 
 class WireError(ValueError):
@@ -67,14 +90,25 @@ def encode(value: Any) -> Any:
         return {"$size": list(value)}
     if isinstance(value, torch.dtype):
         return {"$dtype": str(value)}
-    if isinstance(value, torch.Tensor) and str(value.dtype) in _TORCH_DTYPES and value.layout == torch.strided:
+    if (
+        isinstance(value, torch.Tensor)
+        and str(value.dtype) in _TORCH_DTYPES
+        and value.layout == torch.strided
+    ):
         t = value.detach().cpu().contiguous()
         raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t
-        return {"$torch": str(t.dtype), "shape": list(t.shape), "data": _b64(raw.numpy().tobytes()),
-                "grad": bool(value.requires_grad)}
+        return {
+            "$torch": str(t.dtype),
+            "shape": list(t.shape),
+            "data": _b64(raw.numpy().tobytes()),
+            "grad": bool(value.requires_grad),
+        }
     if isinstance(value, np.ndarray) and value.dtype.kind in _NUMPY_KINDS:
-        return {"$np": value.dtype.str, "shape": list(value.shape),
-                "data": _b64(np.ascontiguousarray(value).tobytes())}
+        return {
+            "$np": value.dtype.str,
+            "shape": list(value.shape),
+            "data": _b64(np.ascontiguousarray(value).tobytes()),
+        }
     if isinstance(value, np.generic) and np.dtype(type(value)).kind in _NUMPY_KINDS:
         return {"$npscalar": value.dtype.str, "data": _b64(value.tobytes())}
     if isinstance(value, torch.Generator):
@@ -101,7 +135,9 @@ def _bytes(item: dict, key: str = "data") -> bytes:
 
 def _shape(item: dict) -> tuple[int, ...]:
     shape = item.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+    if not isinstance(shape, list) or not all(
+        isinstance(n, int) and n >= 0 for n in shape
+    ):
         raise WireError(f"bad shape {shape!r}")
     return tuple(shape)
 
@@ -127,10 +163,16 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
             raise WireError(f"unknown dtype {item['$torch']!r}")
         shape = _shape(item)
         as_numpy = torch.int16 if dtype == torch.bfloat16 else dtype
-        array = np.frombuffer(_bytes(item), dtype=torch.empty(0, dtype=as_numpy).numpy().dtype)
+        array = np.frombuffer(
+            _bytes(item), dtype=torch.empty(0, dtype=as_numpy).numpy().dtype
+        )
         tensor = torch.from_numpy(array.copy()).reshape(shape)
         tensor = tensor.view(torch.bfloat16) if dtype == torch.bfloat16 else tensor
-        return tensor.requires_grad_(bool(item.get("grad"))) if tensor.is_floating_point() else tensor
+        return (
+            tensor.requires_grad_(bool(item.get("grad")))
+            if tensor.is_floating_point()
+            else tensor
+        )
     if "$np" in item or "$npscalar" in item:
         np_dtype = np.dtype(str(item.get("$np", item.get("$npscalar"))))
         if np_dtype.kind not in _NUMPY_KINDS:
@@ -139,7 +181,9 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
         return array.reshape(_shape(item)) if "$np" in item else array.reshape(())[()]
     if "$tgen" in item:
         generator = torch.Generator()
-        generator.set_state(torch.frombuffer(bytearray(_bytes(item, "$tgen")), dtype=torch.uint8))
+        generator.set_state(
+            torch.frombuffer(bytearray(_bytes(item, "$tgen")), dtype=torch.uint8)
+        )
         return generator
     if "$npgen" in item:
         state = decode(item["$npgen"])
@@ -197,7 +241,11 @@ def update_in_place(target: Any, source: Any) -> None:
     the caller's inputs. Anything else, or a change of shape or type, is left as it was."""
     if isinstance(target, torch.Tensor) and isinstance(source, torch.Tensor):
         same_kind = target.shape == source.shape and target.dtype == source.dtype
-        if same_kind and not torch.equal(target.detach(), source) and not _overlaps(target):
+        if (
+            same_kind
+            and not torch.equal(target.detach(), source)
+            and not _overlaps(target)
+        ):
             with torch.no_grad():
                 target.copy_(source)
     elif isinstance(target, np.ndarray) and isinstance(source, np.ndarray):
@@ -207,7 +255,9 @@ def update_in_place(target: Any, source: Any) -> None:
     elif isinstance(target, list) and isinstance(source, list):
         if len(target) == len(source):
             for i, (old, new) in enumerate(zip(target, source)):
-                if type(old) is type(new) and isinstance(old, (torch.Tensor, np.ndarray, list, dict)):
+                if type(old) is type(new) and isinstance(
+                    old, (torch.Tensor, np.ndarray, list, dict)
+                ):
                     update_in_place(old, new)
                 else:
                     target[i] = new
@@ -218,7 +268,9 @@ def update_in_place(target: Any, source: Any) -> None:
         target.update(source)
     elif isinstance(target, torch.Generator) and isinstance(source, torch.Generator):
         target.set_state(source.get_state())
-    elif isinstance(target, np.random.Generator) and isinstance(source, np.random.Generator):
+    elif isinstance(target, np.random.Generator) and isinstance(
+        source, np.random.Generator
+    ):
         target.bit_generator.state = source.bit_generator.state
     elif isinstance(target, random.Random) and isinstance(source, random.Random):
         target.setstate(source.getstate())
