@@ -19,6 +19,7 @@ from .train import TrainConfig, train_loop
 
 __all__ = [
     "marked_letter_batch",
+    "plain_adam",
     "token_names",
     "LookupHead",
     "train_lookup_head",
@@ -107,20 +108,12 @@ def lookup_scores(
     }
 
 
-def train_lookup_head(
-    model: LookupHead,
-    steps: int = 300,
-    batch_size: int = 64,
-    length: int = 8,
-    lr: float = 0.02,
-    seed: int = 0,
-) -> list[float]:
-    """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
-    constant learning rate: no warm-up, decay, weight decay or clipping, so plain Adam.
-    Returns the loss of every step."""
+def plain_adam(steps: int, batch_size: int, lr: float, seed: int = 0) -> TrainConfig:
+    """`train_loop` settings for plain Adam at a constant rate: no warm-up, decay, weight
+    decay or clipping (the small heads of chapters 1 and 3)."""
     if steps < 1 or lr <= 0:
         raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
-    config = TrainConfig(
+    return TrainConfig(
         max_iters=steps,
         batch_size=batch_size,
         learning_rate=lr,
@@ -132,6 +125,20 @@ def train_lookup_head(
         eval_interval=steps,
         seed=seed,
     )
+
+
+def train_lookup_head(
+    model: LookupHead,
+    steps: int = 300,
+    batch_size: int = 64,
+    length: int = 8,
+    lr: float = 0.02,
+    seed: int = 0,
+) -> list[float]:
+    """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
+    constant learning rate: no warm-up, decay, weight decay or clipping, so plain Adam.
+    Returns the loss of every step."""
+    config = plain_adam(steps, batch_size, lr, seed)
     losses: list[float] = []
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:

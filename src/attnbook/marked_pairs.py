@@ -17,7 +17,8 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.multihead import MultiHeadAttention
-from attnbook.train import TrainConfig, train_loop
+from attnbook.lookup import plain_adam
+from attnbook.train import train_loop
 
 __all__ = [
     "pair_names",
@@ -119,20 +120,7 @@ def train_two_questions(
     """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
     constant learning rate (plain Adam, as `lookup.train_lookup_head`). Returns the loss of
     every step."""
-    if steps < 1 or lr <= 0:
-        raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
-    config = TrainConfig(
-        max_iters=steps,
-        batch_size=batch_size,
-        learning_rate=lr,
-        min_lr=lr,
-        warmup_iters=0,
-        weight_decay=0.0,
-        betas=(0.9, 0.999),
-        grad_clip=0.0,
-        eval_interval=steps,
-        seed=seed,
-    )
+    config = plain_adam(steps, batch_size, lr, seed)
     losses: list[float] = []
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
