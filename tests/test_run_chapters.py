@@ -5,6 +5,7 @@ grader check did not pass fail."""
 import nbformat
 import pytest
 
+from tools import ToolError
 from tools.run_chapters import problems_in, run_notebook, targets
 
 
@@ -67,5 +68,5 @@ def test_grader_check_that_did_not_pass_fails():
 def test_subset_by_name():
     names = [name for name, _ in targets(["06", "ex06"])]
     assert names == ["06_tiny_gpt", "ex06_sampling"]
-    with pytest.raises(SystemExit, match="no notebook matches"):
+    with pytest.raises(ToolError, match="no notebook matches"):
         targets(["no-such-notebook"])

@@ -25,6 +25,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from tools import ToolError
+
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "3.2.2"
 # `npm view mathjax@3.2.2 dist.integrity` (the registry's sha512 of the tarball).
@@ -54,7 +56,7 @@ def npm_pack() -> None:
     """Download the tarball into the cache with `npm pack` (the npm registry's client)."""
     npm = shutil.which("npm")
     if npm is None:
-        raise SystemExit(
+        raise ToolError(
             f"fetch_mathjax: npm not found. It is needed once to fetch mathjax@{VERSION} "
             "from the npm registry: install Node.js/npm (e.g. `apt-get install npm`), "
             f"or put mathjax-{VERSION}.tgz into {CACHE} yourself."
@@ -71,7 +73,7 @@ def npm_pack() -> None:
     ]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0 or not TARBALL.is_file():
-        raise SystemExit(
+        raise ToolError(
             f"fetch_mathjax: `{' '.join(cmd)}` failed:\n{result.stderr.strip()}"
         )
 
@@ -86,7 +88,7 @@ def verified_tarball() -> Path:
         found = integrity_of(TARBALL)
         if found != INTEGRITY:
             TARBALL.unlink()
-            raise SystemExit(
+            raise ToolError(
                 f"fetch_mathjax: integrity mismatch for mathjax@{VERSION}\n"
                 f"  expected {INTEGRITY}\n  got      {found}"
             )
@@ -118,15 +120,13 @@ def extract(tarball: Path) -> int:
                 continue
             out = (staging / target).resolve()
             if not out.is_relative_to(staging.resolve()):
-                raise SystemExit(
-                    f"fetch_mathjax: unsafe path in tarball: {member.name}"
-                )
+                raise ToolError(f"fetch_mathjax: unsafe path in tarball: {member.name}")
             out.parent.mkdir(parents=True, exist_ok=True)
             with tar.extractfile(member) as src, out.open("wb") as dst:  # type: ignore[union-attr]
                 shutil.copyfileobj(src, dst)
             count += 1
         if not (staging / ENTRY).is_file():
-            raise SystemExit(f"fetch_mathjax: {ENTRY} missing from {tarball.name}")
+            raise ToolError(f"fetch_mathjax: {ENTRY} missing from {tarball.name}")
         (staging / STAMP.name).write_text(INTEGRITY + "\n")
         if DEST.exists():
             shutil.rmtree(DEST)
@@ -155,4 +155,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ToolError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)

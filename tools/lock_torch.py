@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from tools import ToolError
 
 PYTHONS = ("cp311", "cp312", "cp313")  # the Makefile's SUPPORTED_PYTHONS
 ENTRY = re.compile(r"^torch==(?P<version>\S+\+cpu) ; sys_platform == 'linux' \\$")
@@ -31,7 +32,7 @@ def read_listing(path: Path) -> dict[str, str]:
             continue
         digest, _, name = line.partition("  ")
         if not re.fullmatch(r"[0-9a-f]{64}", digest) or not name.endswith(".whl"):
-            raise SystemExit(
+            raise ToolError(
                 f"{path}:{number}: expected '<sha256>  <wheel>', got {line!r}"
             )
         wheels[name] = digest
@@ -42,7 +43,7 @@ def rewrite(lock: list[str], wheels: dict[str, str]) -> tuple[list[str], str]:
     """The lock's lines with the Linux torch entry's hashes replaced, and that entry's version."""
     starts = [i for i, line in enumerate(lock) if ENTRY.match(line)]
     if len(starts) != 1:
-        raise SystemExit(
+        raise ToolError(
             "lock_torch: expected one entry `torch==X+cpu ; sys_platform == 'linux'` "
             f"in the lock, found {len(starts)} (see requirements/constraints.txt)"
         )
@@ -66,12 +67,12 @@ def rewrite(lock: list[str], wheels: dict[str, str]) -> tuple[list[str], str]:
         )
     ]
     if missing:
-        raise SystemExit(
+        raise ToolError(
             f"lock_torch: the listing has no x86_64 wheel of torch {version} for "
             f"{', '.join(missing)}; add them from https://download.pytorch.org/whl/cpu/torch/"
         )
     if not seen & set(mine.values()):
-        raise SystemExit(
+        raise ToolError(
             f"lock_torch: uv resolved torch {version} against a wheel (sha256 "
             f"{', '.join(sorted(seen))}) that the listing of the CPU index does not name"
         )
@@ -97,4 +98,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except ToolError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)

@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 
 from tools import setup_cell
+from tools import ToolError
 
 ROOT = setup_cell.ROOT
 REQUIREMENTS = ROOT / "exercises" / "autograder-requirements.txt"
@@ -41,7 +42,7 @@ def rewrite_setup_cell(path: Path, source: str) -> bool:
     nb = nbformat.read(path, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
     if not first.source.startswith("# Setup"):
-        raise SystemExit(
+        raise ToolError(
             f"{path.relative_to(ROOT)}: the first code cell is not the setup cell"
         )
     if first.source == source:
@@ -73,4 +74,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ToolError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)

@@ -32,6 +32,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
+from tools import ToolError
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "book"
@@ -142,7 +143,7 @@ def targets(patterns: list[str]) -> list[tuple[str, Path | None]]:
     if patterns:
         found = [t for t in found if any(pattern in t[0] for pattern in patterns)]
         if not found:
-            raise SystemExit(f"no notebook matches {patterns}")
+            raise ToolError(f"no notebook matches {patterns}")
     return found
 
 
@@ -210,4 +211,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ToolError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)

@@ -23,6 +23,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from tools.setup_cell import chapter_setup_cell, exercise_setup_cell
+from tools import ToolError
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = {
@@ -71,7 +72,7 @@ def execute(path: Path) -> None:
 def chapter(name: str, title: str) -> None:
     path = ROOT / "book" / f"{name}.ipynb"
     if path.exists():
-        raise SystemExit(f"{path.relative_to(ROOT)} exists already")
+        raise ToolError(f"{path.relative_to(ROOT)} exists already")
     label = re.sub(r"^\d+_", "", name)
     nb = new_notebook(
         metadata=KERNEL,
@@ -96,7 +97,7 @@ def chapter(name: str, title: str) -> None:
 def exercise(name: str, title: str) -> None:
     path = ROOT / "exercises" / "masters" / f"{name}.ipynb"
     if path.exists():
-        raise SystemExit(f"{path.relative_to(ROOT)} exists already")
+        raise ToolError(f"{path.relative_to(ROOT)} exists already")
     config = (
         f"# ASSIGNMENT CONFIG\nname: {name}\ninit_cell: false\ncheck_all_cell: true\n"
         "export_cell: false\ntests:\n  files: true\n  ok_format: false\ngenerate:\n"
@@ -162,4 +163,10 @@ def exercise(name: str, title: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in {"chapter", "exercise"}:
         raise SystemExit(__doc__)
-    {"chapter": chapter, "exercise": exercise}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    try:
+        {"chapter": chapter, "exercise": exercise}[sys.argv[1]](
+            sys.argv[2], sys.argv[3]
+        )
+    except ToolError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)
