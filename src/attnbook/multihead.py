@@ -156,10 +156,11 @@ class MultiHeadAttention(nn.Module):
                 "key/value head serves a group of the same number of query heads"
             )
         if d_model % n_heads:
+            divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+            shown = f"{divisors[:8]}" + ("…" if len(divisors) > 8 else "")
             raise ValueError(
                 f"d_model={d_model} is not divisible by n_heads={n_heads}: every head needs "
-                f"the same width d_k = d_model / n_heads (try n_heads in "
-                f"{[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}…)"
+                f"the same width d_k = d_model / n_heads (try n_heads in {shown})"
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
