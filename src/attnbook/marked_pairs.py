@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.multihead import MultiHeadAttention
-from attnbook.lookup import plain_adam
+from attnbook.lookup import plain_adam, token_names
 from attnbook.train import train_loop
 
 __all__ = [
@@ -33,8 +33,8 @@ def pair_names(n_letters: int) -> list[str]:
     """Names of the ``3 * n_letters`` ids: ``a, b, ...``, then ``A, B, ...``, then ``a*, b*, ...``."""
     if not 2 <= n_letters <= 26:
         raise ValueError(f"n_letters must be between 2 and 26, got {n_letters}")
-    lower = [chr(ord("a") + c) for c in range(n_letters)]
-    return lower + [name.upper() for name in lower] + [name + "*" for name in lower]
+    names = token_names(n_letters)  # chapter 1's letters and marked letters
+    return names + [name + "*" for name in names[:n_letters]]
 
 
 def marked_pair_batch(
