@@ -331,19 +331,19 @@ MULTIHEAD = [
     row(
         lambda: multihead.split_heads(t(2, 3, 8), 0),
         ValueError,
-        "n_heads must be a positive int",
+        "n_head must be a positive int",
         "split-zero",
     ),
     row(
         lambda: multihead.split_heads(t(2, 3, 8), 2.0),
         TypeError,
-        "n_heads must be an int",
+        "n_head must be an int",
         "split-float",
     ),
     row(
         lambda: multihead.split_heads(t(2, 3, 10), 4),
         ValueError,
-        "d_model=10 is not divisible by n_heads=4",
+        "d_model=10 is not divisible by n_head=4",
         "split-indivisible",
     ),
     row(
@@ -355,7 +355,7 @@ MULTIHEAD = [
     row(
         lambda: MHA(10, 4),
         ValueError,
-        "d_model=10 is not divisible by n_heads=4",
+        "d_model=10 is not divisible by n_head=4",
         "init-indivisible",
     ),
     row(
@@ -367,10 +367,10 @@ MULTIHEAD = [
     row(
         lambda: MHA(8, -2),
         ValueError,
-        "n_heads must be a positive int, got -2",
+        "n_head must be a positive int, got -2",
         "init-negative",
     ),
-    row(lambda: MHA(8, 2.0), TypeError, "n_heads must be an int", "init-float"),
+    row(lambda: MHA(8, 2.0), TypeError, "n_head must be an int", "init-float"),
     row(
         lambda: MHA(8, 2)(t(8)),
         ValueError,
@@ -1126,11 +1126,11 @@ CARS = [
     row(
         lambda: cars.masked_mean(t(2, 3, 4), torch.ones(2, 4, dtype=torch.bool)),
         ValueError,
-        r"x must be \(B, T, D\) and mask \(B, T\)",
+        r"x must be \(B, T, D\) and mask the key mask \(B, 1, T\)",
         "masked-mean-shape",
     ),
     row(
-        lambda: cars.masked_mean(t(2, 3, 4), torch.ones(2, 3)),
+        lambda: cars.masked_mean(t(2, 3, 4), torch.ones(2, 1, 3)),
         TypeError,
         "mask must be boolean",
         "masked-mean-float-mask",
@@ -1144,7 +1144,7 @@ CHAPTER_8 = [
     row(
         lambda: multihead.MultiHeadAttention(12, 4, n_kv_head=3),
         ValueError,
-        "n_heads=4 is not divisible by n_kv_head=3",
+        "n_head=4 is not divisible by n_kv_head=3",
         "mha-kv-heads-divide",
     ),
     row(
@@ -1168,7 +1168,7 @@ CHAPTER_8 = [
     row(
         lambda: multihead.MultiHeadAttention(8, 2, n_kv_head=1).to_torch(),
         ValueError,
-        "to_torch needs n_kv_head == n_heads",
+        "to_torch needs n_kv_head == n_head",
         "mha-gqa-to-torch",
     ),
     row(
@@ -1252,7 +1252,7 @@ CHAPTER_8 = [
     row(
         lambda: positional.alibi_slopes(0),
         ValueError,
-        "n_heads must be a positive int",
+        "n_head must be a positive int",
         "alibi-heads",
     ),
     row(

@@ -292,7 +292,7 @@ LATENT = [
     row(
         lambda: latent.MultiHeadLatentAttention(8, 3, 4, 2),
         ValueError,
-        "not divisible by n_heads=3",
+        "not divisible by n_head=3",
         "heads",
     ),
     row(

@@ -206,10 +206,9 @@ def test_tokens_vocabulary_and_padding():
     assert tokenize("The white car, left.") == ["the", "white", "car", "left"]
     vocab = Vocabulary.build(["a white car", "a black car"])
     assert vocab.itos[:2] == ["<pad>", "<unk>"] and len(vocab) == 6
-    ids, mask = encode_batch(["a white car", "a red car to"], vocab)
+    ids = encode_batch(["a white car", "a red car to"], vocab)
     assert ids.shape == (2, 4) and ids.dtype == torch.long
     assert ids[1, 1] == vocab.unk_id and ids[0, 3] == vocab.pad_id
-    assert torch.equal(mask, ids != 0)
     with pytest.raises(ValueError, match="max_len=3"):
         encode_batch(["a red car to"], vocab, max_len=3)
     with pytest.raises(TypeError, match="list of sentences"):
@@ -274,7 +273,7 @@ def vocab(sentences):
 
 def test_every_model_maps_ids_to_one_logit_and_ignores_padding(sentences, vocab):
     texts = [sentences[0].text, sentences[5].text]
-    ids, _ = encode_batch(texts, vocab)
+    ids = encode_batch(texts, vocab)
     padded = torch.cat([ids, torch.zeros(2, 5, dtype=torch.long)], dim=1)
     for kind in MODEL_KINDS:
         torch.manual_seed(0)
@@ -293,7 +292,7 @@ def test_order_blind_models_give_twins_the_same_logit_and_others_do_not(
     sentences, vocab
 ):
     pos, neg = by_pair(sentences)[0]
-    ids, _ = encode_batch([pos.text, neg.text], vocab)
+    ids = encode_batch([pos.text, neg.text], vocab)
     for kind in MODEL_KINDS:
         torch.manual_seed(1)
         model = build_model(kind, len(vocab)).eval()
@@ -308,7 +307,7 @@ def test_order_blind_models_give_twins_the_same_logit_and_others_do_not(
 def test_attention_without_positions_is_permutation_invariant(vocab):
     torch.manual_seed(0)
     model = build_model("attention without positions", len(vocab)).eval()
-    ids, _ = encode_batch(["the white car is to the left of the black car"], vocab)
+    ids = encode_batch(["the white car is to the left of the black car"], vocab)
     shuffled = ids[
         :, torch.randperm(ids.shape[1], generator=torch.Generator().manual_seed(0))
     ]
@@ -318,10 +317,15 @@ def test_attention_without_positions_is_permutation_invariant(vocab):
 
 def test_masked_mean_divides_by_the_real_tokens():
     x = torch.arange(12.0).view(1, 4, 3)
-    mask = torch.tensor([[True, True, False, False]])
+    mask = torch.tensor([[[True, True, False, False]]])  # (B, 1, T): the key mask
     torch.testing.assert_close(masked_mean(x, mask), x[:, :2].mean(1))
+    x[0, 2:] = float("inf")  # what padding holds must not matter, inf included
+    torch.testing.assert_close(masked_mean(x, mask), x[:, :2].mean(1))
+    torch.testing.assert_close(masked_mean(x, torch.zeros_like(mask)), torch.zeros(1, 3))
     with pytest.raises(TypeError, match="boolean"):
         masked_mean(x, mask.int())
+    with pytest.raises(ValueError, match=r"\(B, 1, T\)"):
+        masked_mean(x, mask[:, 0])
 
 
 def test_attention_maps_and_predictions_restore_the_training_mode(vocab):

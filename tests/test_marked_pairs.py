@@ -33,7 +33,7 @@ def test_batch_marks_two_different_tokens_and_reports_their_letters():
 
 def test_layer_shapes_and_weight_on_marks():
     _ = torch.manual_seed(0)
-    layer = TwoQuestionLayer(4, d_model=8, n_heads=2)
+    layer = TwoQuestionLayer(4, d_model=8, n_head=2)
     batch = marked_pair_batch(3, 6, 4, torch.Generator().manual_seed(1))
     logits, weights = layer(batch[0])
     assert logits.shape == (3, 6, 2, 4) and weights.shape == (3, 2, 6, 6)
@@ -46,7 +46,7 @@ def test_layer_shapes_and_weight_on_marks():
 
 def test_training_learns_both_questions_and_looks_at_the_marks():
     _ = torch.manual_seed(0)
-    layer = TwoQuestionLayer(6, d_model=16, n_heads=2)
+    layer = TwoQuestionLayer(6, d_model=16, n_head=2)
     test = marked_pair_batch(256, 8, 6, torch.Generator().manual_seed(100))
     losses = train_two_questions(layer, steps=200, batch_size=32, seed=1)
     per_head, accuracy = weight_on_marks(layer, *test)

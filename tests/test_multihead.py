@@ -13,9 +13,9 @@ from attnbook.masks import (
 from attnbook.multihead import MultiHeadAttention, merge_heads, split_heads
 
 
-def make(d_model=16, n_heads=4, bias=False, seed=0):
+def make(d_model=16, n_head=4, bias=False, seed=0):
     torch.manual_seed(seed)
-    return MultiHeadAttention(d_model, n_heads, bias=bias)
+    return MultiHeadAttention(d_model, n_head, bias=bias)
 
 
 def test_split_and_merge_heads_are_inverse_and_slice_features():
@@ -39,7 +39,7 @@ def test_parameter_count_is_independent_of_heads():
 
 
 def test_indivisible_d_model_is_a_clear_error():
-    with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=4"):
+    with pytest.raises(ValueError, match="d_model=10 is not divisible by n_head=4"):
         MultiHeadAttention(10, 4)
 
 
@@ -97,7 +97,7 @@ def test_from_torch_round_trip():
 
 
 def test_one_head_equals_single_head_attention_then_output_projection():
-    ours = make(d_model=8, n_heads=1)
+    ours = make(d_model=8, n_head=1)
     x = torch.randn(1, 5, 8)
     q, k, v = ours.W_q(x), ours.W_k(x), ours.W_v(x)
     ref = ours.W_o(scaled_dot_product_attention(q, k, v)[0])

@@ -7,9 +7,9 @@ from attnbook.notebook import expect_error
 
 def test_prints_type_and_message_without_traceback(capsys):
     with expect_error(ValueError):
-        raise ValueError("d_model=10 is not divisible by n_heads=4")
+        raise ValueError("d_model=10 is not divisible by n_head=4")
     out = capsys.readouterr().out
-    assert out == "ValueError: d_model=10 is not divisible by n_heads=4\n"
+    assert out == "ValueError: d_model=10 is not divisible by n_head=4\n"
 
 
 def test_long_messages_are_wrapped_to_the_column():

@@ -74,7 +74,7 @@ def test_the_scanner_recognises_paths_and_noise() -> None:
         "https://github.com/a/b/blob/main/x.ipynb",
         "../exercises/student/ex01.ipynb",
         "1/8 of the weight",
-        "d_model / n_heads",
+        "d_model / n_head",
         "q/k/v",
         "(B, H, T)/2",
     ]:

@@ -4,13 +4,13 @@ solution: label -> [(old, new), ...]. `tools/exercises.py prove` proves each los
 
 WRONG_ANSWERS = {
     "split with view(B, H, T, d_k), no transpose (right shape, tokens mixed up)": [
-        ("x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "x.reshape(B, n_heads, T, d_k)"),
+        ("x.reshape(B, T, n_head, d_k).transpose(1, 2)", "x.reshape(B, n_head, T, d_k)"),
     ],
     "split interleaves the features (head h gets h, h+H, h+2H, ...)": [
-        ("x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "x.reshape(B, T, d_k, n_heads).permute(0, 3, 1, 2)"),
+        ("x.reshape(B, T, n_head, d_k).transpose(1, 2)", "x.reshape(B, T, d_k, n_head).permute(0, 3, 1, 2)"),
     ],
     "split cuts the sequence T into heads instead of the features D": [
-        ("x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "x.reshape(B, n_heads, T // n_heads, D)"),
+        ("x.reshape(B, T, n_head, d_k).transpose(1, 2)", "x.reshape(B, n_head, T // n_head, D)"),
     ],
     "merge without transposing back (reshape only)": [
         ("x.transpose(1, 2).reshape(B, T, H * d_k)", "x.reshape(B, T, H * d_k)"),
@@ -34,8 +34,8 @@ WRONG_ANSWERS = {
         ("@ W_o", "@ W_o.T"),
     ],
     "shortcut: split_heads imported from the course package": [
-        ("    B, T, D = x.shape\n    d_k = D // n_heads\n    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)",
-         "    from attnbook.multihead import split_heads as split\n    return split(x, n_heads)"),
+        ("    B, T, D = x.shape\n    d_k = D // n_head\n    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+         "    from attnbook.multihead import split_heads as split\n    return split(x, n_head)"),
     ],
     "shortcut: the attention step handed to F.scaled_dot_product_attention": [
         ("    heads = weights @ v  # (B, H, T, d_k)",
@@ -46,16 +46,16 @@ WRONG_ANSWERS = {
          "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
     ],
     "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
-        ("def split_heads(x, n_heads):", TAMPER + "def split_heads(x, n_heads):"),
-        ("return x.reshape(B, T, n_heads, d_k).transpose(1, 2)", "return x.reshape(B, n_heads, T, d_k)"),
+        ("def split_heads(x, n_head):", TAMPER + "def split_heads(x, n_head):"),
+        ("return x.reshape(B, T, n_head, d_k).transpose(1, 2)", "return x.reshape(B, n_head, T, d_k)"),
         ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
         ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads), weights"),
     ],
     "fused projection cut into heads first (each head's slice holds q, k and v)": [
         ("    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]  # (B, T, D) each\n"
-         "    return split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)",
-         "    heads = split_heads(qkv, n_heads)  # (B, H, T, 3 d_k)\n"
-         "    d_k = D // n_heads\n"
+         "    return split_heads(q, n_head), split_heads(k, n_head), split_heads(v, n_head)",
+         "    heads = split_heads(qkv, n_head)  # (B, H, T, 3 d_k)\n"
+         "    d_k = D // n_head\n"
          "    return heads[..., :d_k], heads[..., d_k:2 * d_k], heads[..., 2 * d_k:]"),
     ],
     "fused projection cut along the tokens (chunk on the wrong axis)": [
@@ -66,11 +66,11 @@ WRONG_ANSWERS = {
 
 # Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
 # answered wrongly: the tests run in the grader's process, so q1 must still score 0.
-_FIRST = 'def split_heads(x, n_heads):'
+_FIRST = 'def split_heads(x, n_head):'
 WRONG_ANSWERS.update({
     f"tampering (q1): {kind} patched, q1 answered wrongly": [
         (_FIRST, TAMPERS[kind] + _FIRST),
-        ('    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)', '    return None'),
+        ('    return x.reshape(B, T, n_head, d_k).transpose(1, 2)', '    return None'),
     ]
     for kind in ['builtins', 'results file']
 })
@@ -84,7 +84,7 @@ WRONG_ANSWERS.update({
         ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads), weights"),
     ],
     "layer: the keys made with W_q": [
-        ("    k = split_heads(x @ W_k, n_heads)", "    k = split_heads(x @ W_q, n_heads)"),
+        ("    k = split_heads(x @ W_k, n_head)", "    k = split_heads(x @ W_q, n_head)"),
     ],
     "layer: W_o applied transposed (column-vector convention)": [
         ("    return merge_heads(heads) @ W_o, weights", "    return merge_heads(heads) @ W_o.T, weights"),
@@ -93,7 +93,7 @@ WRONG_ANSWERS.update({
 
 WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
     'correct: split with view and permute': [
-        ('    return x.reshape(B, T, n_heads, d_k).transpose(1, 2)',
-         '    return x.view(B, T, n_heads, d_k).permute(0, 2, 1, 3)'),
+        ('    return x.reshape(B, T, n_head, d_k).transpose(1, 2)',
+         '    return x.view(B, T, n_head, d_k).permute(0, 2, 1, 3)'),
     ],
 })

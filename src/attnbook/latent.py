@@ -70,7 +70,7 @@ class MultiHeadLatentAttention(nn.Module):
     def __init__(
         self,
         d_model: int,
-        n_heads: int,
+        n_head: int,
         d_latent: int,
         d_rope: int,
         d_head: int | None = None,
@@ -78,31 +78,31 @@ class MultiHeadLatentAttention(nn.Module):
         super().__init__()
         for name, value in (
             ("d_model", d_model),
-            ("n_heads", n_heads),
+            ("n_head", n_head),
             ("d_latent", d_latent),
             ("d_rope", d_rope),
         ):
             positive_int(name, value)
         if d_head is None:
-            if d_model % n_heads:
+            if d_model % n_head:
                 raise ValueError(
-                    f"d_model={d_model} is not divisible by n_heads={n_heads}; give d_head"
+                    f"d_model={d_model} is not divisible by n_head={n_head}; give d_head"
                 )
-            d_head = d_model // n_heads
+            d_head = d_model // n_head
         positive_int("d_head", d_head)
         if d_rope % 2:
             raise ValueError(
                 f"d_rope={d_rope} must be even: RoPE rotates feature pairs"
             )
-        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_head
+        self.d_model, self.n_head, self.d_head = d_model, n_head, d_head
         self.d_latent, self.d_rope = d_latent, d_rope
-        self.W_q = nn.Linear(d_model, n_heads * d_head, bias=False)
-        self.W_qr = nn.Linear(d_model, n_heads * d_rope, bias=False)
+        self.W_q = nn.Linear(d_model, n_head * d_head, bias=False)
+        self.W_qr = nn.Linear(d_model, n_head * d_rope, bias=False)
         self.W_dkv = nn.Linear(d_model, d_latent, bias=False)
         self.W_kr = nn.Linear(d_model, d_rope, bias=False)
-        self.W_uk = nn.Linear(d_latent, n_heads * d_head, bias=False)
-        self.W_uv = nn.Linear(d_latent, n_heads * d_head, bias=False)
-        self.W_o = nn.Linear(n_heads * d_head, d_model, bias=False)
+        self.W_uk = nn.Linear(d_latent, n_head * d_head, bias=False)
+        self.W_uv = nn.Linear(d_latent, n_head * d_head, bias=False)
+        self.W_o = nn.Linear(n_head * d_head, d_model, bias=False)
 
     def forward(
         self,
@@ -138,9 +138,9 @@ class MultiHeadLatentAttention(nn.Module):
         k_r = apply_rope(self.W_kr(query), positions)
         if kv_cache is not None:
             c, k_r = kv_cache.append(c, k_r)  # (B, T_k, ...)
-        q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T, d_head)
+        q = split_heads(self.W_q(query), self.n_head)  # (B, H, T, d_head)
         # (B, H, T, d_rope)
-        q_r = apply_rope(split_heads(self.W_qr(query), self.n_heads), positions)
+        q_r = apply_rope(split_heads(self.W_qr(query), self.n_head), positions)
         T_k = c.shape[1]
         causal = torch.ones(T, T_k, dtype=torch.bool, device=query.device).tril(T_k - T)
         scale = 1.0 / math.sqrt(self.d_head + self.d_rope)
@@ -149,13 +149,13 @@ class MultiHeadLatentAttention(nn.Module):
         else:
             k = torch.cat(
                 [
-                    split_heads(self.W_uk(c), self.n_heads),
+                    split_heads(self.W_uk(c), self.n_head),
                     # (B, H, T_k, dh + dr)
-                    k_r[:, None].expand(-1, self.n_heads, -1, -1),
+                    k_r[:, None].expand(-1, self.n_head, -1, -1),
                 ],
                 dim=-1,
             )
-            v = split_heads(self.W_uv(c), self.n_heads)  # (B, H, T_k, d_head)
+            v = split_heads(self.W_uv(c), self.n_head)  # (B, H, T_k, d_head)
             heads = F.scaled_dot_product_attention(
                 torch.cat([q, q_r], dim=-1), k, v, attn_mask=causal, scale=scale
             )
@@ -172,8 +172,8 @@ class MultiHeadLatentAttention(nn.Module):
     ) -> Tensor:
         """Attention over the latents: q (B, H, T, dh) -> (q U_h) (B, H, T, d_latent)."""
         # (H, dh, d_latent)
-        U = self.W_uk.weight.view(self.n_heads, self.d_head, self.d_latent)
-        V = self.W_uv.weight.view(self.n_heads, self.d_head, self.d_latent)
+        U = self.W_uk.weight.view(self.n_head, self.d_head, self.d_latent)
+        V = self.W_uv.weight.view(self.n_head, self.d_head, self.d_latent)
         q_lat = q @ U  # (B, H, T, d_latent)
         scores = (
             q_lat @ c[:, None].transpose(-2, -1) + q_r @ k_r[:, None].transpose(-2, -1)

@@ -68,20 +68,20 @@ def marked_pair_batch(
 
 
 class TwoQuestionLayer(nn.Module):
-    """Token embedding -> `MultiHeadAttention` with ``n_heads`` heads (with biases) -> one
+    """Token embedding -> `MultiHeadAttention` with ``n_head`` heads (with biases) -> one
     linear read-out per question. No positions: the task needs none.
 
     ``forward(tokens)`` takes (B, T) ids and returns logits (B, T, 2, n_letters) and the
     heads' weights (B, H, T, T).
     """
 
-    def __init__(self, n_letters: int, d_model: int = 16, n_heads: int = 2) -> None:
+    def __init__(self, n_letters: int, d_model: int = 16, n_head: int = 2) -> None:
         super().__init__()
         if n_letters < 2:
             raise ValueError(f"need n_letters >= 2, got {n_letters}")
         self.n_letters = n_letters
         self.embed = nn.Embedding(3 * n_letters, d_model)
-        self.attn = MultiHeadAttention(d_model, n_heads, bias=True)
+        self.attn = MultiHeadAttention(d_model, n_head, bias=True)
         self.readout = nn.Linear(d_model, 2 * n_letters)
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:

@@ -13,7 +13,7 @@ For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the k
 of earlier positions are kept, so each new token is projected once instead of recomputing the
 whole prefix at every step.
 
-Chapter 8 adds two options: `n_kv_head` < n_heads shares each key/value head among a group of
+Chapter 8 adds two options: `n_kv_head` < n_head shares each key/value head among a group of
 query heads (grouped-query attention, `attnbook.gqa`; W_k and W_v then map d_model to
 n_kv_head * d_k and the cache holds only those heads), and `alibi=True` adds ALiBi's linear
 distance penalty to the scores (causal attention only).
@@ -39,14 +39,14 @@ __all__ = [
 ]
 
 
-def split_heads(x: Tensor, n_heads: int) -> Tensor:
+def split_heads(x: Tensor, n_head: int) -> Tensor:
     """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
     tensor("x", x, "(B, T, d_model)", dims=(3,))
-    positive_int("n_heads", n_heads)
+    positive_int("n_head", n_head)
     B, T, D = x.shape
-    if D % n_heads:
-        raise ValueError(f"d_model={D} is not divisible by n_heads={n_heads}")
-    return x.view(B, T, n_heads, D // n_heads).transpose(1, 2)  # (B, H, T, d_k)
+    if D % n_head:
+        raise ValueError(f"d_model={D} is not divisible by n_head={n_head}")
+    return x.view(B, T, n_head, D // n_head).transpose(1, 2)  # (B, H, T, d_k)
 
 
 def merge_heads(x: Tensor) -> Tensor:
@@ -135,7 +135,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(
         self,
         d_model: int,
-        n_heads: int,
+        n_head: int,
         bias: bool = False,
         rope: bool = False,
         n_kv_head: int | None = None,
@@ -143,31 +143,31 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.0,
     ) -> None:
         super().__init__()
-        n_kv_head = n_heads if n_kv_head is None else n_kv_head
+        n_kv_head = n_head if n_kv_head is None else n_kv_head
         for name, size in (
             ("d_model", d_model),
-            ("n_heads", n_heads),
+            ("n_head", n_head),
             ("n_kv_head", n_kv_head),
         ):
             positive_int(name, size)
-        if n_heads % n_kv_head:
+        if n_head % n_kv_head:
             raise ValueError(
-                f"n_heads={n_heads} is not divisible by n_kv_head={n_kv_head}: each "
+                f"n_head={n_head} is not divisible by n_kv_head={n_kv_head}: each "
                 "key/value head serves a group of the same number of query heads"
             )
-        if d_model % n_heads:
+        if d_model % n_head:
             divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
             shown = f"{divisors[:8]}" + ("…" if len(divisors) > 8 else "")
             raise ValueError(
-                f"d_model={d_model} is not divisible by n_heads={n_heads}: every head needs "
-                f"the same width d_k = d_model / n_heads (try n_heads in {shown})"
+                f"d_model={d_model} is not divisible by n_head={n_head}: every head needs "
+                f"the same width d_k = d_model / n_head (try n_head in {shown})"
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
-        self.d_model, self.n_heads, self.d_k, self.bias = (
+        self.d_model, self.n_head, self.d_k, self.bias = (
             d_model,
-            n_heads,
-            d_model // n_heads,
+            n_head,
+            d_model // n_head,
             bias,
         )
         if rope and self.d_k % 2:
@@ -205,7 +205,7 @@ class MultiHeadAttention(nn.Module):
         query, key, value, mask, unbatched = self._checked(
             query, key, value, mask, is_causal, kv_cache
         )
-        q = split_heads(self.W_q(query), self.n_heads)  # (B, H, T_q, d_k)
+        q = split_heads(self.W_q(query), self.n_head)  # (B, H, T_q, d_k)
         k = split_heads(self.W_k(key), self.n_kv_head)  # (B, H_kv, T_k, d_k)
         v = split_heads(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
         seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
@@ -217,7 +217,7 @@ class MultiHeadAttention(nn.Module):
             k, v = kv_cache.append(k, v)
         # ALiBi (chapter 8): (H, T_q, T_k), -m_h x distance to each key, -inf on later keys
         bias = (
-            alibi_bias(self.n_heads, q.shape[-2], k.shape[-2], q.dtype, q.device)
+            alibi_bias(self.n_head, q.shape[-2], k.shape[-2], q.dtype, q.device)
             if self.alibi
             else None
         )
@@ -287,7 +287,7 @@ class MultiHeadAttention(nn.Module):
         boolean("mask", mask)
         target = (
             query.shape[0],
-            self.n_heads,
+            self.n_head,
             query.shape[1],
             key.shape[1] + (0 if kv_cache is None else len(kv_cache)),
         )
@@ -310,9 +310,9 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""
         drop = f", dropout={self.dropout}" if self.dropout else ""
-        kv = f", n_kv_head={self.n_kv_head}" if self.n_kv_head != self.n_heads else ""
+        kv = f", n_kv_head={self.n_kv_head}" if self.n_kv_head != self.n_head else ""
         alibi = ", alibi=True" if self.alibi else ""
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
+        return f"d_model={self.d_model}, n_head={self.n_head}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
 
     # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
     def to_torch(self) -> nn.MultiheadAttention:
@@ -321,15 +321,15 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(
                 "nn.MultiheadAttention has no rotary positions: to_torch needs rope=False"
             )
-        if self.alibi or self.n_kv_head != self.n_heads:
+        if self.alibi or self.n_kv_head != self.n_head:
             raise ValueError(
                 "nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
-                "to_torch needs n_kv_head == n_heads and alibi=False"
+                "to_torch needs n_kv_head == n_head and alibi=False"
             )
         w = self.W_q.weight
         mha = nn.MultiheadAttention(
             self.d_model,
-            self.n_heads,
+            self.n_head,
             bias=self.bias,
             batch_first=True,
             # float64 stays float64

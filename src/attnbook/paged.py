@@ -34,21 +34,21 @@ __all__ = [
 
 class BlockPool:
     """`num_blocks` blocks of `block_size` token slots, each holding keys and values of
-    `n_heads` heads of width `d_head` (chapter 9); a free list hands blocks out and takes
-    them back. `k` and `v` are (num_blocks, n_heads, block_size, d_head)."""
+    `n_head` heads of width `d_head` (chapter 9); a free list hands blocks out and takes
+    them back. `k` and `v` are (num_blocks, n_head, block_size, d_head)."""
 
     def __init__(
         self,
         num_blocks: int,
         block_size: int,
-        n_heads: int,
+        n_head: int,
         d_head: int,
         dtype: torch.dtype = torch.float32,
     ) -> None:
         for name, value in (
             ("num_blocks", num_blocks),
             ("block_size", block_size),
-            ("n_heads", n_heads),
+            ("n_head", n_head),
             ("d_head", d_head),
         ):
             positive_int(name, value)
@@ -56,13 +56,13 @@ class BlockPool:
             raise TypeError(
                 f"dtype must be a floating-point torch.dtype, got {dtype!r}"
             )
-        self.num_blocks, self.block_size, self.n_heads, self.d_head = (
+        self.num_blocks, self.block_size, self.n_head, self.d_head = (
             num_blocks,
             block_size,
-            n_heads,
+            n_head,
             d_head,
         )
-        self.k = torch.zeros(num_blocks, n_heads, block_size, d_head, dtype=dtype)
+        self.k = torch.zeros(num_blocks, n_head, block_size, d_head, dtype=dtype)
         self.v = torch.zeros_like(self.k)
         # pop() hands out 0, 1, 2, ...
         self.free: list[int] = list(range(num_blocks - 1, -1, -1))
@@ -70,7 +70,7 @@ class BlockPool:
     @property
     def bytes_per_block(self) -> int:
         """Bytes of keys and values one block holds."""
-        return 2 * self.n_heads * self.block_size * self.d_head * self.k.element_size()
+        return 2 * self.n_head * self.block_size * self.d_head * self.k.element_size()
 
     @property
     def num_free(self) -> int:
@@ -139,16 +139,16 @@ def paged_attention(
     k = gather_blocks(pool.k, block_table, length)  # (H, length, d)
     v = gather_blocks(pool.v, block_table, length)
     H_q, T_q, d = q.shape
-    if d != pool.d_head or H_q % pool.n_heads:
+    if d != pool.d_head or H_q % pool.n_head:
         raise ValueError(
             f"q {tuple(q.shape)} does not fit the pool: d must be {pool.d_head} and "
-            f"H_q a multiple of {pool.n_heads}"
+            f"H_q a multiple of {pool.n_head}"
         )
     if T_q > length:
         raise ValueError(
             f"T_q={T_q} queries cannot be the last positions of length={length}"
         )
-    group = H_q // pool.n_heads
+    group = H_q // pool.n_head
     # (H_q, length, d)
     k, v = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
     causal = torch.ones(T_q, length, dtype=torch.bool, device=q.device).tril(
@@ -189,10 +189,10 @@ class PagedKVCache(KVCache):
         tensor("k", k, "(1, H, T_new, d)", dims=(4,))
         tensor("v", v, "(1, H, T_new, d)", dims=(4,))
         pool = self.pool
-        want = (1, pool.n_heads, k.shape[2], pool.d_head)
+        want = (1, pool.n_head, k.shape[2], pool.d_head)
         if k.shape != v.shape or tuple(k.shape) != want:
             raise ValueError(
-                f"k and v must both be (1, H={pool.n_heads}, T_new, d={pool.d_head}) to "
+                f"k and v must both be (1, H={pool.n_head}, T_new, d={pool.d_head}) to "
                 f"fit the pool, got {tuple(k.shape)} and {tuple(v.shape)}"
             )
         for t in range(k.shape[2]):

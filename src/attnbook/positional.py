@@ -188,28 +188,28 @@ def apply_rope(
     return rotated.flatten(-2)  # (..., T, d): pairs interleaved back
 
 
-def alibi_slopes(n_heads: int) -> Tensor:
-    """(n_heads,) float64 slopes of ALiBi (chapter 8): for H a power of two, head h = 1..H
+def alibi_slopes(n_head: int) -> Tensor:
+    """(n_head,) float64 slopes of ALiBi (chapter 8): for H a power of two, head h = 1..H
     gets 2^(-8h/H), a geometric sequence from 2^(-8/H) down to 2^-8. For other H, the slopes
     of the power of two P just below H, then every other slope of 2P, as the ALiBi paper does."""
-    positive_int("n_heads", n_heads)
-    P = 2 ** int(math.floor(math.log2(n_heads)))
+    positive_int("n_head", n_head)
+    P = 2 ** int(math.floor(math.log2(n_head)))
 
     def powers(n: int) -> Tensor:
         return 2.0 ** (-8.0 * torch.arange(1, n + 1, dtype=torch.float64) / n)
 
-    extra = powers(2 * P)[0::2][: n_heads - P]  # empty when H is a power of two
+    extra = powers(2 * P)[0::2][: n_head - P]  # empty when H is a power of two
     return torch.cat([powers(P), extra])
 
 
 def alibi_bias(
-    n_heads: int,
+    n_head: int,
     T_q: int,
     T_k: int | None = None,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> Tensor:
-    """(n_heads, T_q, T_k) additive causal bias of ALiBi (chapter 8): -m_h (i - j) for a key j
+    """(n_head, T_q, T_k) additive causal bias of ALiBi (chapter 8): -m_h (i - j) for a key j
     at or before query i, -inf after it. The queries are the last T_q of T_k positions
     (T_k defaults to T_q), so query i sits at position T_k - T_q + i, as with a KV cache."""
     positive_int("T_q", T_q)
@@ -224,7 +224,7 @@ def alibi_bias(
     pos_k = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
     distance = (pos_q - pos_k).to(torch.float64)  # (T_q, T_k): i - j
     # (H, T_q, T_k), no -0.0
-    bias = -alibi_slopes(n_heads).to(device)[:, None, None] * distance + 0.0
+    bias = -alibi_slopes(n_head).to(device)[:, None, None] * distance + 0.0
     return bias.masked_fill(~causal_mask(T_q, T_k, device=device), float("-inf")).to(
         dtype
     )

@@ -84,7 +84,7 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
     """One block on the newest token x (1, 1, C), reading and updating its streaming cache."""
     attn = block.attn
     h = block.ln_1(x)
-    q = split_heads(attn.W_q(h), attn.n_heads)  # (1, H, 1, d)
+    q = split_heads(attn.W_q(h), attn.n_head)  # (1, H, 1, d)
     k, v = cache.add(
         split_heads(attn.W_k(h), attn.n_kv_head),
         split_heads(attn.W_v(h), attn.n_kv_head),
@@ -95,8 +95,8 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
         q = apply_rope(q, torch.tensor([n - 1]))
         k = apply_rope(k, torch.arange(n))
     if attn.alibi:
-        bias = alibi_bias(attn.n_heads, 1, n, dtype=q.dtype)  # (H, 1, n)
-    group = attn.n_heads // attn.n_kv_head
+        bias = alibi_bias(attn.n_head, 1, n, dtype=q.dtype)  # (H, 1, n)
+    group = attn.n_head // attn.n_kv_head
     out = F.scaled_dot_product_attention(
         q, repeat_kv(k, group), repeat_kv(v, group), attn_mask=bias
     )

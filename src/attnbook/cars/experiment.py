@@ -161,7 +161,7 @@ def run_seed(
     train_idx, test_idx = make_split(split, sentences, seed, held_out=held_out)
     vocab = Vocabulary.build(sentences[i].text for i in train_idx)
     # (N, max_len)
-    ids, _ = encode_batch([s.text for s in sentences], vocab, max_len=max_len)
+    ids = encode_batch([s.text for s in sentences], vocab, max_len=max_len)
     labels = torch.tensor([float(s.label) for s in sentences])  # (N,)
     config = config or CHAPTER_CONFIG
     config = replace(config, seed=seed)

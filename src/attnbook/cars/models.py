@@ -43,20 +43,20 @@ __all__ = [
 
 
 def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
-    """Masked mean pooling (chapter 7): x (B, T, D), mask bool (True = real token), either the
-    key mask (B, 1, T) of `masks.padding_mask` or (B, T) -> (B, D), the mean over the real
-    tokens only; a row without real tokens gives zeros."""
-    if x.dim() == 3 and mask.dim() == 3 and mask.shape[1] == 1:
-        mask = mask[:, 0]  # the key mask (B, 1, T) read as (B, T)
-    if x.dim() != 3 or mask.shape != x.shape[:2]:
+    """Masked mean pooling (chapter 7): x (B, T, D) and the key mask (B, 1, T) of
+    `masks.padding_mask` (True = real token) -> (B, D), the mean over the real tokens only;
+    what padded positions hold never matters (inf included), and a row without real tokens
+    gives zeros."""
+    if x.dim() != 3 or mask.dim() != 3 or mask.shape != (x.shape[0], 1, x.shape[1]):
         raise ValueError(
-            f"x must be (B, T, D) and mask (B, T) or (B, 1, T); got {tuple(x.shape)} "
-            f"and {tuple(mask.shape)}"
+            "x must be (B, T, D) and mask the key mask (B, 1, T) of masks.padding_mask; "
+            f"got {tuple(x.shape)} and {tuple(mask.shape)}"
         )
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must be boolean (True = real token), got {mask.dtype}")
-    m = mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1): broadcasts over the features
-    return (x * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)  # (B, D)
+    real = mask[:, 0, :, None]  # (B, T, 1): broadcasts over the features
+    total = x.masked_fill(~real, 0.0).sum(dim=1)  # (B, D): padding never enters the sum
+    return total / real.sum(dim=1).clamp(min=1).to(x.dtype)  # (B, D)
 
 
 def bag_of_words_counts(ids: Tensor, vocab_size: int, pad_id: int = 0) -> Tensor:
@@ -173,7 +173,7 @@ class AttentionClassifier(nn.Module):
         positions: str = "learned",
         d_model: int = 32,
         n_layers: int = 2,
-        n_heads: int = 1,
+        n_head: int = 1,
         max_len: int = 64,
         pad_id: int = 0,
     ) -> None:
@@ -183,7 +183,7 @@ class AttentionClassifier(nn.Module):
             vocab_size=vocab_size,
             block_size=max_len,
             n_layer=n_layers,
-            n_head=n_heads,
+            n_head=n_head,
             n_embd=d_model,
             bias=True,
             causal=False,
@@ -250,7 +250,7 @@ def build_model(kind: str, vocab_size: int, max_len: int = 64, **kwargs) -> nn.M
 
 def predict_logits(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
     """The model's logit for each sentence, (len(texts),), computed in eval mode."""
-    ids, _ = encode_batch(texts, vocab)  # (B, T)
+    ids = encode_batch(texts, vocab)  # (B, T)
     with evaluating(model):
         return model(ids.to(next(model.parameters()).device)).cpu()  # (B,)
 
@@ -265,7 +265,7 @@ def attention_maps(
 ) -> tuple[list[str], list[Tensor]]:
     """The tokens of `text` and the (T, T) weights of every layer (head 0) of `model` on it,
     from one real forward pass (each layer's weights from that layer's own input)."""
-    ids, _ = encode_batch([text], vocab)  # (1, T)
+    ids = encode_batch([text], vocab)  # (1, T)
     with evaluating(model):
         _, weights = model(
             ids.to(next(model.parameters()).device), return_attention=True

@@ -61,9 +61,10 @@ class Vocabulary:
 
 def encode_batch(
     texts: Sequence[str], vocab: Vocabulary, max_len: int | None = None
-) -> tuple[Tensor, Tensor]:
-    """Token ids padded on the right with `<pad>` = 0, (B, T) int64, and the mask of real
-    tokens, (B, T) bool. T is the longest sentence, or `max_len` (longer is an error)."""
+) -> Tensor:
+    """Token ids padded on the right with `<pad>` = 0, (B, T) int64 (chapter 7). T is the
+    longest sentence, or `max_len` (longer is an error). The key mask of the real tokens is
+    `masks.padding_mask(ids, vocab.pad_id)`, (B, 1, T), as everywhere in the package."""
     if isinstance(texts, str):
         raise TypeError("encode_batch takes a list of sentences, not one string")
     encoded = [vocab.encode(t) for t in texts]
@@ -80,4 +81,4 @@ def encode_batch(
     ids = torch.full((len(encoded), T), vocab.pad_id, dtype=torch.long)  # (B, T)
     for b, e in enumerate(encoded):
         ids[b, : len(e)] = torch.tensor(e)
-    return ids, ids != vocab.pad_id  # (B, T), (B, T)
+    return ids  # (B, T)

@@ -8,10 +8,10 @@ points = [0, 0, 0]
 @test_case(points=None, hidden=False)
 def test_split_shape(split_heads, x):
     import torch
-    for n_heads, d_k in [(3, 4), (4, 3), (6, 2)]:
-        out = split_heads(x, n_heads)
+    for n_head, d_k in [(3, 4), (4, 3), (6, 2)]:
+        out = split_heads(x, n_head)
         assert isinstance(out, torch.Tensor), 'return a torch tensor'
-        assert out.shape == (2, n_heads, 5, d_k), f'with {n_heads} heads expected shape (B, H, T, d_k) = (2, {n_heads}, 5, {d_k}), got {tuple(out.shape)}'
+        assert out.shape == (2, n_head, 5, d_k), f'with {n_head} heads expected shape (B, H, T, d_k) = (2, {n_head}, 5, {d_k}), got {tuple(out.shape)}'
 
 @test_case(points=None, hidden=False)
 def test_split_one_head(split_heads, x):
