@@ -321,7 +321,9 @@ def test_masked_mean_divides_by_the_real_tokens():
     torch.testing.assert_close(masked_mean(x, mask), x[:, :2].mean(1))
     x[0, 2:] = float("inf")  # what padding holds must not matter, inf included
     torch.testing.assert_close(masked_mean(x, mask), x[:, :2].mean(1))
-    torch.testing.assert_close(masked_mean(x, torch.zeros_like(mask)), torch.zeros(1, 3))
+    torch.testing.assert_close(
+        masked_mean(x, torch.zeros_like(mask)), torch.zeros(1, 3)
+    )
     with pytest.raises(TypeError, match="boolean"):
         masked_mean(x, mask.int())
     with pytest.raises(ValueError, match=r"\(B, 1, T\)"):
