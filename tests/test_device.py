@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from attnbook.device import (
     DEVICE_ENV,
     as_device,
     check_float64,
+    float64_device,
     model_device,
     pick_device,
     to_device,
@@ -83,6 +85,20 @@ def test_mps_has_no_float64():
         match="the unigram table needs float64, and Apple's MPS has no float64",
     ):
         check_float64(torch.device("mps"), "the unigram table")
+
+
+def test_float64_position_tables_are_built_where_float64_exists():
+    from attnbook.positional import alibi_bias, apply_rope
+
+    assert float64_device("mps") == torch.device("cpu")
+    assert float64_device(None) == torch.device("cpu")
+    assert float64_device("meta") == torch.device("meta")
+    # the tables follow the input's device and dtype (meta: no numbers, only placement)
+    x = torch.empty(2, 3, 5, 8, device="meta", dtype=torch.float16)
+    assert apply_rope(x).device.type == "meta" and apply_rope(x).dtype == torch.float16
+    bias = alibi_bias(4, 3, 5, dtype=torch.float16, device="meta")
+    assert bias.device.type == "meta" and bias.shape == (4, 3, 5)
+    assert bias.dtype == torch.float16
 
 
 def test_to_device_moves_what_is_elsewhere_and_leaves_the_rest():
@@ -345,3 +361,22 @@ def test_training_on_mps(amp):
         torch.arange(100, device="mps"), 8, 4, torch.Generator().manual_seed(0)
     )
     assert xb.device.type == "mps"
+
+
+@pytest.mark.mps
+@pytest.mark.skipif(
+    not attn_device._mps_available(),
+    reason="needs Apple's MPS (Apple silicon, macOS 12.3+)",
+)
+@pytest.mark.parametrize("positions", ["rope", "alibi", "sinusoidal"])
+def test_position_schemes_run_on_mps_like_on_the_cpu(positions):
+    from attnbook.gpt import GPT, GPTConfig
+
+    torch.manual_seed(0)
+    config = GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8)
+    model = GPT(replace(config, positions=positions)).eval()
+    ids = torch.randint(0, 11, (2, 8))
+    with torch.no_grad():
+        on_cpu = model(ids)[0]
+        on_mps = model.to("mps")(ids.to("mps"))[0].cpu()
+    torch.testing.assert_close(on_mps, on_cpu, atol=1e-4, rtol=1e-4)

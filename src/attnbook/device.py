@@ -26,6 +26,7 @@ __all__ = [
     "to_device",
     "synchronize",
     "check_float64",
+    "float64_device",
     "supports_bf16",
     "AMP_MODES",
     "autocast_dtype",
@@ -152,6 +153,14 @@ def check_float64(device: DeviceLike, what: str) -> None:
             f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
             "compute it on the CPU (device='cpu') and move the result"
         )
+
+
+def float64_device(device: DeviceLike | None) -> torch.device:
+    """Where float64 work meant for `device` can run (chapters 5 and 8 build position tables
+    in float64): the device itself, or the CPU when it is Apple's MPS, which has no float64;
+    the result is then cast and moved to `device`. None means the CPU."""
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    return torch.device("cpu") if dev.type == "mps" else dev
 
 
 def supports_bf16(device: DeviceLike) -> bool:

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from ._checks import floating, positive_float, positive_int, tensor
+from .device import float64_device
 from .masks import causal_mask
 
 __all__ = [
@@ -177,10 +178,11 @@ def apply_rope(
         )
     if positions.dtype.is_floating_point and not torch.isfinite(positions).all():
         raise ValueError("positions must be finite, got NaN or inf")
-    # (d/2,)
-    theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
-    angles = positions.to(torch.float64)[:, None] * theta  # (T, d/2)
-    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
+    work = float64_device(x.device)  # the angles in float64: the CPU's when MPS runs x
+    theta = base ** (-torch.arange(0, d, 2, device=work, dtype=torch.float64) / d)  # (d/2,)
+    angles = positions.to(work, torch.float64)[:, None] * theta  # (T, d/2)
+    cos = torch.cos(angles).to(x.device, x.dtype)  # (T, d/2)
+    sin = torch.sin(angles).to(x.device, x.dtype)
     x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
     rotated = torch.stack(
         (x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1
@@ -220,11 +222,11 @@ def alibi_bias(
         )
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    pos_q = torch.arange(T_k - T_q, T_k, device=device)[:, None]  # (T_q, 1)
-    pos_k = torch.arange(T_k, device=device)[None, :]  # (1, T_k)
+    work = float64_device(device)  # built in float64: on the CPU when the target is MPS
+    pos_q = torch.arange(T_k - T_q, T_k, device=work)[:, None]  # (T_q, 1)
+    pos_k = torch.arange(T_k, device=work)[None, :]  # (1, T_k)
     distance = (pos_q - pos_k).to(torch.float64)  # (T_q, T_k): i - j
     # (H, T_q, T_k), no -0.0
-    bias = -alibi_slopes(n_head).to(device)[:, None, None] * distance + 0.0
-    return bias.masked_fill(~causal_mask(T_q, T_k, device=device), float("-inf")).to(
-        dtype
-    )
+    bias = -alibi_slopes(n_head).to(work)[:, None, None] * distance + 0.0
+    bias = bias.masked_fill(~causal_mask(T_q, T_k, device=work), float("-inf"))
+    return bias.to(device=device, dtype=dtype)
