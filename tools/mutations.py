@@ -152,7 +152,7 @@ MUTATIONS = [
     Mutation(
         "masked-mean-divides-by-T",
         "cars/models.py",
-        "m.sum(dim=1).clamp(min=1.0)",
+        "real.sum(dim=1).clamp(min=1).to(x.dtype)",
         "x.shape[1]",
     ),
     Mutation(
