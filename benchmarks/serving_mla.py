@@ -23,13 +23,7 @@ import torch
 from attnbook.data import write_benchmark_record
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.latent import cache_numbers_per_token, mla_gpt
-from attnbook.text import (
-    CharTokenizer,
-    get_batch,
-    load_tiny_shakespeare,
-    split_train_val,
-)
-from attnbook.train import TrainConfig, estimate_loss, train_loop
+from serving_model import shakespeare_split, train_tiny, validation_loss
 
 SIZE = dict(block_size=64, n_layer=4, n_head=4, n_embd=64)
 D_LATENT, D_ROPE = 32, 8
@@ -45,19 +39,17 @@ def main() -> None:
         "--save", default=None, help="write the results as a JSON record"
     )
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    text = load_tiny_shakespeare()
-    tok = CharTokenizer.from_text(text)
-    train_data, val_data = split_train_val(tok.encode(text), 0.1)
+    tok, train_data, val_data = shakespeare_split()
+    vocab_size = tok.vocab_size
     results = {}
     for kind in ("MHA", "MLA"):
         torch.manual_seed(args.seed)
         if kind == "MHA":
-            model = GPT(GPTConfig(vocab_size=tok.vocab_size, positions="rope", **SIZE))  # type: ignore[arg-type]
+            model = GPT(GPTConfig(vocab_size=vocab_size, positions="rope", **SIZE))  # type: ignore[arg-type]
             numbers = cache_numbers_per_token("MHA", 4, 4, 16)
         else:
             model = mla_gpt(
-                GPTConfig(vocab_size=tok.vocab_size, positions="none", **SIZE),  # type: ignore[arg-type]
+                GPTConfig(vocab_size=vocab_size, positions="none", **SIZE),  # type: ignore[arg-type]
                 D_LATENT,
                 D_ROPE,
             )
@@ -65,20 +57,8 @@ def main() -> None:
                 "MLA", 4, 4, 16, d_latent=D_LATENT, d_rope=D_ROPE
             )
         start = time.perf_counter()
-        schedule = TrainConfig(
-            max_iters=args.steps,
-            batch_size=16,
-            learning_rate=3e-3,
-            min_lr=3e-4,
-            warmup_iters=args.steps // 10,
-            eval_interval=args.steps,
-            eval_iters=1,
-            seed=args.seed,
-        )
-        train_loop(model, lambda g: get_batch(train_data, 64, 16, g), schedule)
-        val = estimate_loss(
-            model, val_data, 64, 16, 32, torch.Generator().manual_seed(1)
-        )
+        train_tiny(model, train_data, args.steps, args.seed)
+        val = validation_loss(model, val_data)
         results[kind] = {
             "val_loss": val,
             "parameters": model.num_parameters(),

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch import Tensor
 
 from attnbook.data import write_benchmark_record
 from attnbook.gpt import GPT, GPTConfig
@@ -33,6 +34,37 @@ from attnbook.train import TrainConfig, estimate_loss, train_loop
 CONFIG = dict(block_size=64, n_layer=4, n_head=4, n_embd=64, positions="rope")
 
 
+def shakespeare_split() -> tuple[CharTokenizer, Tensor, Tensor]:
+    """The shipped Tiny Shakespeare, chapter 6's tokenizer and its 90 / 10 split (one thread)."""
+    torch.set_num_threads(1)
+    text = load_tiny_shakespeare()
+    tok = CharTokenizer.from_text(text)
+    train_data, val_data = split_train_val(tok.encode(text), 0.1)
+    return tok, train_data, val_data
+
+
+def train_tiny(model: GPT, train_data: Tensor, steps: int, seed: int) -> float:
+    """Chapter 6's schedule on windows of 64, batches of 16; returns the seconds it took."""
+    start = time.perf_counter()
+    schedule = TrainConfig(
+        max_iters=steps,
+        batch_size=16,
+        learning_rate=3e-3,
+        min_lr=3e-4,
+        warmup_iters=steps // 10,
+        eval_interval=steps,
+        eval_iters=1,
+        seed=seed,
+    )
+    train_loop(model, lambda g: get_batch(train_data, 64, 16, g), schedule)
+    return time.perf_counter() - start
+
+
+def validation_loss(model: GPT, val_data: Tensor) -> float:
+    """Mean loss on 32 batches of 16 validation windows of 64 (a fixed generator)."""
+    return estimate_loss(model, val_data, 64, 16, 32, torch.Generator().manual_seed(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -43,32 +75,13 @@ def main() -> None:
         "--save", default=None, help="where to write the float16 weights"
     )
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    text = load_tiny_shakespeare()
-    tok = CharTokenizer.from_text(text)
-    train_data, val_data = split_train_val(tok.encode(text), 0.1)
+    tok, train_data, val_data = shakespeare_split()
     config = GPTConfig(vocab_size=tok.vocab_size, **CONFIG)  # type: ignore[arg-type]
     torch.manual_seed(args.seed)
     model = GPT(config)
-    start = time.perf_counter()
-    schedule = TrainConfig(
-        max_iters=args.steps,
-        batch_size=16,
-        learning_rate=3e-3,
-        min_lr=3e-4,
-        warmup_iters=args.steps // 10,
-        eval_interval=args.steps,
-        eval_iters=1,
-        seed=args.seed,
-    )
-    train_loop(
-        model, lambda g: get_batch(train_data, config.block_size, 16, g), schedule
-    )
-    seconds = time.perf_counter() - start
+    seconds = train_tiny(model, train_data, args.steps, args.seed)
     model.half().float()  # what the shipped float16 weights compute
-    val = estimate_loss(
-        model, val_data, config.block_size, 16, 32, torch.Generator().manual_seed(1)
-    )
+    val = validation_loss(model, val_data)
     print(
         f"torch {torch.__version__}: {args.steps} steps in {seconds:.0f} s, val loss {val:.3f} "
         f"({model.num_parameters():,} parameters)"
