@@ -53,3 +53,16 @@ def test_the_slope_is_the_least_squares_fit():
 def test_bad_input_gets_a_clear_error(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_kernels_called_names_the_operators_and_keeps_stderr_quiet(capfd):
+    import torch
+
+    from attnbook.timing import kernels_called
+
+    a = torch.ones(3, 3)
+    names = kernels_called(lambda: a @ a)
+    assert any("mm" in name for name in names), names
+    assert capfd.readouterr().err == ""
+    with pytest.raises(TypeError, match="fn must be a callable"):
+        kernels_called(a)

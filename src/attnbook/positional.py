@@ -179,7 +179,8 @@ def apply_rope(
     if positions.dtype.is_floating_point and not torch.isfinite(positions).all():
         raise ValueError("positions must be finite, got NaN or inf")
     work = float64_device(x.device)  # the angles in float64: the CPU's when MPS runs x
-    theta = base ** (-torch.arange(0, d, 2, device=work, dtype=torch.float64) / d)  # (d/2,)
+    two_i = torch.arange(0, d, 2, device=work, dtype=torch.float64)  # (d/2,)
+    theta = base ** (-two_i / d)  # (d/2,)
     angles = positions.to(work, torch.float64)[:, None] * theta  # (T, d/2)
     cos = torch.cos(angles).to(x.device, x.dtype)  # (T, d/2)
     sin = torch.sin(angles).to(x.device, x.dtype)

@@ -3,17 +3,25 @@
 `best_time(fn)` is the shortest wall-clock time of a few calls: the run least disturbed by
 whatever else the machine was doing. `loglog_slope(xs, ys)` fits log y = a log x + b by
 least squares and returns a, so y ~ x^a: about 1 for linear growth, 2 for quadratic.
+`kernels_called(fn)` names the PyTorch operators a call runs (chapter 2: which attention
+kernel the fused function dispatches to).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+
+from torch.profiler import ProfilerActivity, profile
 
 from ._checks import positive_int
 
-__all__ = ["best_time", "loglog_slope"]
+__all__ = ["best_time", "loglog_slope", "kernels_called"]
 
 
 def best_time(fn: Callable[[], object], repeats: int = 3, warmup: bool = True) -> float:
@@ -48,3 +56,31 @@ def loglog_slope(xs: Iterable[float], ys: Iterable[float]) -> float:
     if spread == 0:
         raise ValueError("xs must hold at least two distinct values")
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / spread
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Points the process's file descriptor 2 at /dev/null: the profiler's C++ side writes
+    start/stop notes there, which no Python redirection catches."""
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def kernels_called(fn: Callable[[], object]) -> list[str]:
+    """Names of the PyTorch operators that run inside fn() on the CPU (chapter 2), in the
+    order the profiler lists them, e.g. ['aten::scaled_dot_product_attention', ...]."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable, got {type(fn).__name__}")
+    with _quiet_stderr(), warnings.catch_warnings():
+        # torch 2.11 warns that its profiler clears events at the end of each cycle
+        warnings.filterwarnings("ignore", message=".*[Pp]rofiler clears events")
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+    return [event.key for event in prof.key_averages()]
