@@ -100,14 +100,14 @@ CLAIMS: dict[int, list[Claim]] = {
             "0.6 - scaled_scores.std().item()",
         ),
         Claim(
-            "lookup head untrained: accuracy below 0.4",
+            "lookup head untrained: accuracy below 0.45",
             "losses = train_lookup_head(",
-            "0.4 - before['accuracy']",
+            "0.45 - before['accuracy']",
         ),
         Claim(
-            "lookup head untrained: weight on the mark below 0.25",
+            "lookup head untrained: weight on the entry below 0.2",
             "losses = train_lookup_head(",
-            "0.25 - before['weight_on_marked']",
+            "0.2 - before['weight_on_entry']",
         ),
         Claim(
             "lookup head trained: accuracy above 0.95",
@@ -115,9 +115,9 @@ CLAIMS: dict[int, list[Claim]] = {
             "after['accuracy'] - 0.95",
         ),
         Claim(
-            "lookup head trained: weight on the mark above 0.7",
+            "lookup head trained: weight on the entry above 0.8",
             "losses = train_lookup_head(",
-            "after['weight_on_marked'] - 0.7",
+            "after['weight_on_entry'] - 0.8",
         ),
     ],
     6: [

@@ -69,3 +69,32 @@ def test_training_learns_both_questions_and_looks_at_the_marks():
 def test_bad_input_is_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_heads_that_split_evenly_cannot_tell_which_letter_has_which_mark():
+    # the argument of chapter 3: a token is letter vector + mark vector, so with even
+    # weights swapping the two marked letters leaves the output unchanged
+    _ = torch.manual_seed(0)
+    layer = TwoQuestionLayer(5, d_model=8, n_head=2)
+    with torch.no_grad():
+        layer.attn.W_q.weight.zero_()  # every query 0, so every score 0:
+        layer.attn.W_q.bias.zero_()  # every row uniform
+    tokens, marked, answers = marked_pair_batch(
+        50, 6, 5, torch.Generator().manual_seed(3)
+    )
+    keep = (
+        answers[:, 0] != answers[:, 1]
+    )  # only tables where the swap changes the answers
+    tokens, marked, answers = tokens[keep], marked[keep], answers[keep]
+    swapped = tokens.clone()
+    rows = torch.arange(len(tokens))
+    first, second = marked[:, 0], marked[:, 1]
+    swapped[rows, first] = (
+        5 + answers[:, 1]
+    )  # the second letter, now with the first mark
+    swapped[rows, second] = 10 + answers[:, 0]
+    with torch.no_grad():
+        out, weights = layer(tokens)
+        out_swapped, _ = layer(swapped)
+    assert torch.allclose(weights, torch.full_like(weights, 1 / 6))
+    assert torch.allclose(out, out_swapped, atol=1e-6)

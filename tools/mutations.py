@@ -168,10 +168,10 @@ MUTATIONS = [
         "powers(2 * P)[1::2]",
     ),
     Mutation(
-        "lookup-head-without-query-bias",
+        "lookup-head-blind-to-letters",
         "lookup.py",
-        "SelfAttention(d_model, d_model, bias=True)",
-        "SelfAttention(d_model, d_model, bias=False)",
+        "x = self.letter(letter) + self.slot(slot)",
+        "x = self.slot(slot)",
     ),
 ]
 

@@ -1,12 +1,15 @@
-"""A task whose right attention pattern is known, and one head trained on it (chapter 1).
+"""A lookup table, and one head trained to read it (chapter 1).
 
-The "marked letter" task: a sequence of ``length`` letters from an alphabet of
-``n_letters``, exactly one of which is *marked* (written in upper case). Every position
-must answer the same question: which letter is marked? One head of self-attention solves it
-if every query puts its weight on the marked token and the value of that token says which
-letter it is, so the right weight matrix is known in advance: a bright column at the marked
-position. Token ids: ``0 .. n_letters-1`` are the plain letters, ``n_letters + c`` is
-letter ``c`` marked.
+The task: a sequence holds ``n_keys`` *entries*, one per letter ``a, b, ...`` in a random
+order, each storing a random digit ``0 .. n_values-1`` (written ``c2``: letter ``c`` holds
+2), followed by ``n_keys`` *questions*, one per letter in another random order (written
+``c?``: which digit does ``c`` hold?). Every question must answer with the digit stored
+under its letter. Which key a question should attend to depends on the question itself:
+``c?`` must look at the entry of ``c`` and ``a?`` at the entry of ``a``, so the right weight
+matrix is known in advance and differs from row to row.
+
+Token ids: a token is a letter and a *slot*, the digit it stores or ``?`` (slot
+``n_values``): ``id = letter * (n_values + 1) + slot``.
 """
 
 from __future__ import annotations
@@ -18,93 +21,103 @@ from .attention import SelfAttention
 from .train import TrainConfig, train_loop
 
 __all__ = [
-    "marked_letter_batch",
+    "lookup_batch",
+    "lookup_names",
     "plain_adam",
-    "token_names",
     "LookupHead",
     "train_lookup_head",
     "lookup_scores",
 ]
 
 
-def token_names(n_letters: int) -> list[str]:
-    """Names of the ``2 * n_letters`` token ids: ``a, b, ...`` then the marked ``A, B, ...``."""
-    if not 1 <= n_letters <= 26:
-        raise ValueError(f"n_letters must be between 1 and 26, got {n_letters}")
-    lower = [chr(ord("a") + c) for c in range(n_letters)]
-    return lower + [name.upper() for name in lower]
+def _check_sizes(n_keys: int, n_values: int) -> None:
+    if not 2 <= n_keys <= 26 or not 2 <= n_values <= 10:
+        raise ValueError(
+            f"need 2 <= n_keys <= 26 and 2 <= n_values <= 10, got "
+            f"n_keys={n_keys}, n_values={n_values}"
+        )
 
 
-def marked_letter_batch(
+def lookup_names(n_keys: int, n_values: int) -> list[str]:
+    """Names of the ``n_keys * (n_values + 1)`` token ids: ``a0, a1, ..., a?, b0, ...``."""
+    _check_sizes(n_keys, n_values)
+    slots = [str(v) for v in range(n_values)] + ["?"]
+    return [chr(ord("a") + c) + s for c in range(n_keys) for s in slots]
+
+
+def lookup_batch(
     batch_size: int,
-    length: int,
-    n_letters: int,
+    n_keys: int,
+    n_values: int,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Random sequences with one marked letter each.
+    """Random lookup tables, each followed by one question per letter.
 
-    Returns ``(tokens, marked_position, answer)`` with shapes (B, T), (B,) and (B,):
-    token ids as described in the module docstring, the position of the marked token, and
-    the letter (0 .. n_letters-1) it carries, which every position must predict.
+    Returns ``(tokens, source, answer)`` with shapes (B, 2 n_keys), (B, n_keys) and
+    (B, n_keys): the token ids (entries first, then questions), the position of the entry
+    each question must read, and the digit stored there, which the question must predict.
     """
-    if batch_size < 1 or length < 2 or n_letters < 2:
-        raise ValueError(
-            f"need batch_size >= 1, length >= 2 and n_letters >= 2, got "
-            f"batch_size={batch_size}, length={length}, n_letters={n_letters}"
-        )
-    # (B, T)
-    letters = torch.randint(n_letters, (batch_size, length), generator=generator)
-    marked = torch.randint(length, (batch_size,), generator=generator)  # (B,)
-    rows = torch.arange(batch_size)
-    answer = letters[rows, marked]  # (B,)
-    tokens = letters.clone()
-    tokens[rows, marked] += n_letters  # the marked token gets its upper-case id
-    return tokens, marked, answer
+    _check_sizes(n_keys, n_values)
+    if batch_size < 1:
+        raise ValueError(f"need batch_size >= 1, got {batch_size}")
+    B, slot_q = batch_size, n_values  # slot_q: the "?" slot
+    stored = torch.randint(
+        n_values, (B, n_keys), generator=generator
+    )  # digit of letter c
+    entry_letter = torch.rand(B, n_keys, generator=generator).argsort(-1)  # (B, n_keys)
+    asked = torch.rand(B, n_keys, generator=generator).argsort(
+        -1
+    )  # letter per question
+    entries = entry_letter * (n_values + 1) + stored.gather(1, entry_letter)
+    questions = asked * (n_values + 1) + slot_q
+    source = entry_letter.argsort(-1).gather(1, asked)  # where each asked letter sits
+    answer = stored.gather(1, asked)  # (B, n_keys)
+    return torch.cat([entries, questions], dim=1), source, answer
 
 
 class LookupHead(nn.Module):
-    """Token embedding -> one self-attention head (with biases) -> linear read-out.
+    """Token embedding -> one self-attention head -> linear read-out to the digits.
 
-    The query bias gives every token a shared "look for the mark" direction, which makes
-    training reliable (without it one letter's query can get stuck pointing elsewhere).
-
-    ``forward(tokens)`` takes (B, T) ids and returns logits (B, T, n_letters) and the
-    head's weights (B, T, T). No positions are given to the model: the task needs none.
+    A token's vector is the sum of its letter's vector and its slot's vector (a digit or
+    ``?``), so ``c2`` and ``c?`` share the part that says "c". ``forward(tokens)`` takes
+    (B, T) ids and returns logits (B, T, n_values) and the head's weights (B, T, T). No
+    positions are given to the model: the task needs none.
     """
 
-    def __init__(self, n_letters: int, d_model: int = 16) -> None:
+    def __init__(self, n_keys: int, n_values: int, d_model: int = 16) -> None:
         super().__init__()
-        if n_letters < 2 or d_model < 1:
-            raise ValueError(
-                f"need n_letters >= 2 and d_model >= 1, got {n_letters}, {d_model}"
-            )
-        self.n_letters = n_letters
-        self.embed = nn.Embedding(2 * n_letters, d_model)
-        self.head = SelfAttention(d_model, d_model, bias=True)
-        self.readout = nn.Linear(d_model, n_letters)
+        _check_sizes(n_keys, n_values)
+        if d_model < 1:
+            raise ValueError(f"need d_model >= 1, got {d_model}")
+        self.n_keys, self.n_values = n_keys, n_values
+        self.letter = nn.Embedding(n_keys, d_model)
+        self.slot = nn.Embedding(n_values + 1, d_model)  # digits, then "?"
+        self.head = SelfAttention(d_model, d_model)
+        self.readout = nn.Linear(d_model, n_values)
 
     def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(
                 f"tokens must be a (B, T) tensor of ids, got {tuple(tokens.shape)}"
             )
-        mixed, weights = self.head(self.embed(tokens))  # (B, T, d_model), (B, T, T)
-        return self.readout(mixed), weights  # (B, T, n_letters), (B, T, T)
+        letter, slot = tokens // (self.n_values + 1), tokens % (self.n_values + 1)
+        x = self.letter(letter) + self.slot(slot)  # (B, T, d_model)
+        mixed, weights = self.head(x)  # (B, T, d_model), (B, T, T)
+        return self.readout(mixed), weights  # (B, T, n_values), (B, T, T)
 
 
 def lookup_scores(
-    model: LookupHead, tokens: Tensor, marked: Tensor, answer: Tensor
+    model: LookupHead, tokens: Tensor, source: Tensor, answer: Tensor
 ) -> dict:
-    """Accuracy over all positions and the mean weight the queries put on the marked token."""
+    """Accuracy of the questions and the mean weight each question puts on its entry."""
     with torch.no_grad():
-        logits, weights = model(tokens)  # (B, T, n), (B, T, T)
-    rows = torch.arange(len(tokens))
-    correct = logits.argmax(-1) == answer[:, None]  # (B, T)
-    # (B, T): weight of every query on the marked key
-    on_marked = weights[rows, :, marked]
+        logits, weights = model(tokens)  # (B, T, n_values), (B, T, T)
+    n = model.n_keys
+    correct = logits[:, n:].argmax(-1) == answer  # (B, n_keys): the questions only
+    on_source = weights[:, n:].gather(2, source[..., None])  # (B, n_keys, 1)
     return {
         "accuracy": correct.double().mean().item(),
-        "weight_on_marked": on_marked.mean().item(),
+        "weight_on_entry": on_source.mean().item(),
     }
 
 
@@ -131,28 +144,25 @@ def train_lookup_head(
     model: LookupHead,
     steps: int = 300,
     batch_size: int = 64,
-    length: int = 8,
     lr: float = 0.02,
     seed: int = 0,
 ) -> list[float]:
-    """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
-    constant learning rate: no warm-up, decay, weight decay or clipping, so plain Adam.
-    Returns the loss of every step."""
+    """Train ``model`` on fresh random tables with the package's loop (`train_loop`), plain
+    Adam at a constant rate; the loss is the cross-entropy of the questions' answers (the
+    entries' outputs are not scored). Returns the loss of every step."""
     config = plain_adam(steps, batch_size, lr, seed)
     losses: list[float] = []
+    n = model.n_keys
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
-        tokens, _, answer = marked_letter_batch(
-            batch_size, length, model.n_letters, gen
-        )
-        # every position, the same answer
-        return tokens, answer[:, None].expand(-1, length)
+        tokens, _, answer = lookup_batch(batch_size, n, model.n_values, gen)
+        return tokens, answer  # (B, 2 n_keys), (B, n_keys)
 
     def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
-        tokens, target = batch  # (B, T), (B, T)
-        logits, _ = m(tokens)  # (B, T, n_letters)
+        tokens, answer = batch
+        logits, _ = m(tokens)  # (B, T, n_values)
         loss = nn.functional.cross_entropy(
-            logits.reshape(-1, model.n_letters), target.reshape(-1)
+            logits[:, n:].reshape(-1, model.n_values), answer.reshape(-1)
         )
         losses.append(loss.item())
         return loss

@@ -5,8 +5,13 @@ marked as the *first* answer (written in upper case, ``A``) and another, at a di
 position, as the *second* answer (written with a star, ``a*``). Every position must answer
 both questions: which letter carries the first mark, and which the second? The right
 attention is known in advance: one distribution on the first-marked key and one on the
-second-marked key, for every query. A single head has one distribution per query and must
-split it between the two keys; two heads can each give one key their full weight.
+second-marked key, for every query.
+
+The model gives a token the sum of a letter vector and a mark vector (none, first,
+second). So a head that spreads its weight over the two marked keys returns the sum of
+the two letters' values plus a part that does not depend on the letters: it cannot say
+which letter carried which mark unless its two weights differ. A single head cannot answer
+both questions; two heads must weight the marks differently (chapter 3 measures how).
 Token ids: ``0 .. n-1`` plain letters, ``n + c`` letter ``c`` with the first mark,
 ``2n + c`` letter ``c`` with the second mark.
 """
@@ -17,7 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.multihead import MultiHeadAttention
-from attnbook.lookup import plain_adam, token_names
+from attnbook.lookup import plain_adam
 from attnbook.train import train_loop
 
 __all__ = [
@@ -33,8 +38,8 @@ def pair_names(n_letters: int) -> list[str]:
     """Names of the ``3 * n_letters`` ids: ``a, b, ...``, then ``A, B, ...``, then ``a*, b*, ...``."""
     if not 2 <= n_letters <= 26:
         raise ValueError(f"n_letters must be between 2 and 26, got {n_letters}")
-    names = token_names(n_letters)  # chapter 1's letters and marked letters
-    return names + [name + "*" for name in names[:n_letters]]
+    lower = [chr(ord("a") + c) for c in range(n_letters)]
+    return lower + [name.upper() for name in lower] + [name + "*" for name in lower]
 
 
 def marked_pair_batch(
@@ -68,8 +73,9 @@ def marked_pair_batch(
 
 
 class TwoQuestionLayer(nn.Module):
-    """Token embedding -> `MultiHeadAttention` with ``n_head`` heads (with biases) -> one
-    linear read-out per question. No positions: the task needs none.
+    """Embedding (letter vector + mark vector) -> `MultiHeadAttention` with ``n_head``
+    heads (with biases) -> one linear read-out per question. No positions: the task needs
+    none.
 
     ``forward(tokens)`` takes (B, T) ids and returns logits (B, T, 2, n_letters) and the
     heads' weights (B, H, T, T).
@@ -80,7 +86,8 @@ class TwoQuestionLayer(nn.Module):
         if n_letters < 2:
             raise ValueError(f"need n_letters >= 2, got {n_letters}")
         self.n_letters = n_letters
-        self.embed = nn.Embedding(3 * n_letters, d_model)
+        self.letter = nn.Embedding(n_letters, d_model)
+        self.mark = nn.Embedding(3, d_model)  # none, first mark, second mark
         self.attn = MultiHeadAttention(d_model, n_head, bias=True)
         self.readout = nn.Linear(d_model, 2 * n_letters)
 
@@ -89,7 +96,9 @@ class TwoQuestionLayer(nn.Module):
             raise ValueError(
                 f"tokens must be a (B, T) tensor of ids, got {tuple(tokens.shape)}"
             )
-        mixed, weights = self.attn(self.embed(tokens))  # (B, T, d_model), (B, H, T, T)
+        n = self.n_letters
+        x = self.letter(tokens % n) + self.mark(tokens // n)  # (B, T, d_model)
+        mixed, weights = self.attn(x)  # (B, T, d_model), (B, H, T, T)
         logits = self.readout(mixed).unflatten(-1, (2, self.n_letters))  # (B, T, 2, n)
         return logits, weights
 
