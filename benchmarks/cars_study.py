@@ -81,7 +81,12 @@ def tune(args: argparse.Namespace, sentences: list, results: dict) -> None:
         for model in STUDY_MODELS:
             for lr in LR_GRID:
                 out = train_and_measure(
-                    model, sentences, fit, {"val": val}, seed, study_config(lr, args.steps)
+                    model,
+                    sentences,
+                    fit,
+                    {"val": val},
+                    seed,
+                    study_config(lr, args.steps),
                 )
                 rows.append({"model": model, "seed": seed, "lr": lr, **out})
                 print(model, seed, lr, out, flush=True)
@@ -100,32 +105,51 @@ def tune(args: argparse.Namespace, sentences: list, results: dict) -> None:
     print("chosen learning rates:", chosen, flush=True)
 
 
-def main_runs(args: argparse.Namespace, sentences: list, results: dict, path: Path) -> None:
+def main_runs(
+    args: argparse.Namespace, sentences: list, results: dict, path: Path
+) -> None:
     lr = results["lr"]
     if results["steps"] != args.steps:
         sys.exit(f"the rates were tuned at {results['steps']} steps, not {args.steps}")
     ltrain, ltest, max_len = length_split(sentences)
-    results["length_split"] = {"max_train_len": max_len, "n_train": len(ltrain), "n_test": len(ltest)}
+    results["length_split"] = {
+        "max_train_len": max_len,
+        "n_train": len(ltrain),
+        "n_test": len(ltest),
+    }
     done = {(r["model"], r["split"], r["seed"]) for r in results["runs"]}
     for seed in args.seeds:
         rtrain, rtest = make_split("random pairs", sentences, seed)
         units = [("random pairs", rtrain, rtest, SHIFTS, list(STUDY_MODELS))]
         units.append(("longer sentences", ltrain, ltest, (), list(STUDY_MODELS)))
         for family in FAMILIES:
-            ftrain, ftest = make_split("held-out phrasings", sentences, seed, held_out=[family])
+            ftrain, ftest = make_split(
+                "held-out phrasings", sentences, seed, held_out=[family]
+            )
             units.append((f"family {family}", ftrain, ftest, (), FAMILY_MODELS))
         for split, train, test, shifts, models in units:
             for model in models:
                 if (model, split, seed) in done:
                     continue
                 out = train_and_measure(
-                    model, sentences, train, {"test": test}, seed,
-                    study_config(lr[model], args.steps), shifts=shifts,
+                    model,
+                    sentences,
+                    train,
+                    {"test": test},
+                    seed,
+                    study_config(lr[model], args.steps),
+                    shifts=shifts,
                 )
                 unk = unk_share(sentences, train, test)[0]
                 results["runs"].append(
-                    {"model": model, "split": split, "seed": seed, "lr": lr[model],
-                     "unk_share": round(unk, 4), **out}
+                    {
+                        "model": model,
+                        "split": split,
+                        "seed": seed,
+                        "lr": lr[model],
+                        "unk_share": round(unk, 4),
+                        **out,
+                    }
                 )
                 print(model, split, seed, out, flush=True)
             save(path, results, args)

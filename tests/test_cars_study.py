@@ -92,10 +92,16 @@ def test_position_std_sets_the_learned_table_only():
 def test_train_and_measure_reports_every_accuracy_and_is_reproducible(sentences):
     train, test = make_split("random pairs", sentences, 0)
     config = study_config(LR_GRID[1], 40)
-    out = train_and_measure("n-grams", sentences, train, {"test": test}, 0, config, (4,))
-    assert out["test_shift4_accuracy"] == out["test_inrange4_accuracy"]  # n-grams: no place
+    out = train_and_measure(
+        "n-grams", sentences, train, {"test": test}, 0, config, (4,)
+    )
+    assert (
+        out["test_shift4_accuracy"] == out["test_inrange4_accuracy"]
+    )  # n-grams: no place
     assert 0 < out["test_inrange4_n"] <= len(test)
-    again = train_and_measure("n-grams", sentences, train, {"test": test}, 0, config, (4,))
+    again = train_and_measure(
+        "n-grams", sentences, train, {"test": test}, 0, config, (4,)
+    )
     assert {k: v for k, v in out.items() if k != "seconds"} == {
         k: v for k, v in again.items() if k != "seconds"
     }
@@ -137,3 +143,16 @@ def test_the_stored_study_is_complete():
         for family in FAMILIES:
             assert ("attention + RoPE", f"family {family}", seed) in keys
             assert ("n-grams", f"family {family}", seed) in keys
+
+
+def test_paired_differences_match_runs_by_key():
+    from attnbook.cars.study import paired_differences
+
+    model = {("a", 0): 0.9, ("a", 1): 0.6, ("a", 2): 0.7, ("b", 0): 0.5}
+    base = {("a", 0): 0.8, ("a", 1): 0.7, ("a", 2): 0.7}
+    p = paired_differences(model, base)  # ("b", 0) has no match
+    assert p.n == 3 and (p.wins, p.losses) == (1, 1)
+    assert abs(p.mean) < 1e-12 and abs(p.std - 0.1) < 1e-9
+    assert p.signs() == "1 of 3 ahead, 1 behind"
+    with pytest.raises(ValueError, match="no matched runs"):
+        paired_differences({("x", 0): 1.0}, base)

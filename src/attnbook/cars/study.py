@@ -12,10 +12,11 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
@@ -36,6 +37,9 @@ __all__ = [
     "validation_split",
     "unk_share",
     "train_and_measure",
+    "Paired",
+    "paired_differences",
+    "load_study",
 ]
 
 #: model name -> (`build_model` kind, keyword arguments). "learned" positions start as
@@ -145,17 +149,23 @@ def train_and_measure(
     padding tokens, on its sentences that stay within the longest training sentence, and
     "<name>_inrange<k>_accuracy", the same sentences unshifted), "seconds"}."""
     if model_name not in STUDY_MODELS:
-        raise ValueError(f"unknown model {model_name!r}; choose one of {list(STUDY_MODELS)}")
+        raise ValueError(
+            f"unknown model {model_name!r}; choose one of {list(STUDY_MODELS)}"
+        )
     start = time.perf_counter()
     kind, kwargs = STUDY_MODELS[model_name]
     vocab = Vocabulary.build(sentences[i].text for i in train_idx)
-    ids = encode_batch([s.text for s in sentences], vocab, max_len=max_len)  # (N, max_len)
+    ids = encode_batch(
+        [s.text for s in sentences], vocab, max_len=max_len
+    )  # (N, max_len)
     labels = torch.tensor([float(s.label) for s in sentences])  # (N,)
     lengths = (ids != vocab.pad_id).sum(dim=1)  # (N,)
     torch.manual_seed(seed)
     model = build_model(kind, len(vocab), max_len=max_len, **kwargs)
     train_idx = list(train_idx)
-    train_classifier(model, ids[train_idx], labels[train_idx], replace(config, seed=seed))
+    train_classifier(
+        model, ids[train_idx], labels[train_idx], replace(config, seed=seed)
+    )
     out = {"train_accuracy": accuracy(model, ids[train_idx], labels[train_idx])}
     longest = int(lengths[train_idx].max())
     for name, idx in test_sets.items():
@@ -164,8 +174,49 @@ def train_and_measure(
         for k in shifts:
             inside = [i for i in idx if int(lengths[i]) + k <= longest]
             moved = shift_right(ids[inside], k, max_len)
-            out[f"{name}_inrange{k}_accuracy"] = accuracy(model, ids[inside], labels[inside])
+            out[f"{name}_inrange{k}_accuracy"] = accuracy(
+                model, ids[inside], labels[inside]
+            )
             out[f"{name}_shift{k}_accuracy"] = accuracy(model, moved, labels[inside])
             out[f"{name}_inrange{k}_n"] = len(inside)
     out["seconds"] = time.perf_counter() - start
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Paired differences model - baseline over matched runs (same split, same seed)."""
+
+    mean: float  # mean difference
+    std: float  # sample standard deviation of the differences (0 for one)
+    wins: int  # runs where the model is ahead
+    losses: int  # runs where the baseline is ahead
+    n: int  # number of matched runs
+
+    def signs(self) -> str:
+        """The sign count, e.g. "4 of 5 ahead, 1 behind" (ties are neither)."""
+        return f"{self.wins} of {self.n} ahead, {self.losses} behind"
+
+
+def paired_differences(
+    model: Mapping[tuple, float], baseline: Mapping[tuple, float]
+) -> Paired:
+    """`Paired` statistics of model[key] - baseline[key] over the keys both have (a key is a
+    (split, seed) or any other matching of runs); chapter 7's summary of seeds."""
+    keys = sorted(set(model) & set(baseline))
+    if not keys:
+        raise ValueError("no matched runs: model and baseline share no key")
+    diffs = [model[k] - baseline[k] for k in keys]
+    std = statistics.stdev(diffs) if len(diffs) > 1 else 0.0
+    wins = sum(d > 1e-9 for d in diffs)
+    losses = sum(d < -1e-9 for d in diffs)
+    return Paired(statistics.mean(diffs), std, wins, losses, len(diffs))
+
+
+def load_study() -> tuple[dict, dict[tuple[str, str, int], dict]]:
+    """(the stored record of `benchmarks/cars_study.py`, its runs by (model, split, seed))."""
+    from ..data import benchmark_record
+
+    record = benchmark_record(STUDY_RECORD)
+    runs = {(r["model"], r["split"], r["seed"]): r for r in record["results"]["runs"]}
+    return record, runs
