@@ -24,7 +24,12 @@ from torch import Tensor, nn
 
 from ..gpt import Block, GPTConfig
 from ..masks import padding_mask
-from ..positional import POSITIONS, embed_tokens, position_embedding
+from ..positional import (
+    POSITIONS,
+    LearnedPositionalEmbedding,
+    embed_tokens,
+    position_embedding,
+)
 from ..train import evaluating
 from .vocab import Vocabulary, encode_batch
 
@@ -233,7 +238,7 @@ class AttentionClassifier(nn.Module):
         self.token = nn.Embedding(vocab_size, d_model)
         self.position = position_embedding(positions, max_len, d_model)
         if position_std is not None:
-            if positions != "learned":
+            if not isinstance(self.position, LearnedPositionalEmbedding):
                 raise ValueError(
                     f"position_std applies to learned positions, not {positions!r}"
                 )
