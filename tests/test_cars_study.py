@@ -130,7 +130,10 @@ def test_the_stored_study_is_complete():
     from attnbook.cars import FAMILIES
     from attnbook.data import benchmark_record
 
-    results = benchmark_record("cars_study")["results"]
+    record = benchmark_record("cars_study")
+    assert record["command"].startswith("python benchmarks/cars_study.py tune")
+    assert {"python", "torch", "numpy"} <= record["versions"].keys()
+    results = record["results"]
     assert set(results["lr"]) == set(STUDY_MODELS)
     assert all(lr in LR_GRID for lr in results["lr"].values())
     seeds = {r["seed"] for r in results["runs"]}
