@@ -5,7 +5,9 @@
 - `attnbook.cars.vocab`: tokens, bag of words, the vocabulary, padded id batches;
 - `attnbook.cars.models`: bag-of-words, position x word and n-gram MLPs, the attention
   classifier built from the package's transformer block, predictions and attention maps;
-- `attnbook.cars.experiment`: one model x split x seed, trained with `attnbook.train`.
+- `attnbook.cars.experiment`: one model x split x seed, trained with `attnbook.train`;
+- `attnbook.cars.study`: the third version's tests (length split, clean offsets,
+  validation split, `<unk>` shares), imported as `attnbook.cars.study`.
 
 Every public name is re-exported here: `from attnbook.cars import generate_pairs` works.
 """
@@ -51,6 +53,7 @@ from .models import (
     POSITIONS,
     AttentionClassifier,
     BagOfWordsMLP,
+    GRUClassifier,
     NGramMLP,
     PositionWordMLP,
     attention_maps,
@@ -103,6 +106,7 @@ __all__ = [
     "POSITIONS",
     "AttentionClassifier",
     "BagOfWordsMLP",
+    "GRUClassifier",
     "NGramMLP",
     "PositionWordMLP",
     "attention_maps",

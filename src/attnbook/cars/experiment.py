@@ -64,9 +64,11 @@ def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
 
 
 def _trim(ids: Tensor) -> Tensor:
-    """Drop the columns that are padding in every row of a right-padded batch."""
-    real = padding_mask(ids, Vocabulary.pad_id)  # (B, 1, T): True = real token
-    return ids[:, : max(1, int(real.sum(dim=-1).max()))]  # (B, T_batch)
+    """Drop the columns after the last real token of any row (trailing padding; padding on
+    the left, as in chapter 7's offset test, stays where it is)."""
+    real = padding_mask(ids, Vocabulary.pad_id)[:, 0].any(dim=0)  # (T,): any real token
+    last = int(real.nonzero().max()) + 1 if bool(real.any()) else 1
+    return ids[:, :last]  # (B, T_batch)
 
 
 @torch.no_grad()

@@ -7,6 +7,8 @@ All map token ids (B, T), right-padded with id 0, to one logit per sentence (B,)
   attention);
 - `NGramMLP`: counts of word uni-, bi- and trigrams (hashed into buckets) -> MLP (sees local
   order, has no attention);
+- `GRUClassifier`: token embeddings -> a bidirectional GRU over the real tokens -> mean ->
+  one logit (sees order, has no attention and no position vectors);
 - `AttentionClassifier`: token embeddings with position information (the GPT's front end,
   `positional.embed_tokens`: "learned", "sinusoidal", "rope" or "none", token embeddings not
   scaled), the package's transformer `Block` (chapter 6) with the padding mask and no causal
@@ -22,7 +24,12 @@ from torch import Tensor, nn
 
 from ..gpt import Block, GPTConfig
 from ..masks import padding_mask
-from ..positional import POSITIONS, embed_tokens, position_embedding
+from ..positional import (
+    POSITIONS,
+    LearnedPositionalEmbedding,
+    embed_tokens,
+    position_embedding,
+)
 from ..train import evaluating
 from .vocab import Vocabulary, encode_batch
 
@@ -32,6 +39,7 @@ __all__ = [
     "BagOfWordsMLP",
     "PositionWordMLP",
     "NGramMLP",
+    "GRUClassifier",
     "AttentionClassifier",
     "POSITIONS",
     "MODEL_KINDS",
@@ -156,6 +164,40 @@ class NGramMLP(nn.Module):
         return self.mlp(counts).squeeze(-1)
 
 
+class GRUClassifier(nn.Module):
+    """Token embeddings -> a one-layer bidirectional GRU that reads the real tokens only
+    (padding, wherever it stands, is skipped) -> mean of its outputs -> one logit. An
+    order-aware sequence model without attention and without position vectors (chapter 7's
+    third version): it is the same function of a sentence wherever the sentence sits."""
+
+    def __init__(
+        self, vocab_size: int, d_model: int = 32, hidden: int = 32, pad_id: int = 0
+    ) -> None:
+        super().__init__()
+        self.pad_id = pad_id
+        self.token = nn.Embedding(vocab_size, d_model)
+        self.gru = nn.GRU(d_model, hidden, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, 1)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        """ids (B, T) -> logits (B,)."""
+        _check_ids(ids)
+        real = padding_mask(ids, self.pad_id)[:, 0]  # (B, T): True = real token
+        # real tokens first, in their order (a stable sort moves the padding behind them)
+        order = torch.sort((~real).to(torch.int8), dim=1, stable=True).indices  # (B, T)
+        ids = ids.gather(1, order)
+        lengths = real.sum(dim=1).clamp(min=1)  # (B,)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.token(ids), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        out, _ = self.gru(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(
+            out, batch_first=True, total_length=ids.shape[1]
+        )  # (B, T, 2 * hidden), zeros after each sentence's end
+        mask = padding_mask(ids, self.pad_id)  # (B, 1, T) after the reordering
+        return self.head(masked_mean(out, mask)).squeeze(-1)  # (B,)
+
+
 class AttentionClassifier(nn.Module):
     """Token embeddings (+ positions) -> `n_layers` of the package's `Block` (chapter 6, not
     causal, padded keys masked) -> LayerNorm -> mean over real tokens -> one logit.
@@ -163,7 +205,9 @@ class AttentionClassifier(nn.Module):
     positions (`positional.POSITIONS`, not "alibi": it is causal): "learned" (a trained vector
     per position, added), "sinusoidal" (chapter 5's fixed table, added to the token embeddings,
     which are not scaled: `GPTConfig.scale_embeddings=False`), "rope" (queries and keys rotated
-    in every block) or "none". With "none" every block is permutation-equivariant and the mean
+    in every block) or "none". `position_std`: with "learned", the standard deviation of the
+    position table's initial values (None keeps `nn.Embedding`'s N(0, 1); GPT-2 uses 0.02).
+    With "none" every block is permutation-equivariant and the mean
     permutation-invariant, so the logit depends only on the bag of words (chapter 5).
     """
 
@@ -176,6 +220,7 @@ class AttentionClassifier(nn.Module):
         n_head: int = 1,
         max_len: int = 64,
         pad_id: int = 0,
+        position_std: float | None = None,
     ) -> None:
         super().__init__()
         self.pad_id, self.positions = pad_id, positions
@@ -192,6 +237,12 @@ class AttentionClassifier(nn.Module):
         )
         self.token = nn.Embedding(vocab_size, d_model)
         self.position = position_embedding(positions, max_len, d_model)
+        if position_std is not None:
+            if not isinstance(self.position, LearnedPositionalEmbedding):
+                raise ValueError(
+                    f"position_std applies to learned positions, not {positions!r}"
+                )
+            nn.init.normal_(self.position.embedding.weight, std=position_std)
         self.blocks = nn.ModuleList(Block(self.config) for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, 1)
@@ -228,13 +279,16 @@ MODEL_KINDS = (
 
 
 def build_model(kind: str, vocab_size: int, max_len: int = 64, **kwargs) -> nn.Module:
-    """One of the models of chapter 7 (`MODEL_KINDS`); `kwargs` go to its constructor."""
+    """One of the models of chapter 7 (`MODEL_KINDS`, or "GRU" for `GRUClassifier`);
+    `kwargs` go to its constructor."""
     if kind == "bag of words":
         return BagOfWordsMLP(vocab_size, **kwargs)
     if kind == "position x word":
         return PositionWordMLP(vocab_size, max_len=max_len, **kwargs)
     if kind == "n-grams":
         return NGramMLP(vocab_size, **kwargs)
+    if kind == "GRU":
+        return GRUClassifier(vocab_size, **kwargs)
     attention = {
         "attention + learned positions": "learned",
         "attention + sinusoidal": "sinusoidal",
