@@ -18,7 +18,9 @@ hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, 
 student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
 reference) less than 100 %, a tampering one 0 on the questions it tampers with, and a
 correct-but-different one 100 %; each question has a listed mistake that one of its public
-checks flags; it prints the message each mistake gets. Exercises run two at a time.
+checks flags; it prints the message each mistake gets. Two worker processes share the
+exercises, the longest proofs first; each builds and grades its exercises in one Python
+process (one import of PyTorch and otter, one process server for all of them).
 
 One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
 runs on Gradescope): the submission's notebook runs in a child process forked from a server
@@ -90,6 +92,7 @@ from tools.exercise_proof import (
     make_submission,
     prove,
     prove_one,
+    prove_worker,
     reference_answer,
     tampered_questions,
 )
@@ -135,6 +138,7 @@ __all__ = [
     "make_submission",
     "prove",
     "prove_one",
+    "prove_worker",
     "reference_answer",
     "tampered_questions",
     "grade_folder",
@@ -249,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    if argv[:1] == ["_prove-one"]:
-        prove_one(argv[1], Path(argv[2]), float(argv[3]))
+    if argv[:1] == ["_prove-worker"]:
+        prove_worker(Path(argv[1]), float(argv[2]), argv[3:])
         return 0
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
