@@ -292,7 +292,7 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(built):
     and the profiler in its own process still fails every test its wrong answers fail."""
     import os
 
-    from attnbook.exercise_checks.engine import Session
+    from attnbook.exercise_checks.session import Session
 
     b = built["ex01_attention"]
     prelude = "".join(text for kind, text in ex.TAMPERS.items() if kind != "builtins")

@@ -319,9 +319,7 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
         for process, log in workers:
             process.wait()
             log.close()
-        output = "".join(
-            p.read_text() for p in sorted(folder.glob("worker-*.out"))
-        )
+        output = "".join(p.read_text() for p in sorted(folder.glob("worker-*.out")))
         results = []
         for name in names:
             out, err = folder / f"{name}.json", folder / f"{name}.log"

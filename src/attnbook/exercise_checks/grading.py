@@ -1,8 +1,8 @@
-"""The house rules a hidden test of the graded exercises checks besides the values (exercises 1-8).
+"""The house rules a hidden test of the graded exercises checks besides the values (exercises 1-9).
 
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
 as usual. While grading, ``f`` is a function of the submission's own process
-(``engine.RemoteFunction``): the rules then travel with each call and are checked there,
+(``session.RemoteFunction``): the rules then travel with each call and are checked there,
 around the call, and the grader checks again what it can see from the data that comes back
 (inputs changed, global random states changed). Every call
 
@@ -211,7 +211,7 @@ def guarded(
     new_object: fail if a returned object (or an item of a returned tuple) is an input.
     no_views: fail if it is a view of an input too (a question that asks for a new tensor).
     """
-    from attnbook.exercise_checks.engine import RemoteFunction
+    from attnbook.exercise_checks.session import RemoteFunction
 
     rules = {
         "libraries": list(libraries),
@@ -355,7 +355,7 @@ def grad_of(
 ) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """(result, gradients of the inputs at `wrt`) of fn(*args), as `gradient_call` computes
     them; in the submission's process where fn is a function of the submission (chapter 4)."""
-    from attnbook.exercise_checks.engine import RemoteFunction
+    from attnbook.exercise_checks.session import RemoteFunction
 
     if isinstance(fn, RemoteFunction):
         return fn.gradient(list(args), list(wrt), output, upstream)
