@@ -63,8 +63,19 @@ def test_there_is_at_least_one_exercise():
 @pytest.mark.parametrize("name", NAMES)
 def test_published_student_files_match_the_master(built, name):
     assert ex.stale_files(built[name]) == [], (
-        "run `make exercises` and commit the result"
+        "run `make exercises-publish` and commit the result"
     )
+
+
+def test_build_writes_only_into_the_build_folder(capsys):
+    """`make exercises` leaves the working tree as it was, even when a committed copy is
+    stale; only `publish` writes the committed student notebook and checks."""
+    status = ["git", "status", "--porcelain", "--untracked-files=all"]
+    before = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout
+    assert ex.main(["build", "ex01_attention"]) == 0
+    after = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout
+    assert after == before, "`build` wrote outside _build/"
+    assert "_build/exercises/autograder/ex01_attention.zip" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", NAMES)

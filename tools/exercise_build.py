@@ -77,8 +77,6 @@ def build(name: str, out: Path | None = None) -> Built:
         )
     out = out or BUILD / name
     shutil.rmtree(out, ignore_errors=True)
-    # the init cell needs it to exist
-    (CHECKS / name).mkdir(parents=True, exist_ok=True)
     _assign(name, master, out)
     zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
     if len(zips) != 1:
@@ -144,10 +142,12 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
 
 
 def publish(built: Built) -> None:
-    """Write the student notebook, the public checks and the zip where they are served from."""
+    """Write the student notebook, the public checks and the zip where they are served from:
+    the only step that writes outside `_build/` (`python -m tools.exercises publish`)."""
     STUDENT.mkdir(parents=True, exist_ok=True)
     nbformat.write(built.student_nb, STUDENT / f"{built.name}.ipynb")
     checks = CHECKS / built.name
+    checks.mkdir(parents=True, exist_ok=True)
     for old in checks.glob("*.py"):
         old.unlink()
     for fname, text in built.public_tests.items():
