@@ -42,7 +42,7 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "tampering: every kind at once (TAMPER), and two of the three functions wrong": [
+    "tampering (q1, q2, q3): every kind at once (TAMPER), and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),
@@ -70,5 +70,15 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
     'correct: the normalising sum written with np.sum': [
         ('    return exps / exps.sum(axis=-1, keepdims=True)',
          '    return exps / np.sum(exps, axis=-1, keepdims=True)'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q4: the conceptual question
+    "what_attention_returns: (c), a tempting wrong statement": [
+        ('    return "a"', '    return "c"'),
+    ],
+    "what_attention_returns: the right letter in upper case with its parenthesis": [
+        ('    return "a"', '    return "(A)"'),
     ],
 })

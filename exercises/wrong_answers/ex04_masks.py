@@ -58,7 +58,7 @@ WRONG_ANSWERS = {
     "padding mask as int (0/1) instead of bool": [
         ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
         ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
         (".tril()", ".triu()"),
         ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
@@ -95,5 +95,15 @@ WRONG_ANSWERS.update({
          '    scores = scores + torch.zeros(mask.shape, dtype=scores.dtype).masked_fill(~mask, float("-inf"))'),
         ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
         ("    weights = weights.masked_fill(~has_keys, 0.0)\n", "    weights = torch.nan_to_num(weights, nan=0.0)\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q5: the conceptual question
+    "why_mask_before_softmax: (b), a tempting wrong statement": [
+        ('    return "a"', '    return "b"'),
+    ],
+    "why_mask_before_softmax: the right letter in upper case with its parenthesis": [
+        ('    return "a"', '    return "(A)"'),
     ],
 })

@@ -71,7 +71,7 @@ WRONG_ANSWERS = {
         ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
          "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
         ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
         ("logits / temperature", "logits * temperature"),
         ("logits < kth_largest", "logits > kth_largest"),
@@ -114,5 +114,15 @@ WRONG_ANSWERS.update({
     "top-k returns a view of the logits when k >= V (not a new tensor)": [
         ("    k = min(k, logits.shape[-1])\n",
          "    if k >= logits.shape[-1]:\n        return logits[:]\n    k = min(k, logits.shape[-1])\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q5: the conceptual question
+    "what_a_cold_temperature_does: (a), a tempting wrong statement": [
+        ('    return "b"', '    return "a"'),
+    ],
+    "what_a_cold_temperature_does: the right letter in upper case with its parenthesis": [
+        ('    return "b"', '    return "(B)"'),
     ],
 })

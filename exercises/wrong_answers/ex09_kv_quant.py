@@ -28,10 +28,20 @@ WRONG_ANSWERS = {
          "    return quantize(k, bits, -2)\n"
          "    levels = 2 ** bits - 1\n"),
     ],
-    "tampering: comparison helpers replaced, and both functions wrong": [
+    "tampering (q1, q2): comparison helpers replaced, and both functions wrong": [
         ("def quantize_keys(k, bits):", TAMPER + "def quantize_keys(k, bits):"),
         ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
          "    codes = torch.floor((k - low) / scale).clamp(0, levels)"),
         ("    return low + codes.to(scale.dtype) * scale", "    return codes.to(scale.dtype) * scale"),
     ],
 }
+
+WRONG_ANSWERS.update({
+    # q3: the conceptual question
+    "why_keys_per_channel: (c), a tempting wrong statement": [
+        ('    return "d"', '    return "c"'),
+    ],
+    "why_keys_per_channel: the right letter in upper case with its parenthesis": [
+        ('    return "d"', '    return "(D)"'),
+    ],
+})
