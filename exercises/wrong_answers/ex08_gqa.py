@@ -63,3 +63,12 @@ WRONG_ANSWERS.update({
         ('    return "a"', '    return "(A)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # a view, not a new tensor: with n_rep = 1 the reshape of the expanded heads is x itself
+    # under another name (same memory, shape and strides), which the identity check alone missed
+    "expand_kv: expand and reshape without the copy (a view of x when n_rep = 1)": [
+        ("    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
+         "    return copies.reshape(B, H_kv * n_rep, T, d)"),
+    ],
+})

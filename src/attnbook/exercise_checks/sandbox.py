@@ -177,7 +177,8 @@ def _call(
     fn = namespace.get(name)
     args, kwargs = wire.decode(request["args"]), wire.decode(request["kwargs"])
     set_rng_states(wire.decode(request["rng"]))
-    replaced = {n: namespace.get(n) for n in swaps.get(name, [])}
+    swapped = swaps.get(name, []) + [request["record"]] * bool(request.get("record"))
+    replaced = {str(n): namespace.get(str(n)) for n in swapped}
     namespace.update({n: _reference_stub(conn, n) for n in replaced})
     reply: dict[str, Any] = {}
     try:

@@ -71,6 +71,9 @@ class Session:
         self.deadline = time.monotonic() + timeout
         self.timeout, self.swaps, self.reference = timeout, swaps, reference
         self.known: dict[str, dict] = {}
+        self.recorded: list[
+            list
+        ] = []  # the calls `record` logged, during the last call
         self.gone = ""
         context = _processes()
         self.conn, child_end = context.Pipe()
@@ -137,8 +140,11 @@ class Session:
         rng: Any,
         rules: dict | None = None,
         grad: dict | None = None,
+        record: str | None = None,
     ) -> dict:
-        """One call, all in wire form; answers the child's calls of the reference meanwhile."""
+        """One call, all in wire form; answers the child's calls of the reference meanwhile.
+        record: a function of the submission that is the reference's during this call, each
+        of its calls logged in `self.recorded` (the shapes of its inputs)."""
         self._send(
             {
                 "op": "call",
@@ -148,14 +154,17 @@ class Session:
                 "rng": rng,
                 "rules": rules,
                 "grad": grad,
+                "record": record,
             }
         )
-        allowed = set(self.swaps.get(name, []))
+        allowed = set(self.swaps.get(name, [])) | ({record} if record else set())
         while True:
             reply = self._receive()
             if "callback" not in reply:
                 return reply
             wanted = str(reply["callback"])
+            if wanted == record:
+                self.recorded.append(self._shapes(record, reply))
             if self.reference is not None and wanted in allowed:
                 answer = self.reference.call_raw(
                     wanted, reply["args"], reply["kwargs"], reply["rng"]
@@ -171,6 +180,14 @@ class Session:
                 }
             self._send(answer)
 
+    def _shapes(self, name: str, reply: dict) -> list:
+        """The shapes of the inputs of a call of `name`, in the order of its parameters."""
+        args, kwargs = wire.decode(reply["args"]), wire.decode(reply["kwargs"])
+        described = self.reference.describe(name) if self.reference else {}
+        params = described.get("params", [])
+        ordered = list(args) + [kwargs.get(p) for p in params[len(args) :]]
+        return [_shape(a) for a in ordered]
+
     def call(
         self,
         name: str,
@@ -178,12 +195,16 @@ class Session:
         kwargs: dict,
         rules: dict | None = None,
         grad: dict | None = None,
+        record: str | None = None,
     ) -> Any:
         """Call the child's `name` with these inputs as a local call would behave: the result,
         the inputs changed in place and the global random states moved as the child's did."""
         sent_args, sent_kwargs = wire.encode(list(args)), wire.encode(kwargs)
         sent_rng = wire.encode(rng_states())
-        reply = self.call_raw(name, sent_args, sent_kwargs, sent_rng, rules, grad)
+        self.recorded = []
+        reply = self.call_raw(
+            name, sent_args, sent_kwargs, sent_rng, rules, grad, record
+        )
         if "crash" in reply:
             raise AssertionError(
                 f"the grader could not use what {name} returned: {reply['crash']}"
@@ -238,6 +259,12 @@ class Session:
             for key, before in sent_kwargs["$d"]
         ]
         return rows
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of an array or tensor argument (None for anything else)."""
+    shape = getattr(value, "shape", None)
+    return tuple(int(n) for n in shape) if shape is not None else None
 
 
 _RNG_ORDER = {"torch": 0, "numpy": 1, "random": 2}  # the order of rng_states()
@@ -302,6 +329,12 @@ class RemoteFunction:
     ) -> Any:
         grad = {"wrt": wrt, "output": output, "upstream": wire.encode(upstream)}
         return self.session.call(self.name, tuple(args), {}, self.rules, grad)
+
+    def recording(self, inner: str, args: list) -> tuple[Any, list[list]]:
+        """Call with the submission's function `inner` replaced by the reference's: (the
+        result, the shapes of the inputs of each call of `inner`)."""
+        result = self.session.call(self.name, tuple(args), {}, self.rules, record=inner)
+        return result, list(self.session.recorded)
 
     def __repr__(self) -> str:
         return f"<function {self.name} of the submission>"
