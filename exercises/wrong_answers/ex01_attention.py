@@ -82,3 +82,18 @@ WRONG_ANSWERS.update({
         ('    return "a"', '    return "(A)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "scores_to_weights in float32 (np.exp of float32 scores)": [
+        ("    scores = np.asarray(scores, dtype=float)",
+         "    scores = np.asarray(scores, dtype=np.float32)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: the mask as -1e9 added to the scores (exp underflows to exactly 0)": [
+        ("        scores = np.where(mask, scores, -np.inf)",
+         "        scores = scores + np.where(mask, 0.0, -1e9)"),
+    ],
+})

@@ -107,3 +107,11 @@ WRONG_ANSWERS.update({
         ('    return "a"', '    return "(A)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): squeeze() also drops the batch axis of a batch of one
+    "padding mask squeezes the lengths (a batch of one loses its axis)": [
+        ("    lengths = torch.as_tensor(lengths)  # (B,)",
+         "    lengths = torch.as_tensor(lengths).reshape(-1, 1).squeeze()  # (B,)"),
+    ],
+})

@@ -126,3 +126,11 @@ WRONG_ANSWERS.update({
         ('    return "b"', '    return "(B)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "temperature clamped at 0.1 from below (colder temperatures act as 0.1)": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    return torch.softmax(logits / max(temperature, 0.1), dim=-1)"),
+    ],
+})

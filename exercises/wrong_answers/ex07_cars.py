@@ -131,3 +131,11 @@ WRONG_ANSWERS.update({
         ('    return "c"', '    return "(C)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "a count ending in .5 rounded half up (int(x + 0.5)), not as round() does": [
+        ("    n_test = round(test_fraction * len(pairs))",
+         "    n_test = int(test_fraction * len(pairs) + 0.5)"),
+    ],
+})
