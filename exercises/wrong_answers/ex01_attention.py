@@ -97,3 +97,15 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
          "        scores = scores + np.where(mask, 0.0, -1e9)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): shifts that are stable for most rows, not for every row
+    "softmax shifted by each row's first score (a row starting with -inf gives NaN)": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)",
+         "    shifted = scores - scores[..., :1]"),
+    ],
+    "softmax shifted by the largest score of the whole array (a low row underflows to 0 / 0)": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)",
+         "    shifted = scores - scores.max()"),
+    ],
+})
