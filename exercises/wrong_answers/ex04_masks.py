@@ -115,3 +115,13 @@ WRONG_ANSWERS.update({
          "    lengths = torch.as_tensor(lengths).reshape(-1, 1).squeeze()  # (B,)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): squeeze() drops every axis of size 1, the batch's too
+    "decode step squeezes the scores and the output (a batch of one loses its axis)": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)",
+         "    scores = (K @ q[..., :, None]).squeeze() / math.sqrt(q.shape[-1])  # (..., t + 1)"),
+        ("    return (p[..., None, :] @ V)[..., 0, :], (K, V)",
+         "    return (p[..., None, :] @ V).squeeze(), (K, V)"),
+    ],
+})
