@@ -107,3 +107,11 @@ WRONG_ANSWERS.update({
         ('    return "b"', '    return "(B)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float32 inside, the dtype of the result restored
+    "softmax in float32, the weights cast back to the input's dtype": [
+        ("    weights = torch.softmax(scores, dim=-1)  # over the keys",
+         "    weights = torch.softmax(scores.float(), dim=-1).to(scores.dtype)"),
+    ],
+})

@@ -134,3 +134,19 @@ WRONG_ANSWERS.update({
          "    return torch.softmax(logits / max(temperature, 0.1), dim=-1)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float32 inside, the dtype of the result restored
+    "temperature softmax in float32, cast back to the logits' dtype": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    return torch.softmax(logits.float() / temperature, dim=-1).to(logits.dtype)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: the softmax written out in the logits' dtype": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    z = logits / temperature\n    e = torch.exp(z - z.amax(dim=-1, keepdim=True))\n"
+         "    return e / e.sum(dim=-1, keepdim=True)"),
+    ],
+})

@@ -72,3 +72,11 @@ WRONG_ANSWERS.update({
          "    return copies.reshape(B, H_kv * n_rep, T, d)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float32 inside, the dtype of the result restored
+    "softmax in float32, the result cast back to the input's dtype": [
+        ("    weights = torch.softmax(scores, dim=-1)\n    return weights @ v",
+         "    weights = torch.softmax(scores.float(), dim=-1).to(v.dtype)\n    return weights @ v"),
+    ],
+})
