@@ -70,17 +70,20 @@ def run_cells(sources: list[str], namespace: dict) -> list[list]:
 
 def rng_states() -> dict[str, Any]:
     """The global random states of PyTorch, NumPy and Python's random module."""
+    version, internal, gauss = random.getstate()
     return {
         "torch": torch.get_rng_state(),
         "numpy": np.random.get_state(),
-        "random": random.getstate(),
+        # Python's 625 numbers as one array: one field on the wire, not 625
+        "random": (version, np.array(internal, dtype=np.uint32), gauss),
     }
 
 
 def set_rng_states(states: dict[str, Any]) -> None:
     torch.set_rng_state(states["torch"])
     np.random.set_state(states["numpy"])
-    random.setstate(states["random"])
+    version, internal, gauss = states["random"]
+    random.setstate((version, tuple(int(n) for n in internal), gauss))
 
 
 def _isolate(workdir: str) -> None:
