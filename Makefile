@@ -15,7 +15,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
-.PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-check \
+.PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-publish exercises-check \
         exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
         python-version release-files lint-workflows run-chapters
 
@@ -114,9 +114,15 @@ nbval-portable: $(STAMP)
 run-chapters: $(STAMP)
 	$(PY) -m tools.run_chapters $(RUN)
 
-# Student notebooks, public checks and autograder zips, from the master notebooks.
+# Student notebooks, public checks and autograder zips, from the master notebooks, into
+# _build/exercises/ only; it names the committed copies that a fresh build would change.
 exercises: $(STAMP)
 	$(PY) -m tools.exercises build
+
+# After editing a master: also write the committed copies (exercises/student/NAME.ipynb, a
+# page of the book, and src/attnbook/exercise_checks/NAME/, installed with the package).
+exercises-publish: $(STAMP)
+	$(PY) -m tools.exercises publish
 
 # Reference 100 %, untouched 0, every wrong answer below 100 %, a public check per question
 # that flags a listed mistake; two exercises at a time (see tools/exercises.py).
@@ -189,7 +195,7 @@ grade: $(STAMP)
 # Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
 release-files: $(STAMP)
 	$(PY) -m tools.release_files
-	$(MAKE) --no-print-directory exercises
+	$(MAKE) --no-print-directory exercises-publish
 
 # Contributor: scaffold a chapter or an exercise with the standard opening.
 #   make chapter NAME=02_scaling TITLE="Scaling"   /   make exercise NAME=ex02_scaling TITLE="Scaling"

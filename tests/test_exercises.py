@@ -63,8 +63,19 @@ def test_there_is_at_least_one_exercise():
 @pytest.mark.parametrize("name", NAMES)
 def test_published_student_files_match_the_master(built, name):
     assert ex.stale_files(built[name]) == [], (
-        "run `make exercises` and commit the result"
+        "run `make exercises-publish` and commit the result"
     )
+
+
+def test_build_writes_only_into_the_build_folder(capsys):
+    """`make exercises` leaves the working tree as it was, even when a committed copy is
+    stale; only `publish` writes the committed student notebook and checks."""
+    status = ["git", "status", "--porcelain", "--untracked-files=all"]
+    before = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout
+    assert ex.main(["build", "ex01_attention"]) == 0
+    after = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout
+    assert after == before, "`build` wrote outside _build/"
+    assert "_build/exercises/autograder/ex01_attention.zip" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -160,6 +171,8 @@ def test_guard_passes_an_honest_function_and_lets_a_generator_advance():
         "torch-rng",
         "python-rng",
         "same-object",
+        "alias",
+        "numpy-alias",
         "attnbook",
         "library",
         "routine",
@@ -207,6 +220,16 @@ def test_guard_rejects_what_students_really_write(kind):
         "torch-rng": (torch_rng, {}, "PyTorch's global generator"),
         "python-rng": (python_rng, {}, "Python's random module"),
         "same-object": (same_object, {}, "returned its input `x` itself"),
+        "alias": (
+            lambda x: x[:],
+            {},
+            "returned its input `x` itself (or a view of all",
+        ),
+        "numpy-alias": (
+            lambda x: x.view(),
+            {},
+            "returned its input `x` itself (or a view of all",
+        ),
         "attnbook": (
             through_attnbook,
             {},
@@ -217,7 +240,7 @@ def test_guard_rejects_what_students_really_write(kind):
     }[kind]
     x = (
         torch.randn(2, 3)
-        if kind not in ("numpy-rng", "python-rng", "library")
+        if kind not in ("numpy-rng", "python-rng", "library", "numpy-alias")
         else np.ones(3)
     )
     with pytest.raises(AssertionError, match=re.escape(words)):
@@ -226,6 +249,11 @@ def test_guard_rejects_what_students_really_write(kind):
 
 def test_guard_rejects_a_view_of_the_input():
     import torch
+
+    # a view of a part, or reshaped, is a new object unless the question asks for a copy
+    x = torch.randn(2, 3)
+    assert grading.guarded(lambda x: x.view(3, 2))(x).shape == (3, 2)
+    assert grading.guarded(lambda x: x.T)(torch.randn(3, 3)).shape == (3, 3)
 
     with pytest.raises(AssertionError, match="a view of its input"):
         grading.guarded(lambda x: x[:, :2], no_views=True)(torch.randn(2, 3))
@@ -292,7 +320,7 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(built):
     and the profiler in its own process still fails every test its wrong answers fail."""
     import os
 
-    from attnbook.exercise_checks.engine import Session
+    from attnbook.exercise_checks.session import Session
 
     b = built["ex01_attention"]
     prelude = "".join(text for kind, text in ex.TAMPERS.items() if kind != "builtins")
@@ -411,3 +439,22 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
     report = (tmp_path / "grades-report.txt").read_text()
     assert "test_huge_scores_are_stable" in report and "% pass" in report
     assert len(grades) == 5
+
+
+def test_calls_of_sees_each_block_a_function_feeds_its_step():
+    """Locally (the master notebook), `calls_of` watches the named function of the caller's
+    namespace and puts it back; the shapes come in the order of its parameters."""
+    import numpy as np
+
+    namespace: dict = {"np": np}
+    exec(  # noqa: S102 - two small functions, as a notebook defines them
+        "def step(state, block):\n    return state + float(block.sum())\n"
+        "def run(x, size):\n    state = 0.0\n"
+        "    for i in range(0, len(x), size):\n"
+        "        state = step(block=x[i:i + size], state=state)\n    return state\n",
+        namespace,
+    )
+    total, calls = grading.calls_of(namespace["run"], "step", np.arange(5.0), 2)
+    assert total == 10.0
+    assert calls == [[None, (2,)], [None, (2,)], [None, (1,)]]
+    assert namespace["step"].__name__ == "step"

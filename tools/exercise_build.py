@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import copy
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,22 +77,7 @@ def build(name: str, out: Path | None = None) -> Built:
         )
     out = out or BUILD / name
     shutil.rmtree(out, ignore_errors=True)
-    # the init cell needs it to exist
-    (CHECKS / name).mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "otter",
-        "assign",
-        "--no-run-tests",
-        str(master),
-        str(out),
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ExerciseError(
-            f"otter assign failed for {name}:\n{proc.stdout}\n{proc.stderr}"
-        )
+    _assign(name, master, out)
     zips = sorted((out / "autograder").glob("*-autograder_*.zip"))
     if len(zips) != 1:
         raise ExerciseError(f"expected one autograder zip for {name}, found {zips}")
@@ -113,6 +96,25 @@ def build(name: str, out: Path | None = None) -> Built:
     return Built(
         name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb"
     )
+
+
+def _assign(name: str, master: Path, out: Path) -> None:
+    """`otter assign --no-run-tests master out`, in this process (its output kept for the
+    error message): a proof builds nine exercises, one Python start and one import of otter
+    for all of them."""
+    import contextlib
+    import io
+
+    from otter.assign import main as assign
+
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            assign(str(master), str(out), no_run_tests=True)
+    except Exception as err:  # noqa: BLE001 - otter's errors are of many kinds
+        raise ExerciseError(
+            f"otter assign failed for {name}: {type(err).__name__}: {err}\n{log.getvalue()}"
+        ) from None
 
 
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
@@ -140,10 +142,12 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
 
 
 def publish(built: Built) -> None:
-    """Write the student notebook, the public checks and the zip where they are served from."""
+    """Write the student notebook, the public checks and the zip where they are served from:
+    the only step that writes outside `_build/` (`python -m tools.exercises publish`)."""
     STUDENT.mkdir(parents=True, exist_ok=True)
     nbformat.write(built.student_nb, STUDENT / f"{built.name}.ipynb")
     checks = CHECKS / built.name
+    checks.mkdir(parents=True, exist_ok=True)
     for old in checks.glob("*.py"):
         old.unlink()
     for fname, text in built.public_tests.items():

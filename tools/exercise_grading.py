@@ -1,4 +1,4 @@
-"""Grading submissions for the exercises tool (`python -m tools.exercises`; exercises 1-8).
+"""Grading submissions for the exercises tool (`python -m tools.exercises`; exercises 1-9).
 
 One engine grades everything, `attnbook.exercise_checks.engine`: a submission's notebook runs
 in a child process and only sends data back; otter's test classes run the autograder's tests,

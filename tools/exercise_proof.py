@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import runpy
 import shutil
@@ -23,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -271,33 +271,67 @@ def check_proof(name: str, data: dict) -> bool:
     return not problems
 
 
+def _expected_cost(name: str) -> int:
+    """How many notebooks the proof of `name` grades (its wrong answers, plus two)."""
+    return len(load_wrong_answers(name)) + 2
+
+
+def prove_worker(folder: Path, timeout: float, names: list[str]) -> None:
+    """One long-lived worker of `prove`: takes the exercises in order, each one that no other
+    worker has claimed yet (a file created exclusively in `folder`), and writes its grades to
+    `folder/NAME.json`, or what went wrong to `folder/NAME.log`. One Python start, one import
+    of PyTorch and otter and one process server for all the exercises it proves."""
+    import traceback
+
+    for name in names:
+        try:
+            os.close(os.open(folder / f"{name}.claim", os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            continue
+        try:
+            prove_one(name, folder / f"{name}.json", timeout)
+        except Exception:  # noqa: BLE001 - reported with the exercise, the others go on
+            (folder / f"{name}.log").write_text(traceback.format_exc())
+
+
 def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
-    """Every proof of every exercise, `jobs` exercises at a time (one process each)."""
+    """Every proof of every exercise: `jobs` worker processes share the exercises, the
+    longest proofs first."""
     start = time.monotonic()
+    order = sorted(names, key=_expected_cost, reverse=True)
     with tempfile.TemporaryDirectory(prefix="attnbook-prove-") as tmp:
-
-        def run(name: str) -> tuple[str, dict | None, str]:
-            out = Path(tmp) / f"{name}.json"
-            cmd = [
-                sys.executable,
-                "-m",
-                "tools.exercises",
-                "_prove-one",
-                name,
-                str(out),
-                str(timeout),
-            ]
-            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-            if proc.returncode != 0 or not out.is_file():
-                return name, None, proc.stdout + proc.stderr
-            return name, json.loads(out.read_text()), ""
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(run, names))
+        folder = Path(tmp)
+        cmd = [sys.executable, "-m", "tools.exercises", "_prove-worker", tmp]
+        workers = []
+        for i in range(max(1, min(jobs, len(order)))):
+            log = open(folder / f"worker-{i}.out", "w")  # noqa: SIM115 - closed below
+            workers.append(
+                (
+                    subprocess.Popen(
+                        [*cmd, str(timeout), *order],
+                        cwd=ROOT,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    ),
+                    log,
+                )
+            )
+        for process, log in workers:
+            process.wait()
+            log.close()
+        output = "".join(p.read_text() for p in sorted(folder.glob("worker-*.out")))
+        results = []
+        for name in names:
+            out, err = folder / f"{name}.json", folder / f"{name}.log"
+            if out.is_file():
+                results.append((name, json.loads(out.read_text()), ""))
+            else:
+                log_text = err.read_text() if err.is_file() else output
+                results.append((name, None, log_text))
     ok, report = True, {}
-    for name, data, log in results:
+    for name, data, log_text in results:
         if data is None:
-            print(f"\n{name}\n  FAILED: the proof did not run:\n{log[-3000:]}")
+            print(f"\n{name}\n  FAILED: the proof did not run:\n{log_text[-3000:]}")
             ok = False
             continue
         ok &= check_proof(name, data)

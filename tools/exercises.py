@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
 """Build, check, prove and grade the course's graded exercises (otter-grader 7, no Docker).
 
-    python -m tools.exercises build            student notebooks, public checks, autograder zips
+    python -m tools.exercises build            everything below, into _build/exercises/ only
+    python -m tools.exercises publish          build, then write the committed student files
     python -m tools.exercises check            the committed student files match the masters
     python -m tools.exercises prove [NAME ...] the proofs of `make exercises-prove` (below)
     python -m tools.exercises grade NAME DIR [--out grades.csv] [--timeout 300]
 
 Each exercise is one master notebook `exercises/masters/NAME.ipynb` (solutions, public tests,
-hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, then publishes:
-  - the student notebook to `exercises/student/NAME.ipynb` (it is a page of the book), its
-    chapter links pointing at the published book (`html.baseurl` of _config.yml);
+hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, copies the
+Gradescope-compatible autograder zip to `_build/exercises/autograder/NAME.zip`, writes
+nothing outside `_build/`, and names the committed files a fresh build would change.
+`publish` (`make exercises-publish`) builds, then writes the two generated artefacts that are
+committed, because they are served from the repository and the package, not from a build:
+  - the student notebook to `exercises/student/NAME.ipynb` (a page of the book, and what
+    students open on Colab and Binder), its chapter links pointing at the published book
+    (`html.baseurl` of _config.yml);
   - the public checks to `src/attnbook/exercise_checks/NAME/` (installed with the package so
-    `grader.check` works on Colab and Binder too);
-  - the Gradescope-compatible autograder zip to `_build/exercises/autograder/NAME.zip`.
+    `grader.check` works wherever the notebook runs).
+`check` fails if a committed copy differs from a fresh build (the tests run it too).
 
 `prove` requires, for every exercise: the reference solution scores 100 %, the untouched
 student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
 reference) less than 100 %, a tampering one 0 on the questions it tampers with, and a
 correct-but-different one 100 %; each question has a listed mistake that one of its public
-checks flags; it prints the message each mistake gets. Exercises run two at a time.
+checks flags; it prints the message each mistake gets. Two worker processes share the
+exercises, the longest proofs first; each builds and grades its exercises in one Python
+process (one import of PyTorch and otter, one process server for all of them).
 
 One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
 runs on Gradescope): the submission's notebook runs in a child process forked from a server
@@ -90,6 +98,7 @@ from tools.exercise_proof import (
     make_submission,
     prove,
     prove_one,
+    prove_worker,
     reference_answer,
     tampered_questions,
 )
@@ -135,6 +144,7 @@ __all__ = [
     "make_submission",
     "prove",
     "prove_one",
+    "prove_worker",
     "reference_answer",
     "tampered_questions",
     "grade_folder",
@@ -249,17 +259,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    if argv[:1] == ["_prove-one"]:
-        prove_one(argv[1], Path(argv[2]), float(argv[3]))
+    if argv[:1] == ["_prove-worker"]:
+        prove_worker(Path(argv[1]), float(argv[2]), argv[3:])
         return 0
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p_build = sub.add_parser(
-        "build", help="build and publish every (or the named) exercise"
+        "build", help="build every (or the named) exercise into _build/exercises/"
     )
     p_build.add_argument("names", nargs="*")
+    p_publish = sub.add_parser(
+        "publish", help="build, then write the committed student notebooks and checks"
+    )
+    p_publish.add_argument("names", nargs="*")
     p_check = sub.add_parser("check", help="fail if committed student files are stale")
     p_check.add_argument("names", nargs="*")
     p_prove = sub.add_parser("prove", help="CI proofs: reference, stub, wrong answers")
@@ -279,7 +293,16 @@ def _run(argv: list[str]) -> int:
     if args.command == "build":
         for name in names:
             built = build(name)
-            publish(built)
+            publish_zip_only(built)
+            print(
+                f"{name}: _build/exercises/{name}/, _build/exercises/autograder/{name}.zip"
+            )
+            for p in stale_files(built):
+                print(f"  {p}: `make exercises-publish` writes the fresh one")
+        return 0
+    if args.command == "publish":
+        for name in names:
+            publish(build(name))
             print(
                 f"{name}: exercises/student/{name}.ipynb, "
                 f"src/attnbook/exercise_checks/{name}/, _build/exercises/autograder/{name}.zip"
@@ -288,7 +311,7 @@ def _run(argv: list[str]) -> int:
     if args.command == "check":
         problems = [p for name in names for p in stale_files(build(name))]
         for p in problems:
-            print(f"stale: {p} (run `make exercises`)")
+            print(f"stale: {p} (run `make exercises-publish`)")
         return 1 if problems else 0
     if args.command == "prove":
         return 0 if prove(names, args.timeout, args.jobs) else 1

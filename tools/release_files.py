@@ -2,7 +2,7 @@
 """Rewrite everything that carries the package's release: the setup cell of every chapter and
 exercise master notebook, and `exercises/autograder-requirements.txt`.
 
-    python tools/release_files.py          (then `make exercises` regenerates the student notebooks)
+    python tools/release_files.py          (then `make exercises-publish` regenerates the student notebooks)
 
 The version comes from `pyproject.toml`, the grader's pin from `requirements/lock.txt`
 (tools/setup_cell.py reads both). Only the first code cell of a notebook changes.

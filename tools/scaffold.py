@@ -9,7 +9,7 @@ link to its exercise), executed, and an entry in _toc.yml. An exercise gets a ma
 exercises/masters/NAME.ipynb with one example question (solution, a public and a hidden
 test), an entry in _toc.yml, and its student notebook and public checks via `build`. Then:
 write the content, add its classic wrong answers to exercises/wrong_answers/NAME.py, and run
-`make exercises` and `make test`.
+`make exercises-publish` and `make test`.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def exercise(name: str, title: str) -> None:
     )
     execute(path)
     subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "exercises.py"), "build", name],
+        [sys.executable, str(ROOT / "tools" / "exercises.py"), "publish", name],
         check=True,
     )
     add_to_toc("Exercises", f"exercises/student/{name}")

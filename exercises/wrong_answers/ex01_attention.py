@@ -42,7 +42,7 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "tampering: every kind at once (TAMPER), and two of the three functions wrong": [
+    "tampering (q1, q2, q3): every kind at once (TAMPER), and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),
@@ -70,5 +70,42 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
     'correct: the normalising sum written with np.sum': [
         ('    return exps / exps.sum(axis=-1, keepdims=True)',
          '    return exps / np.sum(exps, axis=-1, keepdims=True)'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q4: the conceptual question
+    "what_attention_returns: (c), a tempting wrong statement": [
+        ('    return "a"', '    return "c"'),
+    ],
+    "what_attention_returns: the right letter in upper case with its parenthesis": [
+        ('    return "a"', '    return "(A)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "scores_to_weights in float32 (np.exp of float32 scores)": [
+        ("    scores = np.asarray(scores, dtype=float)",
+         "    scores = np.asarray(scores, dtype=np.float32)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: the mask as -1e9 added to the scores (exp underflows to exactly 0)": [
+        ("        scores = np.where(mask, scores, -np.inf)",
+         "        scores = scores + np.where(mask, 0.0, -1e9)"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): shifts that are stable for most rows, not for every row
+    "softmax shifted by each row's first score (a row starting with -inf gives NaN)": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)",
+         "    shifted = scores - scores[..., :1]"),
+    ],
+    "softmax shifted by the largest score of the whole array (a low row underflows to 0 / 0)": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)",
+         "    shifted = scores - scores.max()"),
     ],
 })

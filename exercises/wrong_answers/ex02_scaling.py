@@ -187,3 +187,31 @@ WRONG_ANSWERS.update({
         ('    return "b"', '    return "(B)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # the values are right (one step over all keys is the full softmax), the method is not:
+    # only the check of the calls to online_softmax_step sees it
+    "online average: every key fed to the step at once, block_size only checked": [
+        ("    for start in range(0, t_k, block_size):\n"
+         "        stop = start + block_size\n"
+         "        state = online_softmax_step(state, scores[:, start:stop], values[start:stop])",
+         "    state = online_softmax_step(state, scores, values)"),
+    ],
+    "online average: the full softmax computed directly, the step never called": [
+        ("    for start in range(0, t_k, block_size):\n"
+         "        stop = start + block_size\n"
+         "        state = online_softmax_step(state, scores[:, start:stop], values[start:stop])\n"
+         "    _, l, acc = state\n",
+         "    m = scores.max(axis=-1, keepdims=True)\n"
+         "    e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))\n"
+         "    l, acc = e.sum(axis=-1), e @ values\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: the step called with keyword arguments, in another order": [
+        ("        state = online_softmax_step(state, scores[:, start:stop], values[start:stop])",
+         "        state = online_softmax_step(values=values[start:stop], state=state,\n"
+         "                                    scores=scores[:, start:stop])"),
+    ],
+})

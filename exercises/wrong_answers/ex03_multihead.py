@@ -45,7 +45,7 @@ WRONG_ANSWERS = {
         ("    heads = weights @ v  # (B, H, T, d_k)",
          "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
         ("def split_heads(x, n_head):", TAMPER + "def split_heads(x, n_head):"),
         ("return x.reshape(B, T, n_head, d_k).transpose(1, 2)", "return x.reshape(B, n_head, T, d_k)"),
         ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
@@ -95,5 +95,23 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
     'correct: split with view and permute': [
         ('    return x.reshape(B, T, n_head, d_k).transpose(1, 2)',
          '    return x.view(B, T, n_head, d_k).permute(0, 2, 1, 3)'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q5: the conceptual question
+    "why_several_heads: (a), a tempting wrong statement": [
+        ('    return "b"', '    return "a"'),
+    ],
+    "why_several_heads: the right letter in upper case with its parenthesis": [
+        ('    return "b"', '    return "(B)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float32 inside, the dtype of the result restored
+    "softmax in float32, the weights cast back to the input's dtype": [
+        ("    weights = torch.softmax(scores, dim=-1)  # over the keys",
+         "    weights = torch.softmax(scores.float(), dim=-1).to(scores.dtype)"),
     ],
 })

@@ -58,7 +58,7 @@ WRONG_ANSWERS = {
     "padding mask as int (0/1) instead of bool": [
         ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
         ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
         (".tril()", ".triu()"),
         ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),
@@ -95,5 +95,33 @@ WRONG_ANSWERS.update({
          '    scores = scores + torch.zeros(mask.shape, dtype=scores.dtype).masked_fill(~mask, float("-inf"))'),
         ("    has_keys = mask.any(dim=-1, keepdim=True)", "    has_keys = torch.ones(1, dtype=torch.bool)"),
         ("    weights = weights.masked_fill(~has_keys, 0.0)\n", "    weights = torch.nan_to_num(weights, nan=0.0)\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q5: the conceptual question
+    "why_mask_before_softmax: (b), a tempting wrong statement": [
+        ('    return "a"', '    return "b"'),
+    ],
+    "why_mask_before_softmax: the right letter in upper case with its parenthesis": [
+        ('    return "a"', '    return "(A)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): squeeze() also drops the batch axis of a batch of one
+    "padding mask squeezes the lengths (a batch of one loses its axis)": [
+        ("    lengths = torch.as_tensor(lengths)  # (B,)",
+         "    lengths = torch.as_tensor(lengths).reshape(-1, 1).squeeze()  # (B,)"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): squeeze() drops every axis of size 1, the batch's too
+    "decode step squeezes the scores and the output (a batch of one loses its axis)": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)",
+         "    scores = (K @ q[..., :, None]).squeeze() / math.sqrt(q.shape[-1])  # (..., t + 1)"),
+        ("    return (p[..., None, :] @ V)[..., 0, :], (K, V)",
+         "    return (p[..., None, :] @ V).squeeze(), (K, V)"),
     ],
 })

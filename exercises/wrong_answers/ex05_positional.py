@@ -53,7 +53,7 @@ WRONG_ANSWERS = {
     "float32 table: precision lost for long sequences": [
         ("    pe = np.zeros((seq_len, d_model))", "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
         ("def angle_rates(d_model):", TAMPER + "def angle_rates(d_model):"),
         ("1.0 / 10000.0 ** (two_i / d_model)", "1.0 / 10000.0 ** (two_i / 2 / d_model)"),
         ("np.arange(seq_len, dtype=float)[:, None]", "np.arange(1, seq_len + 1, dtype=float)[:, None]"),
@@ -81,4 +81,39 @@ WRONG_ANSWERS.update({
         ('    return 1.0 / 10000.0 ** (two_i / d_model)', '    return np.zeros(len(two_i))'),
     ]
     for kind in ['profiler', 'results file']
+})
+
+WRONG_ANSWERS.update({
+    # q5: the conceptual question
+    "why_many_frequencies: (b), a tempting wrong statement": [
+        ('    return "a"', '    return "b"'),
+    ],
+    "why_many_frequencies: the right letter in upper case with its parenthesis": [
+        ('    return "a"', '    return "(A)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): a table precomputed once, as in many tutorials, and sliced
+    "a table precomputed for 5000 positions and sliced (longer sequences come back short)": [
+        ("def sinusoidal_encoding(seq_len, d_model):",
+         "def sinusoidal_encoding(seq_len, d_model, _max_len=5000):"),
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"
+         "    pe = np.zeros((seq_len, d_model))",
+         "    theta = angles(min(seq_len, _max_len), d_model)\n"
+         "    pe = np.zeros((min(seq_len, _max_len), d_model))"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: the table built for the even width and cut to d_model": [
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"
+         "    pe = np.zeros((seq_len, d_model))\n"
+         "    pe[:, 0::2] = np.sin(theta)  # ceil(d_model / 2) even columns\n"
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    return pe",
+         "    theta = angles(seq_len, d_model)\n"
+         "    pairs = np.stack([np.sin(theta), np.cos(theta)], axis=-1)  # (seq_len, pairs, 2)\n"
+         "    return pairs.reshape(seq_len, -1)[:, :d_model].copy()"),
+    ],
 })

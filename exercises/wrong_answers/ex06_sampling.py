@@ -71,7 +71,7 @@ WRONG_ANSWERS = {
         ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
          "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
     ],
-    "tampering: every kind at once (TAMPER), and three of the four functions wrong": [
+    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
         ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
         ("logits / temperature", "logits * temperature"),
         ("logits < kth_largest", "logits > kth_largest"),
@@ -114,5 +114,39 @@ WRONG_ANSWERS.update({
     "top-k returns a view of the logits when k >= V (not a new tensor)": [
         ("    k = min(k, logits.shape[-1])\n",
          "    if k >= logits.shape[-1]:\n        return logits[:]\n    k = min(k, logits.shape[-1])\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q5: the conceptual question
+    "what_a_cold_temperature_does: (a), a tempting wrong statement": [
+        ('    return "b"', '    return "a"'),
+    ],
+    "what_a_cold_temperature_does: the right letter in upper case with its parenthesis": [
+        ('    return "b"', '    return "(B)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "temperature clamped at 0.1 from below (colder temperatures act as 0.1)": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    return torch.softmax(logits / max(temperature, 0.1), dim=-1)"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float32 inside, the dtype of the result restored
+    "temperature softmax in float32, cast back to the logits' dtype": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    return torch.softmax(logits.float() / temperature, dim=-1).to(logits.dtype)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: the softmax written out in the logits' dtype": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    z = logits / temperature\n    e = torch.exp(z - z.amax(dim=-1, keepdim=True))\n"
+         "    return e / e.sum(dim=-1, keepdim=True)"),
     ],
 })

@@ -79,7 +79,7 @@ WRONG_ANSWERS = {
         ("held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())",
          "held_out = set(distinct[:n_held_out])"),
     ],
-    "tampering: every kind at once (TAMPER), and all three functions wrong": [
+    "tampering (q1, q2, q3): every kind at once (TAMPER), and all three functions wrong": [
         ("def split_pairs(pair_ids, test_fraction, seed):", TAMPER + "def split_pairs(pair_ids, test_fraction, seed):"),
         ("test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())", "test_pairs = set(pairs[:n_test])"),
         ("    return total / count", "    return total / x.shape[1]"),
@@ -119,5 +119,23 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
     'correct: padding removed with torch.where': [
         ('    total = x.masked_fill(~m, 0).sum(dim=1)',
          '    total = torch.where(m, x, torch.zeros((), dtype=x.dtype)).sum(dim=1)'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q4: the conceptual question
+    "why_split_by_pairs: (a), a tempting wrong statement": [
+        ('    return "c"', '    return "a"'),
+    ],
+    "why_split_by_pairs: the right letter in upper case with its parenthesis": [
+        ('    return "c"', '    return "(C)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "a count ending in .5 rounded half up (int(x + 0.5)), not as round() does": [
+        ("    n_test = round(test_fraction * len(pairs))",
+         "    n_test = int(test_fraction * len(pairs) + 0.5)"),
     ],
 })

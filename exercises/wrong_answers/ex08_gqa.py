@@ -21,7 +21,7 @@ WRONG_ANSWERS = {
          "    import torch.nn.functional as F\n"
          "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)\n"),
     ],
-    "tampering: every kind at once (TAMPER), and both functions wrong": [
+    "tampering (q1, q2): every kind at once (TAMPER), and both functions wrong": [
         ("def expand_kv(x, n_rep):", TAMPER + "def expand_kv(x, n_rep):"),
         ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
          "    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
@@ -51,5 +51,32 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
     'correct: heads repeated with repeat_interleave': [
         ('    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    return copies.reshape(B, H_kv * n_rep, T, d).clone()',
          '    return x.repeat_interleave(n_rep, dim=1)'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # q3: the conceptual question
+    "what_gqa_saves: (b), a tempting wrong statement": [
+        ('    return "a"', '    return "b"'),
+    ],
+    "what_gqa_saves: the right letter in upper case with its parenthesis": [
+        ('    return "a"', '    return "(A)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # a view, not a new tensor: with n_rep = 1 the reshape of the expanded heads is x itself
+    # under another name (same memory, shape and strides), which the identity check alone missed
+    "expand_kv: expand and reshape without the copy (a view of x when n_rep = 1)": [
+        ("    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
+         "    return copies.reshape(B, H_kv * n_rep, T, d)"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float32 inside, the dtype of the result restored
+    "softmax in float32, the result cast back to the input's dtype": [
+        ("    weights = torch.softmax(scores, dim=-1)\n    return weights @ v",
+         "    weights = torch.softmax(scores.float(), dim=-1).to(v.dtype)\n    return weights @ v"),
     ],
 })

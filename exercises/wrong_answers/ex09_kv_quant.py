@@ -28,10 +28,43 @@ WRONG_ANSWERS = {
          "    return quantize(k, bits, -2)\n"
          "    levels = 2 ** bits - 1\n"),
     ],
-    "tampering: comparison helpers replaced, and both functions wrong": [
+    "tampering (q1, q2): comparison helpers replaced, and both functions wrong": [
         ("def quantize_keys(k, bits):", TAMPER + "def quantize_keys(k, bits):"),
         ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
          "    codes = torch.floor((k - low) / scale).clamp(0, levels)"),
         ("    return low + codes.to(scale.dtype) * scale", "    return codes.to(scale.dtype) * scale"),
     ],
 }
+
+WRONG_ANSWERS.update({
+    # q3: the conceptual question
+    "why_keys_per_channel: (c), a tempting wrong statement": [
+        ('    return "d"', '    return "c"'),
+    ],
+    "why_keys_per_channel: the right letter in upper case with its parenthesis": [
+        ('    return "d"', '    return "(D)"'),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7)
+    "dequantize computes in float32, then casts back to the scale's dtype": [
+        ("    return low + codes.to(scale.dtype) * scale",
+         "    return (low.float() + codes.float() * scale.float()).to(scale.dtype)"),
+    ],
+    "quantize computes the codes in float32 whatever the keys' dtype": [
+        ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
+         "    codes = torch.round((k.float() - low.float()) / scale.float()).clamp(0, levels)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # correct answers written differently: they must score 100 %
+    "correct: the codes as (x - min) times 1 / s, rounded": [
+        ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
+         "    codes = torch.round((k - low) * (1.0 / scale)).clamp(0, levels)"),
+    ],
+    "correct: dequantize with torch.addcmul": [
+        ("    return low + codes.to(scale.dtype) * scale",
+         "    return torch.addcmul(low, codes.to(scale.dtype), scale)"),
+    ],
+})

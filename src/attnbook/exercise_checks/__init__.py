@@ -1,7 +1,7 @@
 """Public checks of the graded exercises, installed with the package so that
 ``grader.check(...)`` works anywhere the exercise notebook runs (locally, Colab, Binder).
 
-The files under this folder are generated from the master notebooks by ``make exercises``;
+The files under this folder are generated from the master notebooks by ``make exercises-publish``;
 only *public* tests are ever written here (``tests/test_exercises.py`` checks it). The hidden
 tests live only in the instructors' autograder zips.
 """

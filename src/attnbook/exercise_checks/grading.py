@@ -1,8 +1,8 @@
-"""The house rules a hidden test of the graded exercises checks besides the values (exercises 1-8).
+"""The house rules a hidden test of the graded exercises checks besides the values (exercises 1-9).
 
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
 as usual. While grading, ``f`` is a function of the submission's own process
-(``engine.RemoteFunction``): the rules then travel with each call and are checked there,
+(``session.RemoteFunction``): the rules then travel with each call and are checked there,
 around the call, and the grader checks again what it can see from the data that comes back
 (inputs changed, global random states changed). Every call
 
@@ -10,11 +10,14 @@ around the call, and the grader checks again what it can see from the data that 
   the name of the function), into a library the question rules out, or into a routine the
   question asks the student to write (seen with ``sys.setprofile`` while the function runs);
 * fails if the function changed one of its inputs in place, or the global random state of
-  ``random``, NumPy or PyTorch, or returned one of its inputs (or, where the question asks
-  for a new tensor, a view of one) instead of a new object.
+  ``random``, NumPy or PyTorch, or returned one of its inputs, or a view of all of it (same
+  memory, shape and strides: ``x[:]``), instead of a new object (and, where the question
+  asks for a new tensor, ``no_views``, any view of one).
 
-``grad_of`` runs a function and returns the gradients of its output (chapter 4's fully
-masked rows). Nothing here is secret: it is the list of house rules the exercises state.
+``grad_of`` (the gradients of a function's output, chapter 4's fully masked rows) and
+``calls_of`` (the calls a function makes to the step it is asked to use, chapter 2's online
+softmax) live in `probes` and are re-exported here. Nothing here is secret: it is the list of
+house rules the exercises state.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["guarded", "grad_of", "gradient_call"]
+__all__ = ["guarded", "grad_of", "gradient_call", "calls_of"]
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # .../attnbook
 _CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_checks
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent)
@@ -211,7 +214,7 @@ def guarded(
     new_object: fail if a returned object (or an item of a returned tuple) is an input.
     no_views: fail if it is a view of an input too (a question that asks for a new tensor).
     """
-    from attnbook.exercise_checks.engine import RemoteFunction
+    from attnbook.exercise_checks.session import RemoteFunction
 
     rules = {
         "libraries": list(libraries),
@@ -282,12 +285,14 @@ def guarded(
             items = result if isinstance(result, tuple) else (result,)
             for item in items:
                 for label, value in labelled.items():
-                    if item is value and isinstance(
-                        value, (torch.Tensor, np.ndarray, list)
-                    ):
+                    if (
+                        item is value
+                        and isinstance(value, (torch.Tensor, np.ndarray, list))
+                    ) or _alias(item, value):
                         raise AssertionError(
-                            f"your function returned its input `{label}` itself; "
-                            "return a new object (the caller's one must stay as it was)"
+                            f"your function returned its input `{label}` itself (or a "
+                            "view of all of it, such as x[:] or x.view_as(x)); return a "
+                            "new object (the caller's one must stay as it was)"
                         )
                     if no_views and _shares_memory(item, value):
                         raise AssertionError(
@@ -297,6 +302,30 @@ def guarded(
         return result
 
     return call
+
+
+def _alias(a: Any, b: Any) -> bool:
+    """True if `a` is another name for all of `b`: the same memory, shape and strides (x[:],
+    x.view_as(x), x.detach(), np.asarray(x)); writing into one writes into the other."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return (
+            a is not b
+            and a.numel() > 0
+            and a.data_ptr() == b.data_ptr()
+            and a.shape == b.shape
+            and a.stride() == b.stride()
+            and a.dtype == b.dtype
+        )
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return (
+            a is not b
+            and a.size > 0
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape
+            and a.strides == b.strides
+            and a.dtype == b.dtype
+        )
+    return False
 
 
 def _shares_memory(a: Any, b: Any) -> bool:
@@ -311,52 +340,6 @@ def _shares_memory(a: Any, b: Any) -> bool:
     return False
 
 
-def gradient_call(
-    fn: Callable,
-    args: list,
-    kwargs: dict,
-    wrt: list[int],
-    output: int | None,
-    upstream: torch.Tensor | None,
-) -> tuple[Any, tuple[torch.Tensor, ...]]:
-    """Call fn with the inputs at positions `wrt` requiring gradients; backpropagate `upstream`
-    (ones where None) from the result (or its item `output`). Returns (result, gradients)."""
-    args = list(args)
-    for i in wrt:
-        args[i] = args[i].detach().clone().requires_grad_(True)
-    result = fn(*args, **kwargs)
-    out = result if output is None else result[output]
-    if not isinstance(out, torch.Tensor) or not out.requires_grad:
-        raise AssertionError(
-            "no gradient flows from your output back to the inputs: "
-            "build it from the inputs with differentiable tensor operations"
-        )
-    seed = torch.ones_like(out) if upstream is None else upstream.to(out.dtype)
-    grads = torch.autograd.grad(
-        out, [args[i] for i in wrt], grad_outputs=seed, allow_unused=True
-    )
-    grads = tuple(
-        torch.zeros_like(args[i]) if g is None else g for i, g in zip(wrt, grads)
-    )
-    detached = (
-        tuple(r.detach() if isinstance(r, torch.Tensor) else r for r in result)
-        if isinstance(result, tuple)
-        else (result.detach() if isinstance(result, torch.Tensor) else result)
-    )
-    return detached, grads
-
-
-def grad_of(
-    fn: Callable,
-    *args: Any,
-    wrt: tuple[int, ...] = (0,),
-    output: int | None = None,
-    upstream: torch.Tensor | None = None,
-) -> tuple[Any, tuple[torch.Tensor, ...]]:
-    """(result, gradients of the inputs at `wrt`) of fn(*args), as `gradient_call` computes
-    them; in the submission's process where fn is a function of the submission (chapter 4)."""
-    from attnbook.exercise_checks.engine import RemoteFunction
-
-    if isinstance(fn, RemoteFunction):
-        return fn.gradient(list(args), list(wrt), output, upstream)
-    return gradient_call(fn, list(args), {}, list(wrt), output, upstream)
+# What a hidden test measures besides the values, kept in `probes`; the tests import them
+# from here.
+from attnbook.exercise_checks.probes import calls_of, grad_of, gradient_call  # noqa: E402

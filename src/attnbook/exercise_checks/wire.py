@@ -1,4 +1,4 @@
-"""The data format between the grader and the process that runs a submission (exercises 1-8).
+"""The data format between the grader and the process that runs a submission (exercises 1-9).
 
 Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
 scalars, PyTorch tensors, dtypes, shapes and random generators' states, as JSON text with the
