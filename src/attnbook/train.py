@@ -386,7 +386,7 @@ def plot_losses(
     its = [r["iter"] for r in result.history]
     steps, faint = range(1, len(result.step_losses) + 1), dict(alpha=0.35, lw=0.6)
     if result.step_losses:  # every step's own batch, under the estimates
-        ax.plot(steps, result.step_losses, color="grey", label="train, step", **faint)
+        ax.plot(steps, result.step_losses, color="grey", label="train, per step", **faint)
     ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
     ax.plot(
         its, [r["val_loss"] for r in result.history], marker="o", label="validation"
