@@ -384,9 +384,9 @@ def plot_losses(
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.8))
     its = [r["iter"] for r in result.history]
-    steps, faint = range(1, len(result.step_losses) + 1), dict(alpha=0.35, lw=0.6)
+    faint: Any = dict(color="0.5", alpha=0.35, lw=0.6, label="train, per step")
     if result.step_losses:  # every step's own batch, under the estimates
-        ax.plot(steps, result.step_losses, color="grey", label="train, per step", **faint)
+        ax.plot(range(1, len(result.step_losses) + 1), result.step_losses, **faint)
     ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
     ax.plot(
         its, [r["val_loss"] for r in result.history], marker="o", label="validation"
