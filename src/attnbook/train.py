@@ -244,7 +244,7 @@ def train_loop(
         range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it"
     )
     segment_start = 0.0  # training time is counted between evaluations
-    step_losses: list[Tensor] = []  # kept on the device, read back once at the end
+    step_losses: list[Tensor] = []  # read back once at the end (a meta run has none)
 
     def record(it: int) -> None:
         nonlocal segment_start
@@ -300,7 +300,7 @@ def train_loop(
                 break
     bar.close()
     result.step_losses = (
-        torch.stack(step_losses).float().cpu().tolist() if step_losses else []
+        torch.stack(step_losses).float().cpu().tolist() if dev.type != "meta" else []
     )
     model.eval()
     return result
