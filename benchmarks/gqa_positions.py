@@ -1,35 +1,48 @@
 #!/usr/bin/env python3
-"""The larger versions of chapter 8's two trainings: key/value heads, and position schemes
-beyond the trained length, with several seeds (chapter 8).
+"""Chapter 8's two comparisons at chapter 6's longer budget, with several seeds: 4 / 2 / 1
+key/value heads, and five position schemes trained on short windows and read on long ones.
 
-    python benchmarks/gqa_positions.py gqa        # 4 / 2 / 1 key/value heads: val loss, cache bytes
-    python benchmarks/gqa_positions.py positions  # learned / sinusoidal / rope / alibi at 1x, 2x, 4x
-    python benchmarks/gqa_positions.py all        # both (the learned model is the 4-KV-heads one)
+    python benchmarks/gqa_positions.py                     # every model, seeds 0, 1, 2
+    python benchmarks/gqa_positions.py --only kv4,rope --seeds 0 --steps 300   # a quick look
+    OMP_NUM_THREADS=1 python benchmarks/gqa_positions.py --width 96 --seeds 0,1,2 \\
+        --save src/attnbook/data/benchmark_gqa_positions.json   # the record chapter 8 reads
 
-    python benchmarks/gqa_positions.py all --steps 400 --seeds 0,1,2,3,4 --workers 16 \
-        --save src/attnbook/data/benchmark_gqa_positions.json   # the record chapter 8 quotes
+The models are chapter 6's GPT trained with chapter 6's recipe (2 layers, 4 query heads,
+windows of 64 characters of Tiny Shakespeare, batches of 12, learning rate 3e-3 -> 3e-4 after
+100 warm-up steps) for 3000 steps, the length of chapter 6's long run; --width sets the
+model width (chapter 6: 128). The models:
 
-Default size: 2 layers, 4 query heads, width 128, trained on windows of 64 characters of
-chapter 6's corpus (Tiny Shakespeare as shipped; --corpus python for the standard library), 800 steps of 16 windows, seeds 0, 1, 2; evaluation on 16 batches of
-16 validation windows of 64, 128 and 256 characters. Prints mean and standard deviation over
-the seeds. Not a test: run it on an otherwise idle machine and put the tables in the issue note.
+    kv4, kv2, kv1   learned positions with 4, 2 and 1 key/value heads (kv4 is chapter 6's
+                    model, and the "learned" entry of the position comparison)
+    sinusoidal, rope, alibi, none   4 key/value heads with that position scheme
+
+Each is scored on the *whole* validation text cut into consecutive windows of 64, 128 and
+256 characters (1x, 2x, 4x the training window), and, inside the 256-character windows, by
+position (means over positions 0-63, 64-127, 128-255 and over blocks of 16 positions), so that
+the positions beyond the trained length are reported apart from those within it. Each
+grouped-query model then generates 248 characters after an 8-character prompt with one
+key/value cache per layer (`attnbook.gqa.decode_with_cache`): the record holds the bytes its
+caches hold next to `kv_cache_bytes`, and whether its tokens equal those of the uncached path.
+
+Runs go seed by seed (every model with seed 0, then seed 1, ...), and the record is rewritten
+after every run, so an interrupted benchmark leaves whole seeds behind. One thread per run.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
 
 import torch
+import torch.nn.functional as F
+from torch import Tensor
 
-from attnbook.gpt import GPT, GPTConfig
-from attnbook.gqa import kv_cache_bytes
 from attnbook.data import write_benchmark_record
+from attnbook.gpt import GPT, GPTConfig
+from attnbook.gqa import decode_with_cache, kv_cache_bytes
+from attnbook.ngram import ngram_losses
 from attnbook.text import (
     CORPORA,
     CharTokenizer,
@@ -37,11 +50,25 @@ from attnbook.text import (
     load_corpus,
     split_train_val,
 )
-from attnbook.train import TrainConfig, estimate_loss, train_loop
+from attnbook.train import TrainConfig, train_loop
+
+MODELS = {  # name: GPTConfig options
+    "kv4": {"n_kv_head": 4},
+    "kv2": {"n_kv_head": 2},
+    "kv1": {"n_kv_head": 1},
+    "sinusoidal": {"positions": "sinusoidal"},
+    "rope": {"positions": "rope"},
+    "alibi": {"positions": "alibi"},
+    "none": {"positions": "none"},
+}
+TRAIN_LEN = 64
+EVAL_LENS = (64, 128, 256)
+SPANS = {"0-63": (0, 64), "64-127": (64, 128), "128-255": (128, 256)}
+PROMPT, DECODE = 8, 248  # 8 + 248 = 256 tokens: the caches end holding 255 positions
 
 
 @lru_cache(maxsize=1)
-def corpus(name: str) -> tuple[int, torch.Tensor, torch.Tensor]:
+def corpus(name: str) -> tuple[int, Tensor, Tensor]:
     """Vocabulary size, training and validation ids of a corpus (90 / 10 split)."""
     text = load_corpus(name)
     tok = CharTokenizer.from_text(text)
@@ -49,142 +76,152 @@ def corpus(name: str) -> tuple[int, torch.Tensor, torch.Tensor]:
     return tok.vocab_size, train_data, val_data
 
 
-def run(args: argparse.Namespace, seed: int, options: dict) -> list[float]:
-    """Train one model (GPTConfig `options`) with one seed; validation loss at 1x, 2x, 4x."""
-    torch.set_num_threads(args.threads)
-    vocab, train_data, val_data = corpus(args.corpus)
-    lengths = [args.train_len, 2 * args.train_len, 4 * args.train_len]
-    schedule = dict(
-        max_iters=args.steps,
-        batch_size=16,
-        learning_rate=3e-3,
-        min_lr=3e-4,
-        warmup_iters=args.steps // 10,
-        eval_interval=args.steps,
-        eval_iters=1,
+@torch.no_grad()
+def loss_by_position(model: GPT, val: Tensor, length: int) -> Tensor:
+    """Cross-entropy (n, length) of every character of `val` in consecutive windows of
+    `length` characters, each predicted from its own window only."""
+    n = (len(val) - 1) // length
+    x = val[: n * length].view(n, length)
+    y = val[1 : n * length + 1].view(n, length)
+    pieces = []
+    for s in range(0, n, 64):
+        logits, _ = model(x[s : s + 64])  # (b, length, vocab)
+        pieces.append(
+            F.cross_entropy(logits.transpose(1, 2), y[s : s + 64], reduction="none")
+        )
+    return torch.cat(pieces)
+
+
+@torch.no_grad()
+def cache_check(model: GPT, val: Tensor, seed: int) -> dict:
+    """Generate DECODE characters with the key/value caches, and without; the caches' bytes
+    against `kv_cache_bytes`, and whether the two paths drew the same tokens."""
+    cfg = model.config
+    prompt = val[:PROMPT][None]  # (1, 8)
+    start = time.perf_counter()
+    ids, caches = decode_with_cache(
+        model, prompt, DECODE, torch.Generator().manual_seed(seed)
     )
+    cached_s = time.perf_counter() - start
+    start = time.perf_counter()
+    plain = model.generate(
+        prompt, DECODE, generator=torch.Generator().manual_seed(seed), use_cache=False
+    )
+    plain_s = time.perf_counter() - start
+    fed = PROMPT + DECODE - 1
+    assert cfg.n_kv_head is not None
+    return {
+        "positions_cached": len(caches[0]),
+        "cache_shape": list(caches[0].k.shape),  # (B, H_kv, T, d_head)
+        "measured_bytes": sum(c.nbytes for c in caches),
+        "formula_bytes": kv_cache_bytes(
+            fed, cfg.n_layer, cfg.n_kv_head, cfg.n_embd // cfg.n_head, 4
+        ),
+        "same_tokens_as_uncached": bool(torch.equal(ids, plain)),
+        "seconds_cached": cached_s,
+        "seconds_uncached": plain_s,
+    }
+
+
+def run(name: str, seed: int, args: argparse.Namespace) -> dict:
+    """Train one model with one seed; its validation losses (and cache check)."""
+    vocab, train_data, val_data = corpus(args.corpus)
     config = GPTConfig(
         vocab_size=vocab,
-        block_size=lengths[-1],
-        n_layer=args.layers,
+        block_size=max(EVAL_LENS),
+        n_layer=2,
         n_head=4,
         n_embd=args.width,
-        **options,
+        **MODELS[name],
     )
     torch.manual_seed(seed)
     model = GPT(config)
-    start = time.perf_counter()
-    train_loop(
-        model,
-        lambda g: get_batch(train_data, args.train_len, 16, g),
-        TrainConfig(seed=seed, **schedule),
-    )  # type: ignore[arg-type]
-    losses = [
-        estimate_loss(model, val_data, n, 16, 16, torch.Generator().manual_seed(n))
-        for n in lengths
-    ]
-    print(
-        f"  seed {seed} {options}: {time.perf_counter() - start:.0f} s, "
-        + ", ".join(f"{n}: {loss:.3f}" for n, loss in zip(lengths, losses)),
-        flush=True,
+    schedule = TrainConfig(
+        max_iters=args.steps,
+        batch_size=12,
+        learning_rate=3e-3,
+        min_lr=3e-4,
+        warmup_iters=100,
+        eval_interval=10**9,  # no estimates during training: the scores below
+        eval_iters=1,
+        seed=seed,
     )
-    return losses
+    start = time.perf_counter()
+    result = train_loop(
+        model, lambda g: get_batch(train_data, TRAIN_LEN, 12, g), schedule
+    )  # windows of 64 characters, shorter than the block_size of 256
+    per_pos = {n: loss_by_position(model, val_data, n) for n in EVAL_LENS}
+    long = per_pos[max(EVAL_LENS)].mean(0)  # (256,): mean loss at each position
+    record = {
+        "model": name,
+        "seed": seed,
+        "train_seconds": result.train_seconds,
+        "val": {str(n): per_pos[n].mean().item() for n in EVAL_LENS},
+        "val_17_plus": per_pos[TRAIN_LEN][:, 16:].mean().item(),
+        "val_256_by_span": {k: long[a:b].mean().item() for k, (a, b) in SPANS.items()},
+        "val_256_by_16": long.view(-1, 16).mean(1).tolist(),
+    }
+    if name.startswith("kv"):
+        record["cache"] = cache_check(model, val_data, seed)
+    record["wall_seconds"] = time.perf_counter() - start
+    return record
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("what", choices=["gqa", "positions", "all"])
-    parser.add_argument("--steps", type=int, default=800)
+    parser.add_argument("--only", default=",".join(MODELS), help="comma-separated")
     parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--width", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--train-len", type=int, default=64)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads (1 is faster for small models)",
-    )
-    parser.add_argument(
-        "--workers", type=int, default=1, help="runs in parallel processes"
-    )
     parser.add_argument("--corpus", default="shakespeare", choices=CORPORA)
     parser.add_argument("--save", default=None, help="write the runs as a JSON record")
     args = parser.parse_args()
+    torch.set_num_threads(1)
     seeds = [int(s) for s in args.seeds.split(",")]
-    lengths = [args.train_len, 2 * args.train_len, 4 * args.train_len]
+    names = args.only.split(",")
+    vocab, train_data, val_data = corpus(args.corpus)
+    ladder = ngram_losses(train_data, val_data, vocab, max_n=5)
     print(
-        f"torch {torch.__version__}, {args.threads} thread(s); {args.layers} layers, width "
-        f"{args.width}, {args.steps} steps, train window {args.train_len}, seeds {seeds}, "
-        f"corpus {args.corpus}, {args.workers} worker(s)"
+        f"torch {torch.__version__}, 1 thread; width {args.width}, {args.steps} steps, "
+        f"seeds {seeds}, models {names}; n-grams 1-5: "
+        + ", ".join(f"{x:.3f}" for x in ladder),
+        flush=True,
     )
-    jobs: dict[str, dict] = {}
-    if args.what in ("gqa", "all"):
-        jobs.update({f"kv{n_kv}": {"n_kv_head": n_kv} for n_kv in (4, 2, 1)})
-    if args.what in ("positions", "all"):
-        if "kv4" not in jobs:
-            jobs["learned"] = {}
-        jobs.update(
-            {
-                scheme: {"positions": scheme}
-                for scheme in ("sinusoidal", "rope", "alibi")
-            }
-        )
-    with ProcessPoolExecutor(
-        args.workers, mp_context=multiprocessing.get_context("spawn")
-    ) as pool:
-        futures = {
-            (name, seed): pool.submit(run, args, seed, options)
-            for name, options in jobs.items()
-            for seed in seeds
-        }
-        results = {
-            name: [futures[name, seed].result() for seed in seeds] for name in jobs
-        }
-
-    def summary(runs: list[list[float]], i: int) -> str:
-        values = [r[i] for r in runs]
-        sd = statistics.stdev(values) if len(values) > 1 else 0.0
-        return f"{statistics.mean(values):.3f} ± {sd:.3f}"
-
-    if args.what in ("gqa", "all"):
-        d_head = args.width // 4
-        print(
-            f"\n| KV heads | val loss ({args.train_len} chars) | cache bytes per token (float32) "
-            "| cache at 1k tokens |"
-        )
-        print("| --- | --- | --- | --- |")
-        for n_kv in (4, 2, 1):
-            per_token = kv_cache_bytes(1, args.layers, n_kv, d_head, 4)
+    results: list[dict] = []
+    for seed in seeds:
+        for name in names:
+            r = run(name, seed, args)
+            results.append(r)
+            spans = " ".join(f"{v:.3f}" for v in r["val_256_by_span"].values())
+            extra = ""
+            if "cache" in r:
+                c = r["cache"]
+                extra = (
+                    f"; cache {c['measured_bytes']:,} B (formula {c['formula_bytes']:,}),"
+                    f" same tokens: {c['same_tokens_as_uncached']}"
+                )
             print(
-                f"| {n_kv} | {summary(results[f'kv{n_kv}'], 0)} | {per_token:,} | {1024 * per_token:,} |"
+                f"{name:10} seed {seed}: {r['train_seconds']:.0f} s; val at 64/128/256 "
+                + " ".join(f"{v:.3f}" for v in r["val"].values())
+                + f"; 256-windows by span {spans}{extra}",
+                flush=True,
             )
-    if args.what in ("positions", "all"):
-        runs = {"learned": results.get("kv4") or results["learned"]}
-        runs.update(
-            {scheme: results[scheme] for scheme in ("sinusoidal", "rope", "alibi")}
-        )
-        print("\n| positions | " + " | ".join(f"{n} chars" for n in lengths) + " |")
-        print("| --- |" + " --- |" * len(lengths))
-        for scheme, r in runs.items():
-            print(
-                f"| {scheme} | "
-                + " | ".join(summary(r, i) for i in range(len(lengths)))
-                + " |"
-            )
-    if args.save:
-        write_benchmark_record(
-            args.save,
-            "python " + " ".join(sys.argv),
-            seeds,
-            {name: dict(zip(map(str, seeds), r)) for name, r in results.items()},
-            corpus=args.corpus,
-            eval_lengths=lengths,
-            steps=args.steps,
-        )
-        print(f"record written to {args.save}")
+            if args.save:
+                write_benchmark_record(
+                    args.save,
+                    "python " + " ".join(sys.argv),
+                    seeds,
+                    results,
+                    corpus=args.corpus,
+                    steps=args.steps,
+                    width=args.width,
+                    train_len=TRAIN_LEN,
+                    eval_lens=list(EVAL_LENS),
+                    ngram_losses=ladder,
+                    complete=len(results) == len(seeds) * len(names),
+                )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,12 @@ from prop_helpers import DTYPES, SEEDS, close, randn
 
 from attnbook.blockwise import blockwise_sdpa
 from attnbook.gpt import GPT, POSITIONS, GPTConfig
-from attnbook.gqa import grouped_query_attention, kv_cache_bytes, repeat_kv
+from attnbook.gqa import (
+    decode_with_cache,
+    grouped_query_attention,
+    kv_cache_bytes,
+    repeat_kv,
+)
 from attnbook.masks import causal_mask, sliding_window_mask
 from attnbook.memory import peak_tensor_bytes
 from attnbook.multihead import KVCache, MultiHeadAttention
@@ -286,3 +291,24 @@ def test_peak_memory_of_blockwise_is_a_fraction_of_naive() -> None:
     assert block_peak < naive_peak / 8
     with pytest.raises(TypeError, match="fn must be a callable"):
         peak_tensor_bytes(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n_kv", [4, 2, 1])
+def test_decode_with_cache_fills_the_formula_and_draws_the_uncached_tokens(n_kv: int):
+    torch.manual_seed(0)
+    config = GPTConfig(
+        vocab_size=30, block_size=24, n_layer=2, n_head=4, n_embd=32, n_kv_head=n_kv
+    )
+    model = GPT(config).eval()
+    prompt = torch.randint(0, 30, (2, 4), generator=torch.Generator().manual_seed(1))
+    ids, caches = decode_with_cache(model, prompt, 21, torch.Generator().manual_seed(2))
+    plain = model.generate(
+        prompt, 21, generator=torch.Generator().manual_seed(2), use_cache=False
+    )
+    assert torch.equal(ids, plain) and ids.shape == (2, 25)
+    assert caches[0].k.shape == (2, n_kv, 24, 8)  # 4 + 21 - 1 positions fed
+    assert sum(c.nbytes for c in caches) == kv_cache_bytes(24, 2, n_kv, 8, 4, 2)
+    with pytest.raises(
+        ValueError, match="block_size=24; the cache would have to slide"
+    ):
+        decode_with_cache(model, prompt, 22)

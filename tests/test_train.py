@@ -53,6 +53,11 @@ def test_a_short_run_beats_the_unigram_baseline():
     baseline = unigram_loss(train_data, val_data, tok.vocab_size)
     assert result.final_val_loss < 0.5 * baseline
     assert not model.training
+    # every step's batch loss is kept, from about ln V down to about the final estimates
+    steps = result.step_losses
+    assert len(steps) == 80 and all(isinstance(x, float) for x in steps)
+    assert abs(steps[0] - math.log(tok.vocab_size)) < 0.5
+    assert max(steps[-10:]) < 0.5 * baseline
 
 
 def test_time_budget_stops_early(monkeypatch):

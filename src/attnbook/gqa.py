@@ -16,17 +16,27 @@ it gets fewer key/value heads than query heads, and `kv_cache_bytes` beside `KVC
 Only the keys and values are cached while generating, so the cache shrinks by the factor g:
 
     bytes per token = 2 (keys and values) x layers x H_kv x d_head x bytes per number
+
+`decode_with_cache` generates with the caches and hands them back, so that a chapter can
+weigh a filled cache against that formula and compare its tokens with the uncached path.
 """
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor
 
-from ._checks import floating, tensor
+from ._checks import floating, positive_int, tensor
 from .attention import attend, repeat_kv
-from .multihead import kv_cache_bytes
+from .gpt import GPT, sample_next_token
+from .multihead import KVCache, kv_cache_bytes
 
-__all__ = ["repeat_kv", "grouped_query_attention", "kv_cache_bytes"]
+__all__ = [
+    "repeat_kv",
+    "grouped_query_attention",
+    "kv_cache_bytes",
+    "decode_with_cache",
+]
 
 
 def grouped_query_attention(
@@ -48,3 +58,40 @@ def grouped_query_attention(
     out, weights = attend(q, k, v, mask, is_causal=is_causal, need_weights=True)
     assert weights is not None
     return out, weights
+
+
+@torch.no_grad()
+def decode_with_cache(
+    model: GPT,
+    idx: Tensor,
+    max_new_tokens: int,
+    generator: torch.Generator | None = None,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+) -> tuple[Tensor, list[KVCache]]:
+    """Extend idx (B, T) by max_new_tokens sampled tokens with one key/value cache per layer,
+    and return (ids (B, T + max_new_tokens), the filled caches) (chapter 8).
+
+    The prompt fills the caches in one pass; every later step feeds only the newest token.
+    Each layer's cache holds (B, H_kv, T_fed, d_head) keys and values, T_fed = T +
+    max_new_tokens - 1 (the last drawn token is never fed). The cache never slides, so
+    T_fed must fit in the model's block_size; then the tokens are those of
+    `model.generate(..., use_cache=False)` with an equally seeded generator.
+    """
+    positive_int("max_new_tokens", max_new_tokens)
+    if not isinstance(idx, Tensor) or idx.dim() != 2:
+        raise ValueError("idx must be a (B, T) tensor of token ids")
+    fed = idx.shape[1] + max_new_tokens - 1
+    if fed > model.config.block_size:
+        raise ValueError(
+            f"{idx.shape[1]} prompt + {max_new_tokens} new tokens feed {fed} positions, "
+            f"more than block_size={model.config.block_size}; the cache would have to slide"
+        )
+    caches = [KVCache() for _ in model.blocks]
+    logits, _ = model(idx, kv_caches=caches)  # prefill: (B, T, vocab)
+    for step in range(max_new_tokens):
+        next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator)
+        idx = torch.cat([idx, next_id], dim=1)  # (B, T + step + 1)
+        if step + 1 < max_new_tokens:
+            logits, _ = model(next_id, kv_caches=caches)  # only the newest token
+    return idx, caches

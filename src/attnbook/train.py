@@ -84,19 +84,14 @@ class TrainConfig:
     grad_clip: float = 1.0  # 0 = no clipping
     eval_interval: int = 250
     eval_iters: int = 20  # batches per loss estimate (language models)
-    # stop early once this much training time has passed
-    max_seconds: float | None = None
+    max_seconds: float | None = None  # stop once this much training time has passed
     seed: int = 0
-    # a tqdm bar on stderr (handy interactively, noise in a stored page)
-    progress: bool = False
+    progress: bool = False  # a tqdm bar on stderr (noise in a stored page)
     amp: str = "auto"  # one of AMP_MODES: autocast dtype of the forward pass
-    # CUDA float32 matmuls in TF32 (about 10 mantissa bits, much faster)
-    tf32: bool = True
+    tf32: bool = True  # CUDA float32 matmuls in TF32 (10 mantissa bits, faster)
     fused_adamw: bool = True  # AdamW's fused kernel where the device has one
-    # torch.compile the model (minutes of compiling, faster steps)
-    compile: bool = False
-    # record each step's (synchronised) time in TrainResult.step_seconds
-    step_times: bool = False
+    compile: bool = False  # torch.compile the model (minutes of compiling)
+    step_times: bool = False  # each step's synchronised time in step_seconds
 
     def __repr__(self) -> str:
         shown = [
@@ -146,6 +141,7 @@ class TrainResult:
     tokens_per_second: float = 0.0  # set by `train` (language models)
     # each step, with cfg.step_times
     step_seconds: list[float] = field(default_factory=list)
+    step_losses: list[float] = field(default_factory=list)  # each step's batch loss
 
     def final(self, name: str) -> float:
         """The last recorded value of metric `name`."""
@@ -248,6 +244,7 @@ def train_loop(
         range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it"
     )
     segment_start = 0.0  # training time is counted between evaluations
+    step_losses: list[Tensor] = []  # read back once at the end (a meta run has none)
 
     def record(it: int) -> None:
         nonlocal segment_start
@@ -273,6 +270,7 @@ def train_loop(
             batch = to_device(next_batch(batch_gen), dev)
             with autocast(amp_dtype, dev):
                 loss = loss_fn(step_model, batch)
+            step_losses.append(loss.detach())
             opt.zero_grad(set_to_none=True)
             if scaler is None:
                 loss.backward()
@@ -301,6 +299,9 @@ def train_loop(
             if out_of_time:
                 break
     bar.close()
+    result.step_losses = (
+        torch.stack(step_losses).float().cpu().tolist() if dev.type != "meta" else []
+    )
     model.eval()
     return result
 
@@ -323,13 +324,11 @@ def estimate_loss(
     losses = []
     with evaluating(model), ctx:
         for _ in range(iters):
-            losses.append(
-                model(*get_batch(data, block_size, batch_size, generator, device=dev))[
-                    1
-                ]
-            )
-    # one transfer, not one per batch
-    values = torch.stack(losses).float().cpu().tolist()
+            batch = get_batch(data, block_size, batch_size, generator, device=dev)
+            losses.append(model(*batch)[1])
+    values = (
+        torch.stack(losses).float().cpu().tolist()
+    )  # one transfer, not one per batch
     return sum(values) / len(values)
 
 
@@ -380,10 +379,14 @@ def train(
 def plot_losses(
     result: TrainResult, baseline: float | None = None, ax: Axes | None = None
 ) -> Axes:
-    """Train and validation loss against iterations (with an optional baseline line)."""
+    """Train and validation loss against iterations (with an optional baseline line), each
+    step's training loss faint underneath (chapter 6)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.8))
     its = [r["iter"] for r in result.history]
+    faint: Any = dict(color="0.5", alpha=0.35, lw=0.6, label="train, per step")
+    if result.step_losses:  # every step's own batch, under the estimates
+        ax.plot(range(1, len(result.step_losses) + 1), result.step_losses, **faint)
     ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
     ax.plot(
         its, [r["val_loss"] for r in result.history], marker="o", label="validation"
