@@ -125,3 +125,30 @@ WRONG_ANSWERS.update({
          "    return (p[..., None, :] @ V).squeeze(), (K, V)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): float64 precision in the decode step
+    "decode step takes the softmax in float32 and casts back (float64 off by about 1e-7)": [
+        ("    p = torch.softmax(scores, dim=-1)  # over the cached keys and its own",
+         "    p = torch.softmax(scores.float(), dim=-1).to(scores.dtype)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: decode step with broadcast products and sums instead of matrix products": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)\n"
+         "    p = torch.softmax(scores, dim=-1)  # over the cached keys and its own\n"
+         "    return (p[..., None, :] @ V)[..., 0, :], (K, V)",
+         "    scores = (K * q[..., None, :]).sum(dim=-1) * q.shape[-1] ** -0.5\n"
+         "    p = torch.softmax(scores, dim=-1)\n"
+         "    return (p[..., :, None] * V).sum(dim=-2), (K, V)"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): a size past a buffer made in advance
+    "causal mask sliced from a (1024, 1024) buffer made once (GPT-2's context)": [
+        ("def causal_mask(T):", "_CAUSAL = torch.ones(1024, 1024, dtype=torch.bool).tril()\n\n\ndef causal_mask(T):"),
+        ("    return torch.ones(T, T, dtype=torch.bool).tril()", "    return _CAUSAL[:T, :T].clone()"),
+    ],
+})

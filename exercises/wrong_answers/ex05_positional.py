@@ -117,3 +117,10 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
          "    return pairs.reshape(seq_len, -1)[:, :d_model].copy()"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): a size past a table made in advance
+    "rotary reads its angles from a table of 2048 positions (LLaMA's default context)": [
+        ("    theta = angles(T, d)  # (T, d / 2)", "    theta = angles(2048, d)[:T]  # a table made for 2048 positions"),
+    ],
+})

@@ -139,3 +139,24 @@ WRONG_ANSWERS.update({
          "    n_test = int(test_fraction * len(pairs) + 0.5)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): counts ending in .5 and the extreme fractions in question 3
+    "split_by_phrasing rounds half up, int(x + 0.5) (2.5 phrasings become 3)": [
+        ("n_held_out = round(test_fraction * len(distinct))",
+         "n_held_out = int(test_fraction * len(distinct) + 0.5)"),
+    ],
+    "split_by_phrasing always holds out at least one phrasing (fraction 0 too)": [
+        ("n_held_out = round(test_fraction * len(distinct))",
+         "n_held_out = max(1, round(test_fraction * len(distinct)))"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: split_by_phrasing rounds with NumPy (also half to even) and draws by permutation": [
+        ("    n_held_out = round(test_fraction * len(distinct))\n    generator = np.random.default_rng(seed)\n"
+         "    held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())\n",
+         "    n_held_out = int(np.round(test_fraction * len(distinct)))\n    generator = np.random.default_rng(seed)\n"
+         "    held_out = {distinct[i] for i in generator.permutation(len(distinct))[:n_held_out]}\n"),
+    ],
+})
