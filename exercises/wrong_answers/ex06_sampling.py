@@ -150,3 +150,20 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
          "    return e / e.sum(dim=-1, keepdim=True)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # edges (issue 20, item 7): top_k at or past the vocabulary size in the sampling step
+    "sample_next filters with torch.topk inline (top_k > V raises)": [
+        ("        logits = top_k_filter(logits, top_k)\n",
+         "        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]\n"
+         "        logits = logits.masked_fill(logits < kth, float(\"-inf\"))\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: sample_next filters inline with torch.topk, k capped at the vocabulary size": [
+        ("        logits = top_k_filter(logits, top_k)\n",
+         "        kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]\n"
+         "        logits = logits.masked_fill(logits < kth, float(\"-inf\"))\n"),
+    ],
+})
