@@ -221,10 +221,6 @@ WRONG_ANSWERS.update({
     "dot_product_variance draws from a legacy np.random.RandomState(seed)": [
         ("    rng = np.random.default_rng(seed)\n", "    rng = np.random.RandomState(seed)\n"),
     ],
-    "dot_product_variance draws each pair's q and k together, (n_samples, 2, d_k)": [
-        ("    q = rng.standard_normal((n_samples, d_k))\n    k = rng.standard_normal((n_samples, d_k))\n",
-         "    pairs = rng.standard_normal((n_samples, 2, d_k))\n    q, k = pairs[:, 0], pairs[:, 1]\n"),
-    ],
     "softmax_with_temperature divides in place after the shift (integer scores cannot be)": [
         ("    z = np.asarray(scores, dtype=float) / temperature\n"
          "    z = z - z.max(axis=-1, keepdims=True)  # stability: the largest entry becomes 0\n",
@@ -232,13 +228,12 @@ WRONG_ANSWERS.update({
     ],
 })
 
-WRONG_ANSWERS.update({  # correct answers written differently: they must score 100 %
-    "correct: the variance with n - 1 (ddof=1), q and k drawn with rng.normal as one array": [
+WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
+    "correct: variance with n - 1 (ddof=1), q and k drawn as one rng.normal array; "
+    "integer scores made float by the division": [
         ("    q = rng.standard_normal((n_samples, d_k))\n    k = rng.standard_normal((n_samples, d_k))\n",
          "    q, k = rng.normal(0.0, 1.0, size=(2, n_samples, d_k))\n"),
         ("    return float(np.var(dots))", "    return float(np.var(dots, ddof=1))"),
-    ],
-    "correct: integer scores made float by the division, shifted after it": [
         ("    z = np.asarray(scores, dtype=float) / temperature\n",
          "    z = np.asarray(scores) / temperature\n"),
     ],

@@ -146,10 +146,6 @@ WRONG_ANSWERS.update({
         ("n_held_out = round(test_fraction * len(distinct))",
          "n_held_out = int(test_fraction * len(distinct) + 0.5)"),
     ],
-    "split_by_phrasing always holds out at least one phrasing (fraction 0 too)": [
-        ("n_held_out = round(test_fraction * len(distinct))",
-         "n_held_out = max(1, round(test_fraction * len(distinct)))"),
-    ],
 })
 
 WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
