@@ -3,25 +3,36 @@
 (chapter 8).
 
     python benchmarks/attention_blocks.py [--threads 2]
+    OMP_NUM_THREADS=1 python benchmarks/attention_blocks.py --threads 1 --window-only \
+        --save src/attnbook/data/benchmark_sliding_window.json   # the record chapter 8 quotes
 
 1. At T = 4096 (B = 1, H = 8, d = 64, float32): time of `blockwise_sdpa` (no mask and causal)
    and of `torch.nn.functional.scaled_dot_product_attention` (best of 5), and the peak bytes of
    tensors of blockwise vs naive attention (`attnbook.memory.peak_tensor_bytes`).
    Targets of issue 12: within 2x of SDPA's time, at most 1/8 of the naive peak memory.
 2. Sliding window w = 256 (block 256), N = 1024 .. 16384: time and log-log slope
-   (target <= 1.2), next to full causal blockwise attention.
-Not a test: run it on an otherwise idle machine and put the numbers in the issue note.
+   (target <= 1.2), next to full causal blockwise attention. Each time is the median of
+   --repeats calls after one untimed warm-up call; the slopes are fitted to the medians.
+   With --save the part writes a JSON record (every call's time, the medians, minima and
+   slopes) that chapter 8 quotes; --window-only skips part 1.
+Not a test: timings depend on the machine and on whatever else runs there; medians of
+several calls on one thread are steadier than single calls, not free of that.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
 from attnbook.blockwise import blockwise_sdpa
+from attnbook.data import write_benchmark_record
 from attnbook.memory import peak_tensor_bytes
 from attnbook.timing import best_time, loglog_slope
 
@@ -35,9 +46,16 @@ def main() -> None:
         "--block", type=int, default=256, help="key block of the T = 4096 comparison"
     )
     parser.add_argument("--skip-window", action="store_true", help="only part 1")
+    parser.add_argument("--window-only", action="store_true", help="only part 2")
+    parser.add_argument("--repeats", type=int, default=5, help="part 2's timed calls")
+    parser.add_argument("--save", default=None, help="part 2's JSON record")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} thread(s)")
+    if args.window_only:
+        with torch.no_grad():
+            window_scaling(args)
+        return
     T = 4096
     q, k, v = torch.randn(
         3, 1, 8, T, 64, generator=torch.Generator().manual_seed(0)
@@ -70,32 +88,85 @@ def main() -> None:
             )
         if args.skip_window:
             return
-        print("\n| N | window 256 (ms) | full causal (ms) |\n| --- | --- | --- |")
-        lengths = [1024, 2048, 4096, 8192, 16384]
-        window_times, full_times = [], []
-        for N in lengths:
-            # q, k, v
-            x = torch.randn(3, 1, 8, N, 64, generator=torch.Generator().manual_seed(N))
-            window_times.append(
-                best_time(
-                    lambda x=x: blockwise_sdpa(*x, 256, is_causal=True, window=256),
-                    3,
-                    warmup=False,
-                )
-            )
-            full_times.append(
-                best_time(
-                    lambda x=x: blockwise_sdpa(*x, 256, is_causal=True),
-                    1 if N > 4096 else 3,
-                    warmup=False,
-                )
-            )
-            print(
-                f"| {N} | {1000 * window_times[-1]:.0f} | {1000 * full_times[-1]:.0f} |",
-                flush=True,
-            )
+        window_scaling(args)
+
+
+def call_times(fn: Callable[[], object], repeats: int) -> list[float]:
+    """Wall-clock seconds of `repeats` calls of fn(), after one untimed warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def window_scaling(args: argparse.Namespace) -> None:
+    """Part 2: blockwise attention with a window of 256 and with the full causal mask,
+    N = 1024 .. 16384 (B = 1, H = 8, d = 64); medians, slopes, and the record (--save)."""
+    window = block = 256
+    lengths = [1024, 2048, 4096, 8192, 16384]
+    print(f"\n| N | window {window}, median (ms) | full causal, median (ms) |")
+    print("| --- | --- | --- |")
+    rows = []
+    for N in lengths:
+        x = torch.randn(3, 1, 8, N, 64, generator=torch.Generator().manual_seed(N))
+        rows.append(
+            {
+                "N": N,
+                "window_s": call_times(
+                    lambda x=x: blockwise_sdpa(
+                        *x, block, is_causal=True, window=window
+                    ),
+                    args.repeats,
+                ),
+                "full_s": call_times(
+                    lambda x=x: blockwise_sdpa(*x, block, is_causal=True), args.repeats
+                ),
+            }
+        )
+        for kind in ("window", "full"):
+            rows[-1][f"{kind}_median_s"] = statistics.median(rows[-1][f"{kind}_s"])
+            rows[-1][f"{kind}_min_s"] = min(rows[-1][f"{kind}_s"])
         print(
-            f"log-log slope: window {loglog_slope(lengths, window_times):.2f}, full causal {loglog_slope(lengths, full_times):.2f}"
+            f"| {N} | {1000 * rows[-1]['window_median_s']:.0f} | "
+            f"{1000 * rows[-1]['full_median_s']:.0f} |",
+            flush=True,
+        )
+    slopes = {
+        kind: loglog_slope(lengths, [r[f"{kind}_median_s"] for r in rows])
+        for kind in ("window", "full")
+    }
+    slopes_min = {
+        kind: loglog_slope(lengths, [r[f"{kind}_min_s"] for r in rows])
+        for kind in ("window", "full")
+    }
+    print(
+        f"log-log slope of the medians: window {slopes['window']:.2f}, "
+        f"full causal {slopes['full']:.2f} (of the minima: {slopes_min['window']:.2f}, "
+        f"{slopes_min['full']:.2f})"
+    )
+    if args.save:
+        write_benchmark_record(
+            args.save,
+            "python " + " ".join(sys.argv),
+            [],  # random inputs seeded by N; no training
+            rows,
+            threads=args.threads,
+            repeats=args.repeats,
+            shape="B = 1, H = 8, d = 64, float32",
+            window=window,
+            block=block,
+            slope_window=slopes["window"],
+            slope_full=slopes["full"],
+            slope_window_of_minima=slopes_min["window"],
+            slope_full_of_minima=slopes_min["full"],
+            note=(
+                f"medians of {args.repeats} calls after a warm-up call, one thread, on a "
+                "shared 2-core machine with other jobs running: single calls varied "
+                "(see each row's times); the slopes are fitted to the medians"
+            ),
         )
 
 

@@ -6,6 +6,9 @@
     python benchmarks/gpt_ablations.py --long 4000      # also the chapter's model for 4000 steps
     python benchmarks/gpt_ablations.py --workers 16 --long 3000 \
         --save src/attnbook/data/benchmark_gpt_ablations.json   # the record chapter 6 quotes
+    OMP_NUM_THREADS=1 python benchmarks/gpt_ablations.py --threads 1 --seeds 2 \
+        --long 3000 --long-seeds 2 \
+        --add-to src/attnbook/data/benchmark_gpt_ablations.json   # a seed added to it
 
 Every variant trains on the chapter's corpus (Tiny Shakespeare as shipped; --corpus python
 for the standard-library source) with the chapter's settings (2 layers,
@@ -206,6 +209,11 @@ def main() -> None:
     )
     parser.add_argument("--corpus", default="shakespeare", choices=CORPORA)
     parser.add_argument("--save", default=None, help="write the runs as a JSON record")
+    parser.add_argument(
+        "--add-to",
+        default=None,
+        help="append the runs to this record (after each run), noting where they ran",
+    )
     args = parser.parse_args()
     threads = args.threads or (1 if args.workers > 1 else 0)
     if threads:
@@ -246,6 +254,8 @@ def main() -> None:
                 f"{' '.join(f'{x:.3f}' for x in r['val_by_context'].values())})",
                 flush=True,
             )
+            if args.add_to:
+                add_to(args.add_to, results, ladder)
     if args.save:
         write_benchmark_record(
             args.save,
@@ -256,6 +266,46 @@ def main() -> None:
             ngram_losses=ladder,
         )
         print(f"record written to {args.save}")
+
+
+def add_to(path: str, results: list[dict], ladder: list[float]) -> None:
+    """Append `results` to the record at `path` (runs of the same variant and seed are
+    replaced), add their seeds to its "seeds", and list under "added" the command,
+    versions and machine that produced them."""
+    import json
+    import os
+    import platform
+
+    import numpy
+
+    with open(path, encoding="utf-8") as f:
+        record = json.load(f)
+    assert all(abs(a - b) < 1e-9 for a, b in zip(record["ngram_losses"], ladder))
+    command = "python " + " ".join(sys.argv)
+    added = [a for a in record.get("added", []) if a["command"] != command]
+    new = {(r["variant"], r["seed"]) for r in results}
+    record["results"] = [
+        r for r in record["results"] if (r["variant"], r["seed"]) not in new
+    ]
+    record["results"] += results
+    record["seeds"] = sorted({r["seed"] for r in record["results"]})
+    added.append(
+        {
+            "command": command,
+            "runs": [{"variant": r["variant"], "seed": r["seed"]} for r in results],
+            "versions": {
+                "python": platform.python_version(),
+                "torch": torch.__version__,
+                "numpy": numpy.__version__,
+            },
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores",
+            "threads": torch.get_num_threads(),
+            "date": time.strftime("%Y-%m-%d"),
+        }
+    )
+    record["added"] = added
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ model width (chapter 6: 128). The models:
     kv4, kv2, kv1   learned positions with 4, 2 and 1 key/value heads (kv4 is chapter 6's
                     model, and the "learned" entry of the position comparison)
     sinusoidal, rope, alibi, none   4 key/value heads with that position scheme
+    sinusoidal-unscaled   sinusoidal positions without the x sqrt(width) on the token
+                    embeddings (not in the default set; run it with --only and --add-to)
 
 Each is scored on the *whole* validation text cut into consecutive windows of 64, 128 and
 256 characters (1x, 2x, 4x the training window), and, inside the 256-character windows, by
@@ -24,6 +26,19 @@ grouped-query model then generates 248 characters after an 8-character prompt wi
 key/value cache per layer (`attnbook.gqa.decode_with_cache`): the record holds the bytes its
 caches hold next to `kv_cache_bytes`, and whether its tokens equal those of the uncached path.
 
+For sinusoidal models the run also records the root mean square of the token vectors the
+table is added to (scaled or not, over the validation text) and of the table's rows 0-63,
+at initialisation and after training. `--add-to RECORD --key KEY` stores the runs under KEY
+of an existing record (with their own command and date) and leaves its other runs as they
+are, e.g. the scaling check chapter 8 quotes:
+
+    OMP_NUM_THREADS=1 python benchmarks/gqa_positions.py --width 96 --seeds 0,1,2 \
+        --only sinusoidal-unscaled,sinusoidal --rms-only sinusoidal \
+        --add-to src/attnbook/data/benchmark_gqa_positions.json --key embedding_scale
+
+(--rms-only: models of which only the initial rms is measured, without training, because
+the record already holds their trained runs.)
+
 Runs go seed by seed (every model with seed 0, then seed 1, ...), and the record is rewritten
 after every run, so an interrupted benchmark leaves whole seeds behind. One thread per run.
 """
@@ -31,6 +46,8 @@ after every run, so an interrupted benchmark leaves whole seeds behind. One thre
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import sys
 import time
 from functools import lru_cache
@@ -56,7 +73,8 @@ MODELS = {  # name: GPTConfig options
     "kv4": {"n_kv_head": 4},
     "kv2": {"n_kv_head": 2},
     "kv1": {"n_kv_head": 1},
-    "sinusoidal": {"positions": "sinusoidal"},
+    "sinusoidal": {"positions": "sinusoidal"},  # token embeddings x sqrt(width)
+    "sinusoidal-unscaled": {"positions": "sinusoidal", "scale_embeddings": False},
     "rope": {"positions": "rope"},
     "alibi": {"positions": "alibi"},
     "none": {"positions": "none"},
@@ -123,9 +141,27 @@ def cache_check(model: GPT, val: Tensor, seed: int) -> dict:
     }
 
 
-def run(name: str, seed: int, args: argparse.Namespace) -> dict:
-    """Train one model with one seed; its validation losses (and cache check)."""
-    vocab, train_data, val_data = corpus(args.corpus)
+@torch.no_grad()
+def embedding_rms(model: GPT, val: Tensor) -> dict[str, float]:
+    """Root mean square of the token vectors the sinusoidal table is added to (after the
+    x sqrt(width) if the model scales them; over the characters of `val`) and of the table's
+    rows for the trained positions 0..TRAIN_LEN-1."""
+    scale = model.config.embedding_scale or 1.0
+    tokens = model.tok_emb(val) * scale  # (len(val), C)
+    assert model.pos_emb is not None
+    table = model.pos_emb(torch.zeros(1, TRAIN_LEN, model.config.n_embd))[0]  # (64, C)
+    token_rms = tokens.pow(2).mean().sqrt().item()
+    table_rms = table.pow(2).mean().sqrt().item()
+    return {
+        "token": token_rms,
+        "table": table_rms,
+        "table_over_token": table_rms / token_rms,
+    }
+
+
+def build(name: str, seed: int, args: argparse.Namespace) -> GPT:
+    """Model `name` of MODELS at width args.width, initialised with `seed`."""
+    vocab = corpus(args.corpus)[0]
     config = GPTConfig(
         vocab_size=vocab,
         block_size=max(EVAL_LENS),
@@ -135,7 +171,14 @@ def run(name: str, seed: int, args: argparse.Namespace) -> dict:
         **MODELS[name],
     )
     torch.manual_seed(seed)
-    model = GPT(config)
+    return GPT(config)
+
+
+def run(name: str, seed: int, args: argparse.Namespace) -> dict:
+    """Train one model with one seed; its validation losses (and cache check)."""
+    _, train_data, val_data = corpus(args.corpus)
+    model = build(name, seed, args)
+    rms_init = embedding_rms(model, val_data) if name.startswith("sinusoidal") else None
     schedule = TrainConfig(
         max_iters=args.steps,
         batch_size=12,
@@ -161,6 +204,9 @@ def run(name: str, seed: int, args: argparse.Namespace) -> dict:
         "val_256_by_span": {k: long[a:b].mean().item() for k, (a, b) in SPANS.items()},
         "val_256_by_16": long.view(-1, 16).mean(1).tolist(),
     }
+    if rms_init is not None:
+        record["rms_init"] = rms_init
+        record["rms_trained"] = embedding_rms(model, val_data)
     if name.startswith("kv"):
         record["cache"] = cache_check(model, val_data, seed)
     record["wall_seconds"] = time.perf_counter() - start
@@ -177,6 +223,13 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=128)
     parser.add_argument("--corpus", default="shakespeare", choices=CORPORA)
     parser.add_argument("--save", default=None, help="write the runs as a JSON record")
+    parser.add_argument(
+        "--add-to", default=None, help="store the runs under --key of this record"
+    )
+    parser.add_argument("--key", default="added_runs")
+    parser.add_argument(
+        "--rms-only", default="", help="comma-separated: initial rms, no training"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -190,8 +243,18 @@ def main() -> None:
         flush=True,
     )
     results: list[dict] = []
+    rms_only = [n for n in args.rms_only.split(",") if n]
     for seed in seeds:
         for name in names:
+            if name in rms_only:
+                model = build(name, seed, args)
+                r = {"model": name, "seed": seed, "trained": False}
+                r["rms_init"] = embedding_rms(model, val_data)
+                results.append(r)
+                print(f"{name:10} seed {seed}: rms at init {r['rms_init']}", flush=True)
+                if args.add_to:
+                    add_to(args, seeds, results)
+                continue
             r = run(name, seed, args)
             results.append(r)
             spans = " ".join(f"{v:.3f}" for v in r["val_256_by_span"].values())
@@ -208,6 +271,10 @@ def main() -> None:
                 + f"; 256-windows by span {spans}{extra}",
                 flush=True,
             )
+            if "rms_trained" in r:
+                print(f"  rms init {r['rms_init']}, trained {r['rms_trained']}")
+            if args.add_to:
+                add_to(args, seeds, results)
             if args.save:
                 write_benchmark_record(
                     args.save,
@@ -222,6 +289,23 @@ def main() -> None:
                     ngram_losses=ladder,
                     complete=len(results) == len(seeds) * len(names),
                 )
+
+
+def add_to(args: argparse.Namespace, seeds: list[int], results: list[dict]) -> None:
+    """Store `results` under args.key of the record args.add_to, with this run's command,
+    date, budget and torch version; the record's other keys stay as they are."""
+    with open(args.add_to, encoding="utf-8") as f:
+        record = json.load(f)
+    assert record["width"] == args.width and record["steps"] == args.steps
+    record[args.key] = {
+        "command": "python " + " ".join(sys.argv),
+        "date": datetime.date.today().isoformat(),
+        "torch": torch.__version__,
+        "seeds": seeds,
+        "results": results,
+    }
+    with open(args.add_to, "w", encoding="utf-8") as f:
+        f.write(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,36 @@ def test_ablation_record_has_every_variant_the_chapter_quotes():
         "base-3000",
     } <= variants
     # ln 65 = 4.17
-    assert all(r["seed"] in (0, 1) and 1.0 < r["val"] < 4.2 for r in runs)
+    assert all(r["seed"] in (0, 1, 2) and 1.0 < r["val"] < 4.2 for r in runs)
+
+
+def test_embedding_scale_runs_sit_beside_the_position_runs():
+    record = benchmark_record("gqa_positions")
+    added = record["embedding_scale"]
+    assert added["command"].startswith("python benchmarks/gqa_positions.py")
+    assert added["seeds"] == record["seeds"]
+    for seed in record["seeds"]:
+        unscaled = [
+            r
+            for r in added["results"]
+            if r["model"] == "sinusoidal-unscaled" and r["seed"] == seed
+        ]
+        assert len(unscaled) == 1 and set(unscaled[0]["val"]) == {"64", "128", "256"}
+        rms = unscaled[0]["rms_trained"]
+        assert abs(rms["table"] - 0.5**0.5) < 1e-5  # sin^2 + cos^2 = 1 per pair
+
+
+def test_sliding_window_record_holds_medians_and_slopes():
+    record = benchmark_record("sliding_window")
+    assert record["command"].startswith("python benchmarks/attention_blocks.py")
+    rows = record["results"]
+    assert [r["N"] for r in rows] == sorted(r["N"] for r in rows) and rows[-1][
+        "N"
+    ] >= 16384
+    for r in rows:
+        assert len(r["window_s"]) == record["repeats"] >= 5
+        assert min(r["full_s"]) <= r["full_median_s"] <= max(r["full_s"])
+    assert record["slope_window"] < record["slope_full"]
 
 
 def test_write_then_read_and_bad_names(tmp_path, monkeypatch):
