@@ -25,8 +25,6 @@ import argparse
 import math
 import statistics
 import sys
-import time
-from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +32,7 @@ import torch.nn.functional as F
 from attnbook.blockwise import blockwise_sdpa
 from attnbook.data import write_benchmark_record
 from attnbook.memory import peak_tensor_bytes
-from attnbook.timing import best_time, loglog_slope
+from attnbook.timing import best_time, call_times, loglog_slope
 
 
 def main() -> None:
@@ -89,17 +87,6 @@ def main() -> None:
         if args.skip_window:
             return
         window_scaling(args)
-
-
-def call_times(fn: Callable[[], object], repeats: int) -> list[float]:
-    """Wall-clock seconds of `repeats` calls of fn(), after one untimed warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def window_scaling(args: argparse.Namespace) -> None:

@@ -66,3 +66,14 @@ def test_kernels_called_names_the_operators_and_keeps_stderr_quiet(capfd):
     assert capfd.readouterr().err == ""
     with pytest.raises(TypeError, match="fn must be a callable"):
         kernels_called(a)
+
+
+def test_call_times_gives_one_time_per_call_after_the_warm_up():
+    from attnbook.timing import call_times
+
+    calls = []
+    times = call_times(lambda: calls.append(1), repeats=3)
+    assert len(times) == 3 and len(calls) == 4 and min(times) >= 0
+    assert len(call_times(lambda: calls.append(1), 2, warmup=False)) == 2
+    with pytest.raises(ValueError, match="repeats"):
+        call_times(lambda: None, 0)

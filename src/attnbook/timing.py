@@ -21,12 +21,14 @@ from torch.profiler import ProfilerActivity, profile
 
 from ._checks import positive_int
 
-__all__ = ["best_time", "loglog_slope", "kernels_called"]
+__all__ = ["call_times", "best_time", "loglog_slope", "kernels_called"]
 
 
-def best_time(fn: Callable[[], object], repeats: int = 3, warmup: bool = True) -> float:
-    """Shortest wall-clock time of fn() in seconds over `repeats` calls, after one untimed
-    warm-up call (first calls pay for lazy initialisation) unless `warmup` is False."""
+def call_times(
+    fn: Callable[[], object], repeats: int = 3, warmup: bool = True
+) -> list[float]:
+    """Wall-clock seconds of each of `repeats` calls of fn(), after one untimed warm-up call
+    (first calls pay for lazy initialisation) unless `warmup` is False."""
     if not callable(fn):
         raise TypeError(f"fn must be a callable, got {type(fn).__name__}")
     positive_int("repeats", repeats)
@@ -37,7 +39,13 @@ def best_time(fn: Callable[[], object], repeats: int = 3, warmup: bool = True) -
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return times
+
+
+def best_time(fn: Callable[[], object], repeats: int = 3, warmup: bool = True) -> float:
+    """Shortest wall-clock time of fn() in seconds over `repeats` calls, after one untimed
+    warm-up call (first calls pay for lazy initialisation) unless `warmup` is False."""
+    return min(call_times(fn, repeats, warmup))
 
 
 def loglog_slope(xs: Iterable[float], ys: Iterable[float]) -> float:
