@@ -312,3 +312,5 @@ def test_decode_with_cache_fills_the_formula_and_draws_the_uncached_tokens(n_kv:
         ValueError, match="block_size=24; the cache would have to slide"
     ):
         decode_with_cache(model, prompt, 22)
+    with pytest.raises(ValueError, match="2 empty KVCache objects, one per block"):
+        model.generate(prompt, 3, kv_caches=caches)  # already filled

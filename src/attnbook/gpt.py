@@ -318,6 +318,7 @@ class GPT(nn.Module):
         generator: torch.Generator | None = None,
         use_cache: bool = True,
         top_p: float | None = None,
+        kv_caches: list[KVCache] | None = None,
     ) -> Tensor:
         """Extend idx (B, T) by max_new_tokens sampled tokens -> (B, T + max_new_tokens).
 
@@ -326,6 +327,8 @@ class GPT(nn.Module):
         Without the cache every step re-runs the last block_size tokens. With it, each step
         feeds only the newest token; when the context would outgrow block_size the cache is
         rebuilt from the last block_size tokens, exactly what the uncached path sees.
+        `kv_caches` (empty, one per block) are the caller's to read afterwards (chapter 8):
+        they hold T + max_new_tokens - 1 positions, which must fit in block_size.
         """
         positive_int("max_new_tokens", max_new_tokens, allow_zero=True)
         if not isinstance(idx, Tensor):
@@ -333,13 +336,20 @@ class GPT(nn.Module):
                 f"idx must be a (B, T) tensor of token ids, got {type(idx).__name__}"
             )
         self._check_tokens(idx[:, -self.config.block_size :])
-        caches: list[KVCache] | None = None
+        if kv_caches is not None:
+            self._check_caller_caches(kv_caches, idx.shape[-1] + max_new_tokens - 1)
+        caches = kv_caches
         for _ in range(max_new_tokens):
             context = idx[:, -self.config.block_size :]
             if not use_cache:
                 logits, _ = self(context)
-            elif caches is None or len(caches[0]) + 1 > self.config.block_size:
-                caches = [KVCache() for _ in self.blocks]
+            elif (
+                caches is None
+                or len(caches[0]) == 0
+                or len(caches[0]) + 1 > self.config.block_size
+            ):
+                if caches is None or len(caches[0]) > 0:  # none yet, or about to slide
+                    caches = [KVCache() for _ in self.blocks]
                 logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
             else:
                 logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
@@ -348,3 +358,17 @@ class GPT(nn.Module):
             )
             idx = torch.cat([idx, next_id], dim=1)
         return idx
+
+    def _check_caller_caches(self, kv_caches: list[KVCache], fed: int) -> None:
+        """Caller caches for `generate`: one empty KVCache per block, never slid."""
+        if len(kv_caches) != len(self.blocks) or not all(
+            isinstance(c, KVCache) and len(c) == 0 for c in kv_caches
+        ):
+            raise ValueError(
+                f"kv_caches must be {len(self.blocks)} empty KVCache objects, one per block"
+            )
+        if fed > self.config.block_size:
+            raise ValueError(
+                f"generating feeds {fed} positions, more than "
+                f"block_size={self.config.block_size}; the cache would have to slide"
+            )

@@ -26,9 +26,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._checks import floating, positive_int, tensor
+from ._checks import floating, tensor
 from .attention import attend, repeat_kv
-from .gpt import GPT, sample_next_token
+from .gpt import GPT
 from .multihead import KVCache, kv_cache_bytes
 
 __all__ = [
@@ -69,29 +69,16 @@ def decode_with_cache(
     temperature: float = 1.0,
     top_k: int | None = None,
 ) -> tuple[Tensor, list[KVCache]]:
-    """Extend idx (B, T) by max_new_tokens sampled tokens with one key/value cache per layer,
-    and return (ids (B, T + max_new_tokens), the filled caches) (chapter 8).
+    """Extend idx (B, T) by max_new_tokens sampled tokens with `GPT.generate`'s cache, and
+    return (ids (B, T + max_new_tokens), the filled caches, one per layer) (chapter 8).
 
-    The prompt fills the caches in one pass; every later step feeds only the newest token.
     Each layer's cache holds (B, H_kv, T_fed, d_head) keys and values, T_fed = T +
-    max_new_tokens - 1 (the last drawn token is never fed). The cache never slides, so
-    T_fed must fit in the model's block_size; then the tokens are those of
-    `model.generate(..., use_cache=False)` with an equally seeded generator.
+    max_new_tokens - 1 (the last drawn token is never fed), which must fit in the model's
+    block_size; the tokens are those of `model.generate(..., use_cache=False)` with an
+    equally seeded generator.
     """
-    positive_int("max_new_tokens", max_new_tokens)
-    if not isinstance(idx, Tensor) or idx.dim() != 2:
-        raise ValueError("idx must be a (B, T) tensor of token ids")
-    fed = idx.shape[1] + max_new_tokens - 1
-    if fed > model.config.block_size:
-        raise ValueError(
-            f"{idx.shape[1]} prompt + {max_new_tokens} new tokens feed {fed} positions, "
-            f"more than block_size={model.config.block_size}; the cache would have to slide"
-        )
     caches = [KVCache() for _ in model.blocks]
-    logits, _ = model(idx, kv_caches=caches)  # prefill: (B, T, vocab)
-    for step in range(max_new_tokens):
-        next_id = sample_next_token(logits[:, -1, :], temperature, top_k, generator)
-        idx = torch.cat([idx, next_id], dim=1)  # (B, T + step + 1)
-        if step + 1 < max_new_tokens:
-            logits, _ = model(next_id, kv_caches=caches)  # only the newest token
-    return idx, caches
+    ids = model.generate(
+        idx, max_new_tokens, temperature, top_k, generator, kv_caches=caches
+    )
+    return ids, caches
