@@ -114,8 +114,14 @@ def test_train_and_measure_reports_every_accuracy_and_is_reproducible(sentences)
 
 def test_accuracy_keeps_left_padding():
     """`accuracy` trims trailing padding only: a left-padded batch keeps its words."""
-    model = build_model("n-grams", 20).eval()
+    from attnbook.cars.experiment import _trim
+
     ids = torch.tensor([[0, 0, 3, 4, 0], [0, 0, 5, 0, 0]])
+    assert torch.equal(_trim(ids), ids[:, :4])  # the leading padding stays
+    left_only = torch.tensor([[0, 0, 3], [0, 4, 5]])
+    assert torch.equal(_trim(left_only), left_only)
+    torch.manual_seed(0)
+    model = build_model("n-grams", 20).eval()
     labels = torch.tensor([1.0, 0.0])
     with torch.no_grad():
         logits = model(ids[:, :4])
