@@ -67,9 +67,18 @@ def test_published_student_files_match_the_master(built, name):
     )
 
 
-def test_build_writes_only_into_the_build_folder(capsys):
+def test_build_writes_only_into_the_build_folder(capsys, monkeypatch):
     """`make exercises` leaves the working tree as it was, even when a committed copy is
     stale; only `publish` writes the committed student notebook and checks."""
+    import tools.exercise_build as exercise_build
+
+    def no_publishing(*args: object, **kwargs: object) -> None:
+        pytest.fail("`build` published (publish writes the committed copies)")
+
+    # publishing up-to-date copies would leave git status unchanged: forbid it outright
+    monkeypatch.setattr(exercise_build, "publish", no_publishing)
+    if hasattr(ex, "publish"):
+        monkeypatch.setattr(ex, "publish", no_publishing)
     status = ["git", "status", "--porcelain", "--untracked-files=all"]
     before = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout
     assert ex.main(["build", "ex01_attention"]) == 0

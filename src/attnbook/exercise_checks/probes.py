@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from attnbook.exercise_checks.session import _shape as _shape_of
+
 __all__ = ["grad_of", "gradient_call", "calls_of"]
 
 
@@ -90,8 +92,3 @@ def calls_of(fn: Callable, inner: str, *args: Any) -> tuple[Any, list[list]]:
         return fn(*args), calls
     finally:
         namespace[inner] = original
-
-
-def _shape_of(value: Any) -> tuple[int, ...] | None:
-    shape = getattr(value, "shape", None)
-    return tuple(int(n) for n in shape) if shape is not None else None
