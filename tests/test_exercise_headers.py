@@ -8,7 +8,7 @@ SOLUTION`). Then it checks the text the student reads:
   - every question heading, "## Question K (..., P of T points)": K in order, P the question's
     points, T the total;
   - the exercise's blurb in the chapter that links it: any count of functions, questions or
-    points it states, and every function it names in backticks.
+    points it states, and every function it names in backticks (a snake_case name).
 Each test reports every disagreement of its exercise at once.
 """
 
@@ -170,7 +170,7 @@ def disagreements(master: Master) -> list[str]:
                     f'{chapter}: the blurb says "{word} points"; the exercise is worth '
                     f"{fmt(master.total)}"
                 )
-        for named in re.findall(r"`([A-Za-z_]\w*)`", flat):
+        for named in re.findall(r"`([a-z][a-z0-9]*_[a-z0-9_]+)(?:\(\))?`", flat):
             if named not in master.functions:
                 found.append(
                     f"{chapter}: the blurb names `{named}`, which the exercise does not ask "

@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -281,14 +282,15 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str]) -> int:
     if argv[:1] == ["--masters"]:
         # the masters folder is read when the tool's modules are imported (and by the proof
-        # workers, which inherit the environment): start again with it set
+        # workers, which inherit the environment): run the command again with it set
         if len(argv) < 3:
             raise ExerciseError("--masters needs a folder and a command")
         folder = Path(argv[1]).resolve()
         if not folder.is_dir() or not any(folder.glob("*.ipynb")):
             raise ExerciseError(f"--masters {argv[1]}: no folder of master notebooks")
-        os.environ["ATTNBOOK_MASTERS"] = str(folder)
-        os.execv(sys.executable, [sys.executable, "-m", "tools.exercises", *argv[2:]])
+        env = {**os.environ, "ATTNBOOK_MASTERS": str(folder)}
+        command = [sys.executable, "-m", "tools.exercises", *argv[2:]]
+        return subprocess.run(command, env=env, cwd=ROOT).returncode
     if argv[:1] == ["_prove-worker"]:
         prove_worker(Path(argv[1]), float(argv[2]), argv[3:])
         return 0
