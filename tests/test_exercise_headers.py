@@ -4,7 +4,8 @@ From each master (`exercises/masters/NAME.ipynb`) the test reads the questions (
 QUESTION` cells: name and points, a number or a list summed) and the functions the student
 writes (top-level `def`s of the solution cells, between `# BEGIN SOLUTION` and `# END
 SOLUTION`). Then it checks the text the student reads:
-  - the header: "Fill in the N functions" and "The exercise is worth T points";
+  - the header: "Fill in the N functions", "The exercise is worth T points" and, if it says
+    so, "in Q questions";
   - every question heading, "## Question K (..., P of T points)": K in order, P the question's
     points, T the total;
   - the exercise's blurb in the chapter that links it: any count of functions, questions or
@@ -121,6 +122,11 @@ def disagreements(master: Master) -> list[str]:
             found.append(
                 f"the header says the exercise is worth {total} points; its questions add up "
                 f"to {fmt(master.total)} ({master.points})"
+            )
+    for word in re.findall(rf"\b{NUMBER}\s+questions\b", master.header, re.I):
+        if number(word) != len(master.points):
+            found.append(
+                f'the header says "{word} questions"; the master has {len(master.points)}'
             )
     if len(master.headings) != len(master.points):
         found.append(
