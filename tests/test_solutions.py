@@ -192,3 +192,29 @@ def test_masters_must_name_a_folder_of_masters(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 1 and "no folder of master notebooks" in done.stderr, done
+
+
+def test_the_proofs_of_a_private_copy_take_its_wrong_answers(tmp_path: Path) -> None:
+    """With MASTERS set, the proofs read `wrong_answers/` beside the masters if it exists,
+    else the public ones; the public masters are not private."""
+    (tmp_path / "masters").mkdir()
+    shown = "from tools import exercise_build as b; print(b.WRONG_ANSWERS, b.PRIVATE)"
+
+    def wrong_answers(masters: Path | None) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "ATTNBOOK_MASTERS"}
+        env |= {"ATTNBOOK_MASTERS": str(masters)} if masters else {}
+        done = subprocess.run(
+            [sys.executable, "-c", shown],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    public = ROOT / "exercises" / "wrong_answers"
+    assert wrong_answers(None) == f"{public} False"
+    assert wrong_answers(tmp_path / "masters") == f"{public} True"
+    (tmp_path / "wrong_answers").mkdir()
+    assert wrong_answers(tmp_path / "masters") == f"{tmp_path / 'wrong_answers'} True"

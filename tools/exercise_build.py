@@ -201,7 +201,11 @@ def publish(built: Built) -> None:
 
 
 def stale_files(built: Built) -> list[str]:
-    """What differs between a fresh build and the committed student files (empty = in sync)."""
+    """What differs between a fresh build and the committed student files (empty = in sync).
+    From a private copy of the masters nothing is compared: the committed files are the
+    public masters' (`publish` with MASTERS set writes the private ones, if that is wanted)."""
+    if PRIVATE:
+        return []
     problems = []
     committed = STUDENT / f"{built.name}.ipynb"
     if not committed.is_file():
