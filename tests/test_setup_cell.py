@@ -28,6 +28,7 @@ from wheel_helpers import (
     build_distributions,
     code_cells,
     fresh_venv,
+    host_site_packages,
     top_level_imports,
 )
 
@@ -208,6 +209,8 @@ def colab_like() -> tuple[Path, Path]:
         [setup_cell.locked(n) for n in ("ipywidgets", "widgetsnbextension")],
     ]
     wanted = COLAB_STACK + [name for group in groups for name in group]
+    # the environment links this interpreter's packages: made again when they change
+    wanted += sorted(p.name for f in host_site_packages() for p in Path(f).iterdir())
     stamp = CACHE / "wanted.txt"
     base, wheels = CACHE / "venv", CACHE / "wheels"
     if stamp.is_file() and stamp.read_text().split() == wanted:
