@@ -11,8 +11,9 @@ def test_locate_small_example(locate):
     locate = guarded(locate)
     table = [7, 2, 9]
     got = [locate(t, table, 4) for t in (0, 5, 11)]
+    pairs = [isinstance(x, tuple) and len(x) == 2 and (type(x[0]) is int) and (type(x[1]) is int) for x in got]
+    assert all(pairs), f'return a tuple of two Python ints, (block, slot); got {got!r}'
     assert got == [(7, 0), (2, 1), (9, 3)], f'with the table [7, 2, 9] and blocks of 4 slots, tokens 0, 5, 11 sit at (block 7, slot 0), (2, 1), (9, 3); got {got}: the block is block_table[t // block_size], looked up in the table, and the slot t % block_size'
-    assert all((type(b) is int and type(s) is int for b, s in got)), f'return a tuple of two Python ints, got {got!r}'
 
 @test_case(points=None, hidden=False)
 def test_gather_small_example(gather_keys):
