@@ -8,7 +8,8 @@ WRONG_ANSWERS = {
         ("    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
          "    scale = (groups.amax(dim=3) - low) / levels\n"
          "    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # constant channels\n"
-         "    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None]).clamp(0, levels)\n"
+         "    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None])\n"
+         "    codes = codes.clamp(0, levels)\n"
          "    return codes.to(torch.uint8).reshape(B, H, n * G, d), scale, low, k[:, :, n * G :]",
          "    low = groups.amin(dim=4, keepdim=True)\n"
          "    scale = (groups.amax(dim=4, keepdim=True) - low) / levels\n"
@@ -18,12 +19,12 @@ WRONG_ANSWERS = {
          "            low.reshape(B, H, n * G, 1), k[:, :, n * G :])"),
     ],
     "quantize_keys: the residual taken from the start (groups aligned to the end)": [
-        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens j*G .. j*G + G - 1",
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens jG .. jG + G - 1",
          "    groups = k[:, :, T - n * G :].reshape(B, H, n, G, d)"),
         ("k[:, :, n * G :]\n", "k[:, :, : T - n * G]\n"),
     ],
     "quantize_keys: groups strided over the tokens (token t in group t % n)": [
-        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens j*G .. j*G + G - 1",
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens jG .. jG + G - 1",
          "    groups = k[:, :, : n * G].reshape(B, H, G, n, d).transpose(2, 3)"),
         ("    return codes.to(torch.uint8).reshape(B, H, n * G, d), scale, low",
          "    return codes.transpose(2, 3).to(torch.uint8).reshape(B, H, n * G, d), scale, low"),
@@ -51,8 +52,8 @@ WRONG_ANSWERS = {
     ],
     "pack_codes: no ValueError for a last axis that is not a multiple of 8 / bits": [
         ("    if codes.shape[-1] % per_byte:\n"
-         "        raise ValueError(f\"{bits}-bit codes go {per_byte} to a byte: the last axis must be a \"\n"
-         "                         f\"multiple of {per_byte}, got {codes.shape[-1]}\")\n", ""),
+         "        raise ValueError(f\"{bits}-bit codes go {per_byte} to a byte: the last axis \"\n"
+         "                         f\"must be a multiple of {per_byte}, got {codes.shape[-1]}\")\n", ""),
     ],
     # q3: bytes
     "stored_bytes: codes counted a byte each (not packed)": [
@@ -69,8 +70,8 @@ WRONG_ANSWERS = {
         ("    return block_table[t // block_size], t % block_size", "    return t // block_size, t % block_size"),
     ],
     "gather_keys: blocks laid end to end without moving the heads first": [
-        ("    return blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)[:, :length]",
-         "    return blocks.reshape(H, len(block_table) * block_size, d)[:, :length]"),
+        ("    slots = blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)\n",
+         "    slots = blocks.reshape(H, len(block_table) * block_size, d)\n"),
     ],
     # q5: cache bytes
     "cache_bytes_per_token: MLA's latent and rotary key counted for every head": [
@@ -94,11 +95,12 @@ WRONG_ANSWERS = {
 
 WRONG_ANSWERS.update({  # correct answers written differently: they must score 100 %
     "correct: a loop over the groups, multiplying by 1 / s, and a copied residual": [
-        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens j*G .. j*G + G - 1\n"
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens jG .. jG + G - 1\n"
          "    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
          "    scale = (groups.amax(dim=3) - low) / levels\n"
          "    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # constant channels\n"
-         "    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None]).clamp(0, levels)\n"
+         "    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None])\n"
+         "    codes = codes.clamp(0, levels)\n"
          "    return codes.to(torch.uint8).reshape(B, H, n * G, d), scale, low, k[:, :, n * G :]",
          "    codes, scales, lows = [], [], []\n"
          "    for j in range(n):\n"
@@ -118,15 +120,16 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
         ("    runs = codes.reshape(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n"
          "    packed = runs[..., 0].clone()\n"
          "    for i in range(1, per_byte):\n"
-         "        packed |= runs[..., i] << (i * bits)  # code i of a run into bits i*b .. i*b + b - 1\n"
+         "        packed |= runs[..., i] << (i * bits)  # code i: bits i*b .. i*b + b - 1\n"
          "    return packed",
          "    if bits == 8:\n"
          "        return codes\n"
          "    weights = torch.tensor([2 ** (i * bits) for i in range(per_byte)])\n"
          "    runs = codes.unflatten(-1, (-1, per_byte)).long()\n"
          "    return (runs * weights).sum(dim=-1).to(torch.uint8)"),
-        ("    parts = [(packed >> (i * bits)) & mask for i in range(per_byte)]  # code i of every byte\n"
-         "    return torch.stack(parts, dim=-1).reshape(*packed.shape[:-1], packed.shape[-1] * per_byte)",
+        ("    parts = [(packed >> (i * bits)) & mask for i in range(per_byte)]  # code i of each\n"
+         "    codes = torch.stack(parts, dim=-1)  # (..., m', per_byte)\n"
+         "    return codes.reshape(*packed.shape[:-1], packed.shape[-1] * per_byte)",
          "    parts = [(packed.long() // 2 ** (i * bits)) % 2 ** bits for i in range(per_byte)]\n"
          "    return torch.stack(parts, dim=-1).flatten(-2).to(torch.uint8)"),
         ("    packed = codes.numel() * bits // 8  # 8 / bits codes to a byte\n",
@@ -135,7 +138,8 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
     "correct: gather token by token through locate, sizes written another way": [
         ("    num_blocks, H, block_size, d = pool.shape\n"
          "    blocks = pool[block_table]  # (n, H, block_size, d): the sequence's blocks, in order\n"
-         "    return blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)[:, :length]",
+         "    slots = blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)\n"
+         "    return slots[:, :length]",
          "    num_blocks, H, block_size, d = pool.shape\n"
          "    out = pool.new_empty(H, length, d)\n"
          "    for t in range(length):\n"
