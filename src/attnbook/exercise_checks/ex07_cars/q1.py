@@ -31,7 +31,8 @@ def test_house_rules_and_a_real_shuffle(split_pairs, pair_ids):
     from attnbook.exercise_checks.grading import guarded
     split = guarded(split_pairs, libraries=('sklearn',))
     train, test = split(pair_ids[::-1], 0.25, 1)
-    assert all((type(i) is int for i in train + test)), 'sentence indices as Python ints (int(i)), not NumPy integers'
+    not_int = [i for i in train + test if type(i) is not int]
+    assert not not_int, f'sentence indices as Python ints (int(i)), not NumPy integers: got {type(not_int[0]).__name__}'
     ids = [p for p in range(10) for _ in range(2)]
     drawn = {tuple(split(ids, 0.3, seed)[1]) for seed in range(40)}
     assert len(drawn) >= 20, f'40 seeds gave only {len(drawn)} different test sets of 3 pairs out of 10 (120 are possible): choose the pairs at random with np.random.default_rng(seed) (choice or permutation), not a window or an order that the seed shifts'

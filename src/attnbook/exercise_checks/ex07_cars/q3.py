@@ -19,5 +19,6 @@ def test_phrasing_house_rules(split_by_phrasing, pair_ids, phrasing_ids):
     from attnbook.exercise_checks.grading import guarded
     split = guarded(split_by_phrasing, libraries=('sklearn',))
     train, test = split(pair_ids[::-1], phrasing_ids[::-1], 0.4, 3)
-    assert all((type(i) is int for i in train + test)), 'sentence indices as Python ints (int(i)), not NumPy integers'
+    not_int = [i for i in train + test if type(i) is not int]
+    assert not not_int, f'sentence indices as Python ints (int(i)), not NumPy integers: got {type(not_int[0]).__name__}'
 
