@@ -60,7 +60,9 @@ def test_one_head_learns_both_questions_by_splitting_unevenly_per_sequence():
     # sequence is not (it depends on the letters under the marks)
     _ = torch.manual_seed(0)
     layer = TwoQuestionLayer(6, d_model=16, n_head=1)
-    tokens, marked, answers = marked_pair_batch(256, 8, 6, torch.Generator().manual_seed(100))
+    tokens, marked, answers = marked_pair_batch(
+        256, 8, 6, torch.Generator().manual_seed(100)
+    )
     train_two_questions(layer, steps=400, seed=1)
     per_head, accuracy = weight_on_marks(layer, tokens, marked, answers)
     assert (accuracy > 0.95).all()
