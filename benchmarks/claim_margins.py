@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How much room every training-, sampling- or timing-dependent claim of chapters 1, 6, 7 and 8
+"""How much room every training- or sampling-dependent claim of chapters 1, 6, 7 and 8
 has: each chapter re-run under several seeds and both numerical configurations of the test
 suite, and the worst margin of each claim printed.
 
@@ -17,9 +17,9 @@ NumPy without its AVX2/AVX-512 paths). Every `assert` of the chapter is recorded
 stopping the run, so one failing claim does not hide the others; a failed assert that is not
 in the table below is reported too.
 
-A claim's margin is in its own units (nats, seconds, a ratio, a count), positive when the
-claim holds: for `a < b` it is b - a. Not a test: the numbers depend on the machine and its
-load (timing claims most), so run it on an otherwise idle machine.
+A claim's margin is in its own units (nats, a ratio, a count), positive when the claim
+holds: for `a < b` it is b - a. Not a test: the numbers depend on the machine. (No chapter
+asserts a timing: timings come from the shipped benchmark records.)
 """
 
 from __future__ import annotations
@@ -217,16 +217,6 @@ CLAIMS: dict[int, list[Claim]] = {
             "scores['tau = 1.0, top-p = 0.9'] - scores['tau = 1.5'] - 0.5",
         ),
         Claim(
-            "KV cache: 511 tokens 1.5x faster",
-            "speedup = timings[False][-1]",
-            "speedup - 1.5",
-        ),
-        Claim(
-            "KV cache: time grows more slowly (ratio of growths - 1)",
-            "speedup = timings[False][-1]",
-            "(timings[False][-1] / timings[False][0]) / (timings[True][-1] / timings[True][0]) - 1",
-        ),
-        Claim(
             "layer 2 reads 2x further back than layer 1 (means)",
             "look_back, previous = [], []",
             "look_back[1].mean().item() - 2 * look_back[0].mean().item()",
@@ -250,6 +240,16 @@ CLAIMS: dict[int, list[Claim]] = {
             "layer 2 previous-character weight below 2x uniform",
             "for layer in range(2):",
             "2 * prev_uniform - previous[1].max().item()",
+        ),
+        Claim(
+            "layer 2: every head's row entropy below 0.95 of uniform's",
+            "for layer in range(2):",
+            "0.95 - entropy_share[1].max().item()",
+        ),
+        Claim(
+            "layer 2: largest weight of a row over 3x uniform's",
+            "for layer in range(2):",
+            "largest_weight[1].min().item() - 3 * largest_uniform",
         ),
         Claim(
             "snippet: layer 2 head reaches 1.5x further",
@@ -283,16 +283,6 @@ CLAIMS: dict[int, list[Claim]] = {
             "3.0 - max(gqa_rows.values())",
         ),
         Claim("GQA: spread below 0.3", "gqa_rows = {}", "0.3 - spread"),
-        Claim(
-            "sliding window: full 2x slower at 4096",
-            "slope_window = loglog_slope(",
-            "full_times[-1] / sliding_times[-1] - 2",
-        ),
-        Claim(
-            "sliding window: smaller slope",
-            "slope_window = loglog_slope(",
-            "slope_full - slope_window",
-        ),
         Claim(
             "ALiBi rises less than 0.1",
             "table = {name: [val_loss(m, n)",

@@ -80,3 +80,12 @@ def test_write_then_read_and_bad_names(tmp_path, monkeypatch):
         benchmark_record("nope")
     with pytest.raises(ValueError, match="letters, digits"):
         benchmark_record("../text")
+
+
+def test_record_names_the_processor(tmp_path, monkeypatch):
+    import platform
+
+    monkeypatch.setattr(platform, "processor", lambda: "Test CPU 9000")
+    path = tmp_path / "benchmark_demo.json"
+    write_benchmark_record(str(path), "python benchmarks/demo.py", [], [])
+    assert json.loads(path.read_text())["machine"].endswith("CPU cores (Test CPU 9000)")

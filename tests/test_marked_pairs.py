@@ -55,6 +55,25 @@ def test_training_learns_both_questions_and_looks_at_the_marks():
     assert (per_head.sum(-1) > 0.8).all()
 
 
+def test_one_head_learns_both_questions_by_splitting_unevenly_per_sequence():
+    # chapter 3's control: one head suffices; its mean split is even, its split per
+    # sequence is not (it depends on the letters under the marks)
+    _ = torch.manual_seed(0)
+    layer = TwoQuestionLayer(6, d_model=16, n_head=1)
+    tokens, marked, answers = marked_pair_batch(
+        256, 8, 6, torch.Generator().manual_seed(100)
+    )
+    train_two_questions(layer, steps=400, seed=1)
+    per_head, accuracy = weight_on_marks(layer, tokens, marked, answers)
+    assert (accuracy > 0.95).all()
+    assert (per_head[0, 0] - per_head[0, 1]).abs() < 0.1
+    with torch.no_grad():
+        _, weights = layer(tokens)  # (B, 1, T, T)
+    rows = torch.arange(len(tokens))[:, None]
+    on_marks = weights.permute(0, 3, 1, 2)[rows, marked]  # (B, 2, 1, T)
+    assert (on_marks[:, 0] - on_marks[:, 1]).abs().mean() > 0.2
+
+
 @pytest.mark.parametrize(
     "call, match",
     [

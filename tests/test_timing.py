@@ -77,3 +77,12 @@ def test_call_times_gives_one_time_per_call_after_the_warm_up():
     assert len(call_times(lambda: calls.append(1), 2, warmup=False)) == 2
     with pytest.raises(ValueError, match="repeats"):
         call_times(lambda: None, 0)
+
+
+def test_call_times_reads_the_clock_it_is_given():
+    from attnbook.timing import call_times
+
+    ticks = iter(range(0, 100, 5))  # a fake clock: each reading 5 s after the last
+    assert call_times(lambda: None, 3, clock=lambda: next(ticks)) == [5, 5, 5]
+    with pytest.raises(TypeError, match="clock"):
+        call_times(lambda: None, 3, clock=5)

@@ -8,10 +8,12 @@ attention is known in advance: one distribution on the first-marked key and one 
 second-marked key, for every query.
 
 The model gives a token the sum of a letter vector and a mark vector (none, first,
-second). So a head that spreads its weight over the two marked keys returns the sum of
-the two letters' values plus a part that does not depend on the letters: it cannot say
-which letter carried which mark unless its two weights differ. A single head cannot answer
-both questions; two heads must weight the marks differently (chapter 3 measures how).
+second). So a head that spreads its weight evenly over the two marked keys returns the
+sum of the two letters' values plus a part that does not depend on the letters: it cannot
+say which letter carried which mark. A correct layer must weight the marks unevenly, at
+least for some letters. One head can: its keys contain the letter vectors, so its split
+may depend on the letters (chapter 3 trains one as a control). Two heads can divide the
+work, one mark each, and chapter 3 measures what that buys (speed, reliability, length).
 Token ids: ``0 .. n-1`` plain letters, ``n + c`` letter ``c`` with the first mark,
 ``2n + c`` letter ``c`` with the second mark.
 """

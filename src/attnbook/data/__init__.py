@@ -57,9 +57,27 @@ def write_benchmark_record(
             "numpy": numpy.__version__,
             "attnbook": getattr(attnbook, "__version__", "?"),
         },
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores ({platform.processor() or 'unknown'})",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores ({_processor_name()})",
         "date": datetime.date.today().isoformat(),
         **extra,
         "results": results,
     }
     Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def _processor_name() -> str:
+    """The processor's name: `platform.processor()`, else Linux's /proc/cpuinfo "model
+    name", else "unknown"."""
+    import platform
+    from pathlib import Path
+
+    if platform.processor():
+        return platform.processor()
+    try:
+        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return "unknown"
+    names = [
+        line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")
+    ]
+    return names[0] if names and names[0] else "unknown"
