@@ -218,6 +218,11 @@ def report_exception(err: BaseException) -> dict:
     }
 
 
+_byte_bounds = getattr(
+    getattr(np.lib, "array_utils", None), "byte_bounds", getattr(np, "byte_bounds", None)
+)
+
+
 def _fact(value: Any) -> dict:
     """Where `value` lives: identity, kind and, for arrays and tensors, memory and layout."""
     fact: dict[str, Any] = {"id": id(value), "kind": type(value).__name__}
@@ -233,7 +238,7 @@ def _fact(value: Any) -> dict:
             dtype=str(value.dtype),
         )
     elif isinstance(value, np.ndarray):
-        lo, hi = np.byte_bounds(value)
+        lo, hi = _byte_bounds(value)
         fact.update(
             kind="array",
             numel=int(value.size),
