@@ -236,7 +236,10 @@ def question_verdicts(
     a process left running after the submission (every question)."""
     questions = list(exercise.functions)
     lost = reading.tampering(exercise.functions)
+    trusted = set(exercise.reference)
     for index, what in student.ready.get("cell_events", []):
+        if sources[int(index)] in trusted:
+            continue  # the notebook's own cell calling an answer: its calls decide
         question = _question_of_cell(sources, int(index))
         message = (
             verdicts.MEMORY_MESSAGE

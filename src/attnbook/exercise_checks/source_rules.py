@@ -165,7 +165,8 @@ class Reading:
             hit = [
                 q
                 for q, fns in question_functions.items()
-                if owner is not None and any(owner in self.reach(f, set()) for f in fns)
+                if owner is not None
+                and any(owner in self.reach(f, _others(question_functions, q)) for f in fns)
             ] or list(question_functions)
             message = (
                 f"dynamic code / tampering: {what} (cell {cell}, line {line}"
@@ -176,6 +177,11 @@ class Reading:
             for q in hit:
                 found.setdefault(q, message)
         return found
+
+
+def _others(question_functions: dict[str, set[str]], question: str) -> set[str]:
+    """The functions of the other questions (the reference's while `question` runs)."""
+    return {f for q, fns in question_functions.items() if q != question for f in fns}
 
 
 def _shortcut(what: str, why: str, where: str, line: int) -> str:
