@@ -210,7 +210,9 @@ def grade_notebook(
     for question, message in lost.items():
         if question in result["questions"]:
             result["questions"][question] = 0.0
-            row = TestRow(f"{question} - house rules", question, True, False, 0.0, message)
+            row = TestRow(
+                f"{question} - house rules", question, True, False, 0.0, message
+            )
             result["tests"].append(row.__dict__)
     result["score"] = float(sum(result["questions"].values()))
     return result

@@ -79,9 +79,7 @@ def _tasks_of(uid: int) -> int:
             status = Path(entry.path, "status").read_text()
         except OSError:
             continue
-        fields = dict(
-            line.split(":", 1) for line in status.splitlines() if ":" in line
-        )
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         if int(fields.get("Uid", "-1").split()[0]) == uid:
             count += int(fields.get("Threads", "1").strip())
     return count

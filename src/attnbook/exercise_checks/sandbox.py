@@ -219,7 +219,9 @@ def report_exception(err: BaseException) -> dict:
 
 
 _byte_bounds = getattr(
-    getattr(np.lib, "array_utils", None), "byte_bounds", getattr(np, "byte_bounds", None)
+    getattr(np.lib, "array_utils", None),
+    "byte_bounds",
+    getattr(np, "byte_bounds", None),
 )
 
 
@@ -291,7 +293,10 @@ def _watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
     if watcher.found:
         return result, watcher.found[0]
     if replaced:
-        return result, "sys.setprofile (it changed the profiler the grader watches with)"
+        return (
+            result,
+            "sys.setprofile (it changed the profiler the grader watches with)",
+        )
     return result, ""
 
 

@@ -37,70 +37,27 @@ _CALLS = {  # builtins whose use is dynamic code
     "setattr": "setattr",
     "delattr": "delattr",
 }
-_PATHS = (  # module paths (and their attributes) that reach the machinery
-    "sys.modules",
-    "sys.setprofile",
-    "sys.settrace",
-    "sys.meta_path",
-    "sys.path_hooks",
-    "sys.path_importer_cache",
-    "sys._getframe",
-    "sys.monitoring",
-    "sys.addaudithook",
-    "threading.setprofile",
-    "threading.settrace",
-    "importlib.import_module",
-    "importlib.reload",
-    "importlib.__import__",
-    "importlib.machinery",
-    "importlib.abc",
-    "importlib.util.module_from_spec",
-    "importlib.util.spec_from_file_location",
-    "importlib.util.spec_from_loader",
-    "builtins",
-    "ctypes",
-    "gc",
-    "inspect.currentframe",
-    "inspect.stack",
-    "inspect.getouterframes",
-    "types.FunctionType",
-    "types.CodeType",
-    "types.ModuleType",
-    "marshal",
-    "pickle",
-    "dill",
-    "runpy",
-    "attnbook.exercise_checks.",
-    "otter.",
-)
+_PATHS = tuple(
+    """
+    sys.modules sys.setprofile sys.settrace sys.meta_path sys.path_hooks
+    sys.path_importer_cache sys._getframe sys.monitoring sys.addaudithook
+    threading.setprofile threading.settrace importlib.import_module importlib.reload
+    importlib.__import__ importlib.machinery importlib.abc
+    importlib.util.module_from_spec importlib.util.spec_from_file_location
+    importlib.util.spec_from_loader builtins ctypes gc inspect.currentframe
+    inspect.stack inspect.getouterframes types.FunctionType types.CodeType
+    types.ModuleType marshal pickle dill runpy attnbook.exercise_checks. otter.
+    """.split()
+)  # module paths (and their attributes) that reach the machinery
 _ALLOWED_PATHS = ("otter.Notebook", "attnbook.exercise_checks.tests_dir")
-_DUNDERS = {
-    "__builtins__",
-    "__dict__",
-    "__globals__",
-    "__code__",
-    "__closure__",
-    "__defaults__",
-    "__kwdefaults__",
-    "__subclasses__",
-    "__bases__",
-    "__mro__",
-    "__getattribute__",
-    "__setattr__",
-    "__delattr__",
-    "__import__",
-    "__loader__",
-    "__spec__",
-    "__self__",
-    "__func__",
-    "__wrapped__",
-    "f_globals",
-    "f_locals",
-    "f_back",
-    "f_builtins",
-    "gi_frame",
-    "tb_frame",
-}
+_DUNDERS = frozenset(
+    """
+    __builtins__ __dict__ __globals__ __code__ __closure__ __defaults__
+    __kwdefaults__ __subclasses__ __bases__ __mro__ __getattribute__ __setattr__
+    __delattr__ __import__ __loader__ __spec__ __self__ __func__ __wrapped__
+    f_globals f_locals f_back f_builtins gi_frame tb_frame
+    """.split()
+)  # attributes that reach code, frames and namespaces
 
 
 @dataclass
@@ -133,7 +90,9 @@ class Reading:
             todo += sorted(self.functions[current].calls - skip - {name})
         return seen
 
-    def shortcut(self, name: str, rules: dict, skip: set[str] = frozenset()) -> str | None:
+    def shortcut(
+        self, name: str, rules: dict, skip: set[str] = frozenset()
+    ) -> str | None:
         """The message of the first shortcut rule the source of `name` breaks, or None."""
         libraries = [str(lib) for lib in rules.get("libraries", ())]
         names = {str(n) for n in rules.get("names", ())}
@@ -166,7 +125,9 @@ class Reading:
                 q
                 for q, fns in question_functions.items()
                 if owner is not None
-                and any(owner in self.reach(f, _others(question_functions, q)) for f in fns)
+                and any(
+                    owner in self.reach(f, _others(question_functions, q)) for f in fns
+                )
             ] or list(question_functions)
             message = (
                 f"dynamic code / tampering: {what} (cell {cell}, line {line}"
@@ -251,7 +212,9 @@ class _Reader(ast.NodeVisitor):
     """Walks one top-level statement: records paths, attributes, free names and calls of
     the function it is in, and findings of dynamic code."""
 
-    def __init__(self, reading: Reading, cell: int, env: dict[str, str], defs: set[str]):
+    def __init__(
+        self, reading: Reading, cell: int, env: dict[str, str], defs: set[str]
+    ):
         self.reading, self.cell, self.env, self.defs = reading, cell, dict(env), defs
         self.owner: _Function | None = None
         self.scan = True  # False in a trusted cell: no findings, only the functions
@@ -313,14 +276,19 @@ class _Reader(ast.NodeVisitor):
 
     def _stores(self, targets: list[ast.expr]) -> None:
         for target in targets:
-            for part in ast.walk(target):
-                if not isinstance(part, ast.Attribute):
-                    continue
-                base = _path(part.value, self.env)
-                odd = any(isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(part.value))
-                if base or odd:
-                    where = base or ast.unparse(part.value)[:60]
-                    self.find(part, f"writes the attribute {part.attr} of {where}")
+            if isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+                parts = [getattr(t, "value", t) for t in getattr(target, "elts", [target])]
+                self._stores(parts)
+                continue
+            if not isinstance(target, ast.Attribute):
+                continue
+            base = _path(target.value, self.env)
+            odd = any(
+                isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(target.value)
+            )
+            if base or odd:
+                where = base or ast.unparse(target.value)[:60]
+                self.find(target, f"writes the attribute {target.attr} of {where}")
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
