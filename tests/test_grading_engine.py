@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "attnbook" / "exercise_checks"
 import tools.exercises as ex  # noqa: E402 - after ROOT
 
-from attnbook.exercise_checks import processes, source_rules, verdicts  # noqa: E402
+from attnbook.exercise_checks import source_rules, verdicts  # noqa: E402
 
 
 # --------------------------------------------------------------------------- import graph

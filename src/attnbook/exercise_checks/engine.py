@@ -235,7 +235,8 @@ def question_verdicts(
 ) -> dict[str, str]:
     """question -> why it scores 0 whatever its tests say: dynamic code or tampering in
     the source, a process started or memory refused (in its cells or its functions' calls),
-    a process left running after the submission (every question)."""
+    a process left running after the submission that no question's code was seen starting
+    (every question)."""
     questions = list(exercise.functions)
     lost = reading.tampering(exercise.functions)
     trusted = set(exercise.reference)
@@ -258,7 +259,10 @@ def question_verdicts(
         question = exercise.question_of(name)
         if question:
             lost.setdefault(question, f"{verdicts.MEMORY_MESSAGE} ({name})")
-    if student.survivors:
+    started = student.events or any(
+        what != "memory" for _, what in student.ready.get("cell_events", [])
+    )
+    if student.survivors and not started:  # started unseen (the audit hook evaded?)
         message = (
             f"processes: {len(student.survivors)} process(es) the submission started were "
             "still running after it (a detached process?); the grader ended them: scored 0"

@@ -119,17 +119,18 @@ def become_subreaper() -> bool:
 
 
 def _parents() -> dict[int, int]:
-    """pid -> parent pid of every process (empty where /proc is absent)."""
-    found = {}
+    """pid -> parent pid of every living process (empty where /proc is absent)."""
+    found: dict[int, int] = {}
     if not Path("/proc").is_dir():
         return found
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                stat = Path(entry.path, "stat").read_text()
-            except OSError:
+                stat = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
                 continue
-            found[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            if stat[0] not in ("Z", "X"):  # a zombie has ended already
+                found[int(entry.name)] = int(stat[1])
     return found
 
 

@@ -218,7 +218,7 @@ def report_exception(err: BaseException) -> dict:
     }
 
 
-_byte_bounds = getattr(
+_byte_bounds: Any = getattr(
     getattr(np.lib, "array_utils", None),
     "byte_bounds",
     getattr(np, "byte_bounds", None),

@@ -106,6 +106,7 @@ class Session:
         child_end.close()
         self.ready = self._receive()
         if "crash" in self.ready:
+            self.close()
             raise SubmissionGone(f"the notebook could not run: {self.ready['crash']}")
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ grading package.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 __all__ = ["Reading", "scan"]
@@ -91,7 +92,7 @@ class Reading:
         return seen
 
     def shortcut(
-        self, name: str, rules: dict, skip: set[str] = frozenset()
+        self, name: str, rules: dict, skip: Collection[str] = ()
     ) -> str | None:
         """The message of the first shortcut rule the source of `name` breaks, or None."""
         libraries = [str(lib) for lib in rules.get("libraries", ())]
@@ -277,7 +278,9 @@ class _Reader(ast.NodeVisitor):
     def _stores(self, targets: list[ast.expr]) -> None:
         for target in targets:
             if isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
-                parts = [getattr(t, "value", t) for t in getattr(target, "elts", [target])]
+                parts = [
+                    getattr(t, "value", t) for t in getattr(target, "elts", [target])
+                ]
                 self._stores(parts)
                 continue
             if not isinstance(target, ast.Attribute):
@@ -351,10 +354,10 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
-def scan(sources: list[str], trusted: list[str] = ()) -> Reading:
+def scan(sources: list[str], trusted: Collection[str] = ()) -> Reading:
     """Read a submission's code cells; cells whose source is in `trusted` (the reference
     notebook's own cells) give no findings."""
-    reading, env = Reading(), {}
+    reading, env = Reading(), dict[str, str]()
     trees = [(i, _parse(s), s in set(trusted)) for i, s in enumerate(sources)]
     defs = {
         n.name
