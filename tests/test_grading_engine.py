@@ -112,6 +112,9 @@ TAMPERING = {
     "globals()": "globals()['f'] = print",
     "a frame": "import sys\nframe = sys._getframe()",
     "ctypes": "import ctypes",
+    "a module reached through a value": (
+        "import attnbook\nm = [attnbook][0]\nm.exercise_checks.sandbox.memory_facts = dict"
+    ),
 }
 HONEST = [
     "import importlib.util, os, subprocess, sys\n"

@@ -101,6 +101,7 @@ class Reading:
             info = self.functions[fn]
             where = f"{fn}, cell {info.cell}"
             for path, line in sorted(info.paths.items(), key=lambda kv: -len(kv[0])):
+                path = path.lstrip("?")  # noqa: PLW2901 - a value built from a module
                 root = path.split(".")[0]
                 if root == "attnbook" and not rules.get("allow_attnbook"):
                     why = "the course package attnbook"
@@ -193,6 +194,10 @@ def _bind(node: ast.AST, env: dict[str, str]) -> list[str]:
     elif isinstance(node, ast.Assign) and len(node.targets) == 1:
         target, value = node.targets[0], _path(node.value, env)
         if isinstance(target, ast.Name):
+            # a value built from a module (``m = [np][0]``, ``rng = np.random.default_rng()``)
+            # is marked "?module": writing to its attributes counts as writing to a module's
+            tainted = (_path(n, env) for n in ast.walk(node.value))
+            value = value or next((f"?{p.lstrip('?')}" for p in tainted if p), None)
             if value:
                 env[target.id] = value
             else:
@@ -290,7 +295,7 @@ class _Reader(ast.NodeVisitor):
                 isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(target.value)
             )
             if base or odd:
-                where = base or ast.unparse(target.value)[:60]
+                where = (base or ast.unparse(target.value)[:60]).lstrip("?")
                 self.find(target, f"writes the attribute {target.attr} of {where}")
 
     def visit_Compare(self, node: ast.Compare) -> None:
