@@ -15,8 +15,9 @@ In the child, before any student code runs (`limit_child`):
 In the grader, after the submission (`end_submission`): its process group is killed, every
 process descended from the child, every orphan the grader adopted meanwhile (the grader is
 a "child subreaper", so a detached process, in a session of its own, comes back to it
-instead of to init), and, as root, every process of the sandbox user. Linux only; elsewhere
-the limits that exist are set and the rest is skipped.
+instead of to init), and, as root, every process of the sandbox user. The limits on threads
+and the subreaper are Linux's; elsewhere (macOS) the limits the platform accepts are set,
+the process group is killed, and a detached process may escape.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def _address_space() -> int:
 def _tasks_of(uid: int) -> int:
     """Processes and threads of user `uid` now (what RLIMIT_NPROC counts)."""
     count = 0
+    if not Path("/proc").is_dir():
+        return 0
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -98,10 +101,13 @@ def limit_child(workdir: str, uid: int | None) -> None:
         os.setuid(uid)
         os.environ["HOME"] = workdir
     room = _address_space() + MEMORY_BYTES
-    resource.setrlimit(resource.RLIMIT_AS, (room, room))
-    if Path("/proc").is_dir():
-        tasks = 1 if uid is not None else _tasks_of(os.getuid())
-        resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
+    tasks = 1 if uid is not None else _tasks_of(os.getuid())
+    for limit, value in ((resource.RLIMIT_AS, room), (resource.RLIMIT_NPROC, tasks)):
+        if value > 0:  # 0: unknown here (no /proc: macOS); that limit is not set
+            try:
+                resource.setrlimit(limit, (value, value))
+            except (ValueError, OSError):
+                pass  # a platform that refuses this limit (RLIMIT_AS on macOS)
 
 
 def become_subreaper() -> bool:
