@@ -11,7 +11,8 @@ code runs, whatever path grades, and nothing a submission starts outlives it.
   root), and through `make grade`, where the next submission then scores 100 %; `otter run`
   refuses; and `processes.end_submission` ends a detached process that did escape.
 
-About 40 s on a 2-core machine (four gradings of exercise 3 and one refusal).
+Cost: four gradings of exercise 3 (two of them in fresh Python processes) and one refusal;
+about 75 s measured on the shared 2-core machine (3 minutes at a load of ~17).
 """
 
 from __future__ import annotations
