@@ -324,11 +324,16 @@ def _grader(built, name):
     return ex.Grader(built[name].autograder_zip)
 
 
-def test_student_code_runs_in_another_process_and_only_data_comes_back(built):
+def test_student_code_runs_in_another_process_and_only_data_comes_back(
+    built, monkeypatch
+):
     """A submission that patches the grading module, the comparison helpers, otter's results
-    and the profiler in its own process still fails every test its wrong answers fail."""
+    and the profiler in its own process: the grader reads the tampering from the source (every
+    question 0, with a message for the instructor); and were the source not read, the child
+    only sends data, so the tests its wrong answers fail still fail."""
     import os
 
+    from attnbook.exercise_checks import engine, source_rules
     from attnbook.exercise_checks.session import Session
 
     b = built["ex01_attention"]
@@ -338,10 +343,22 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(built):
         "    return exps / exps.sum(axis=-1, keepdims=True)",
         "    return np.zeros_like(scores)",
     )
+    submission = ex.make_submission(b, [spy, wrong])
     with _grader(built, "ex01_attention") as grader:
-        g = grader.grade(ex.make_submission(b, [spy, wrong]), "spy", timeout=300)
+        g = grader.grade(submission, "spy", timeout=300)
         assert g.status == "ok", g.message
-        assert g.questions["q1"] == 0.0 and g.questions["q2"] > 0, g.questions
+        assert g.score == 0.0, g.questions
+        rules = [t["message"] for t in g.tests if t["name"].endswith("house rules")]
+        assert rules and all(m.startswith("dynamic code / tampering") for m in rules)
+        # the second line: the source not read, only data comes back from the child
+        monkeypatch.setattr(
+            engine.source_rules, "scan", lambda *a: source_rules.Reading()
+        )
+        g = grader.grade(submission, "spy, unread", timeout=300)
+        assert g.status == "ok", g.message
+        # q1 is wrong; the child's watcher, a second opinion, sees its profiler replaced
+        # and takes the guarded tests' points; unguarded tests still pass
+        assert g.questions["q1"] == 0.0 and 0 < g.score < g.possible, g.questions
         # the reference runs in a child too
         assert grader.reference.describe("Q")["kind"] == "data"
         session = Session(["import os\nGRADER_PID = os.getpid()"], {}, 120)

@@ -5,6 +5,12 @@ in a child process and only sends data back; otter's test classes run the autogr
 and every score is decided in the grading process. `Grader` holds an exercise (its tests and
 reference solution, read from the autograder zip before any submission runs) and its
 reference process. Plus what instructors read: one-line diagnoses and the class report.
+
+Run as a normal user (`make grade` on a laptop), the child runs as that user, in a temp
+folder, with a session of its own, memory and process limits, and is ended with everything
+it started after each submission (`attnbook.exercise_checks.processes`); as root
+(Gradescope), as a sandbox user of its own. `otter run` on the zips refuses
+(`attnbook.exercise_checks.otter_plugin`).
 """
 
 from __future__ import annotations

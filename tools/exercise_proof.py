@@ -54,7 +54,9 @@ CORRECT_PREFIX = "correct:"
 # ----------------------------------------------------------------------------- proofs
 # Tampering preludes, by kind (the wrong-answer files get them as TAMPERS[kind], and all of
 # them at once as TAMPER): each would let a wrong answer through if the tests ran in the
-# submission's process.
+# submission's process. The grader reads each from the source ("dynamic code / tampering",
+# `attnbook.exercise_checks.source_rules`) and scores every question 0; were it not read,
+# the tests still run in the grader, on data.
 TAMPERS = {
     "grading module": """import attnbook.exercise_checks.grading as _grading
 _grading.guarded = lambda fn, **kwargs: fn
@@ -76,6 +78,10 @@ _builtins.AssertionError = type("AssertionError", (Warning,), {})
     "profiler": """import sys as _sys
 _sys.setprofile = lambda *args: None
 _sys.getprofile = lambda: None
+""",
+    "sys.modules": """import sys as _sys, types as _types
+_sys.modules["attnbook.exercise_checks.grading"] = _types.SimpleNamespace(
+    guarded=lambda fn, **kwargs: fn, grad_of=None, calls_of=None)
 """,
     "otter's results": """import otter.test_files.abstract_test as _abstract
 import otter.test_files.exception_test as _exception_test

@@ -109,3 +109,27 @@ WRONG_ANSWERS.update({
          "    shifted = scores - scores.max()"),
     ],
 })
+
+# ---------------------------------------------------------------------------------------
+# Tampering with the shortcut rule (issue 28): the plain shortcut above ("the softmax handed
+# to torch.softmax"), plus code that would switch the rule off if it were decided in the
+# submission's process. The grader reads the source: dynamic code at the top level (a
+# default argument runs when the def runs) costs every question, inside a function the
+# questions whose functions reach it.
+_TORCH_SOFTMAX = (
+    "    scores = np.asarray(scores, dtype=float)\n    shifted = scores - scores.max(axis=-1, keepdims=True)\n"
+    "    exps = np.exp(shifted)\n    return exps / exps.sum(axis=-1, keepdims=True)",
+    "    import torch\n    return torch.softmax(torch.as_tensor(np.asarray(scores, dtype=float)), dim=-1).numpy()",
+)
+WRONG_ANSWERS.update({
+    "tampering: a default argument rebinds grading.guarded when the def runs, q1 handed to torch.softmax": [
+        ("def scores_to_weights(scores):",
+         'def scores_to_weights(scores, _rules_off=setattr(__import__("attnbook.exercise_checks.grading", '
+         'fromlist=["guarded"]), "guarded", lambda fn, **kwargs: fn)):'),
+        _TORCH_SOFTMAX,
+    ],
+    "tampering (q1): the profiler switched off inside the function (sys.setprofile(None)), q1 handed to torch.softmax": [
+        (_TORCH_SOFTMAX[0],
+         "    import sys\n    sys.setprofile(None)\n" + _TORCH_SOFTMAX[1]),
+    ],
+})

@@ -115,3 +115,54 @@ WRONG_ANSWERS.update({
          "    weights = torch.softmax(scores.float(), dim=-1).to(scores.dtype)"),
     ],
 })
+
+# ---------------------------------------------------------------------------------------
+# Tampering and processes (issue 28). sys.modules surgery beside the plain shortcut "split_heads
+# imported from the course package": the grader reads it from the source, every question 0.
+# A process started (a fork, or a detached watcher that would rewrite ../results/results.json
+# after the grader wrote it) or 20 GB asked for: the child's process and memory limits refuse
+# it, the grader sees the attempt and that question scores 0, whatever its answer.
+_SPLIT_FROM_PACKAGE = (
+    "    B, T, D = x.shape\n    d_k = D // n_head\n    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+    "    from attnbook.multihead import split_heads as split\n    return split(x, n_head)",
+)
+_WATCHER = '''import json as _json, os as _os, time as _time
+try:  # a watcher in a session of its own, meant to outlive the grading
+    if _os.fork() == 0:
+        _os.setsid()
+        if _os.fork() == 0:
+            _time.sleep(3)
+            for _path in ("../results/results.json", "/autograder/results/results.json"):
+                try:
+                    with open(_path, "w") as _f:
+                        _json.dump({"score": 100.0, "tests": []}, _f)
+                except OSError:
+                    pass
+        _os._exit(0)
+except OSError:
+    pass
+'''
+WRONG_ANSWERS.update({
+    "tampering: sys.modules surgery (the grading module replaced by a stand-in), split_heads from the course package": [
+        ("def split_heads(x, n_head):",
+         "import sys as _sys, types as _types\n"
+         "_sys.modules['attnbook.exercise_checks.grading'] = _types.SimpleNamespace(\n"
+         "    guarded=lambda fn, **kwargs: fn, grad_of=None, calls_of=None)\n"
+         "def split_heads(x, n_head):"),
+        _SPLIT_FROM_PACKAGE,
+    ],
+    "tampering (q1): split_heads forks a process first (os.fork), correct otherwise": [
+        ("    B, T, D = x.shape\n    d_k = D // n_head\n",
+         "    import os\n    try:\n        if os.fork() == 0:\n            os._exit(0)\n    except OSError:\n        pass\n"
+         "    B, T, D = x.shape\n    d_k = D // n_head\n"),
+    ],
+    "tampering (q2): merge_heads asks for 20 GB first, correct otherwise": [
+        ("    B, H, T, d_k = x.shape\n",
+         "    _ = torch.empty(5 * 2**30)  # 20 GB of float32\n"
+         "    B, H, T, d_k = x.shape\n"),
+    ],
+    "tampering (q3): q3's cell starts a detached watcher (fork, setsid) to rewrite results.json, correct otherwise": [
+        ("def multihead_attention(x, W_q, W_k, W_v, W_o, n_head):",
+         _WATCHER + "def multihead_attention(x, W_q, W_k, W_v, W_o, n_head):"),
+    ],
+})

@@ -99,3 +99,27 @@ WRONG_ANSWERS.update({  # issue 28: the question allows a view (the course's rep
          "    return torch.from_numpy(np.repeat(x.numpy(), n_rep, axis=1))"),
     ],
 })
+
+# ---------------------------------------------------------------------------------------
+# Shortcuts to the course package's repeat_kv (issue 28): plainly, and reached through
+# getattr(__import__(...)) or after removing import hooks. The plain one fails the tests
+# that state the rule; the dynamic ones are read from the source as tampering, and cost the
+# question whose function holds them (q1): 0.
+WRONG_ANSWERS.update({
+    "shortcut: expand_kv handed to the course package's repeat_kv (copied)": [
+        ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    from attnbook.attention import repeat_kv\n    return repeat_kv(x, n_rep).clone()"),
+    ],
+    "tampering (q1): repeat_kv reached through getattr(__import__('attnbook.attention'), ...)": [
+        ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         '    return getattr(__import__("attnbook.attention"), "attention").repeat_kv(x, n_rep).clone()'),
+    ],
+    "tampering (q1): import hooks removed (sys.meta_path rewritten), then repeat_kv from the course package": [
+        ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    import sys\n    sys.meta_path[:] = [hook for hook in sys.meta_path if 'attnbook' not in repr(hook)]\n"
+         "    from attnbook.attention import repeat_kv\n    return repeat_kv(x, n_rep).clone()"),
+    ],
+})

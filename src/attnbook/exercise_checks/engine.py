@@ -7,9 +7,14 @@ the grader, runs the autograder's test files with otter's own test classes; a te
 arguments are `RemoteFunction`s for the functions of its own question (each call sends the
 inputs to the child and gets the result back as data, `wire`) and, for everything else (the
 example data, the other questions' functions), the reference solution's, which runs in a
-second child of its own. Every comparison, every house-rule verdict the grader can recompute,
-and every score is computed here; the child only ever sends data. A child that runs past its
-time is killed; the submission then scores 0 ("timeout").
+second child of its own. Every comparison, every house-rule verdict and every score is
+decided here; the child only ever executes and sends data. The shortcut rules come from the
+submitted source (`source_rules`), read before the child starts; the rest from the data.
+
+Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the
+source, a process started, memory refused (in a call of the question's functions or in a
+cell of the question), a process left running after the submission (every question). A
+child that runs past its time is killed; the submission then scores 0 ("timeout").
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnbook.exercise_checks import wire
+from attnbook.exercise_checks import source_rules, verdicts, wire
 from attnbook.exercise_checks.session import (
     RemoteFunction,
     Session,
@@ -168,8 +173,14 @@ def grade_notebook(
         "message": "",
     }
     student = None
+    reading = source_rules.scan(sources, exercise.reference)
+    swaps = exercise.swaps()
+
+    def judge(name: str, rules: dict) -> str | None:
+        return reading.shortcut(name, rules, set(swaps.get(name, [])))
+
     try:
-        student = Session(sources, exercise.swaps(), timeout, reference)
+        student = Session(sources, swaps, timeout, reference, judge)
         result["cell_errors"] = student.ready.get("cell_errors", [])
         for question, test_file in files.items():
             test_file.run(_Environment(exercise, question, student, reference))
@@ -182,6 +193,7 @@ def grade_notebook(
     finally:
         if student is not None:
             student.close()
+    lost = question_verdicts(exercise, sources, reading, student)
     for question, test_file in files.items():
         result["questions"][question] = float(test_file.score)
         result["tests"] += [
@@ -195,8 +207,69 @@ def grade_notebook(
             ).__dict__
             for r in test_file.test_case_results
         ]
+    for question, message in lost.items():
+        if question in result["questions"]:
+            result["questions"][question] = 0.0
+            row = TestRow(
+                f"{question} - house rules", question, True, False, 0.0, message
+            )
+            result["tests"].append(row.__dict__)
     result["score"] = float(sum(result["questions"].values()))
     return result
+
+
+def _question_of_cell(sources: list[str], index: int) -> str | None:
+    """The question a code cell belongs to: the next `grader.check("qN")` from it on."""
+    for source in sources[index:]:
+        found = re.search(r"grader\.check\(\s*[\"'](\w+)[\"']", source)
+        if found:
+            return found.group(1)
+    return None
+
+
+def question_verdicts(
+    exercise: Exercise,
+    sources: list[str],
+    reading: source_rules.Reading,
+    student: Session,
+) -> dict[str, str]:
+    """question -> why it scores 0 whatever its tests say: dynamic code or tampering in
+    the source, a process started or memory refused (in its cells or its functions' calls),
+    a process left running after the submission that no question's code was seen starting
+    (every question)."""
+    questions = list(exercise.functions)
+    lost = reading.tampering(exercise.functions)
+    trusted = set(exercise.reference)
+    for index, what in student.ready.get("cell_events", []):
+        if sources[int(index)] in trusted:
+            continue  # the notebook's own cell calling an answer: its calls decide
+        question = _question_of_cell(sources, int(index))
+        message = (
+            verdicts.MEMORY_MESSAGE
+            if what == "memory"
+            else verdicts.process_events([str(what)])
+        )
+        for q in [question] if question in questions else questions:
+            lost.setdefault(q, f"{message} (cell {index})")
+    for name, events in student.events.items():
+        question = exercise.question_of(name)
+        if question:
+            lost.setdefault(question, f"{verdicts.process_events(events)} ({name})")
+    for name in student.memory:
+        question = exercise.question_of(name)
+        if question:
+            lost.setdefault(question, f"{verdicts.MEMORY_MESSAGE} ({name})")
+    started = student.events or any(
+        what != "memory" for _, what in student.ready.get("cell_events", [])
+    )
+    if student.survivors and not started:  # started unseen (the audit hook evaded?)
+        message = (
+            f"processes: {len(student.survivors)} process(es) the submission started were "
+            "still running after it (a detached process?); the grader ended them: scored 0"
+        )
+        for q in questions:
+            lost.setdefault(q, message)
+    return lost
 
 
 def reference_session(exercise: Exercise, timeout: float = 3600.0) -> Session:

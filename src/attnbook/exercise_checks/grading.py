@@ -1,18 +1,22 @@
 """The house rules a hidden test of the graded exercises checks besides the values (exercises 1-9).
 
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
-as usual. While grading, ``f`` is a function of the submission's own process
-(``session.RemoteFunction``): the rules then travel with each call and are checked there,
-around the call, and the grader checks again what it can see from the data that comes back
-(inputs changed, global random states changed). Every call
+as usual. Every call
 
 * fails if the function reaches into the course package ``attnbook`` (any module, whatever
   the name of the function), into a library the question rules out, or into a routine the
-  question asks the student to write (seen with ``sys.setprofile`` while the function runs);
+  question asks the student to write;
 * fails if the function changed one of its inputs in place, or the global random state of
   ``random``, NumPy or PyTorch, or returned one of its inputs, or a view of all of it (same
   memory, shape and strides: ``x[:]``), instead of a new object (and, where the question
   asks for a new tensor, ``no_views``, any view of one).
+
+Where ``f`` is a local function (the public checks on a student's machine) the rules are
+checked here, around the call (the shortcut rules with `watch.Watcher`). While grading, ``f``
+is a function of the submission's process (a `probes.Remote`): ``guarded`` only attaches the
+rules, and the grader decides them itself, from the submitted source (`source_rules`) and
+the data that comes back (`verdicts`); nothing of this module runs in the submission's
+process.
 
 ``grad_of`` (the gradients of a function's output, chapter 4's fully masked rows) and
 ``calls_of`` (the calls a function makes to the step it is asked to use, chapter 2's online
@@ -28,18 +32,15 @@ import random
 import sys
 from collections.abc import Callable, Iterable
 from functools import wraps
-from importlib.util import find_spec
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from attnbook.exercise_checks.probes import Remote, calls_of, grad_of, gradient_call
+from attnbook.exercise_checks.watch import Watcher
+
 __all__ = ["guarded", "grad_of", "gradient_call", "calls_of"]
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # .../attnbook
-_CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_checks
-_TORCH_DIR = str(Path(torch.__file__).resolve().parent)
-_NUMPY_DIR = str(Path(np.__file__).resolve().parent)
 _MAX_INPUT_BYTES = 50_000_000  # inputs larger than this are not snapshotted
 _GENERATORS = (
     torch.Generator,
@@ -47,14 +48,6 @@ _GENERATORS = (
     np.random.RandomState,
     random.Random,
 )  # meant to advance
-
-
-def _library_dir(name: str) -> str | None:
-    """Folder of an installed top-level package, without importing it (None if absent)."""
-    spec = find_spec(name.split(".")[0])
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return str(Path(list(spec.submodule_search_locations)[0]).resolve())
 
 
 # ----------------------------------------------------------------------------- snapshots
@@ -131,71 +124,6 @@ def _size(value: Any) -> int:
 
 
 # ----------------------------------------------------------------------------- the wrapper
-class _Watcher:
-    """A profile function that records calls the question rules out."""
-
-    def __init__(
-        self, libraries: Iterable[str], names: Iterable[str], allow_attnbook: bool
-    ):
-        self.names = set(names)
-        self.libraries = [lib for lib in libraries]
-        self.library_dirs = [
-            d for d in (_library_dir(lib) for lib in self.libraries) if d
-        ]
-        self.allow_attnbook = allow_attnbook
-        self.found: list[str] = []
-        self.watched_dirs = [
-            d for d in (_TORCH_DIR, _NUMPY_DIR, _library_dir("scipy")) if d
-        ]
-
-    def __call__(self, frame, event, arg):  # noqa: ANN001 - the profile protocol
-        if self.found:
-            return
-        if event == "call":
-            file = frame.f_code.co_filename
-            name = frame.f_code.co_name
-            if (
-                not self.allow_attnbook
-                and file.startswith(_PACKAGE_DIR)
-                and not file.startswith(_CHECKS_DIR)
-            ):
-                module = frame.f_globals.get("__name__", "attnbook")
-                what = (
-                    f"{module} (imported inside it)"
-                    if name == "<module>"
-                    else f"{module}.{name}"
-                )
-                self.found.append(f"{what} from the course package attnbook")
-            elif any(file.startswith(d) for d in self.library_dirs):
-                module = frame.f_globals.get("__name__", "?")
-                self.found.append(
-                    f"{module}.{name}, and this question rules out "
-                    f"{' and '.join(self.libraries)}"
-                )
-            elif name in self.names and any(
-                file.startswith(d) for d in self.watched_dirs
-            ):
-                module = frame.f_globals.get("__name__", "?")
-                self.found.append(
-                    f"{module}.{name}, the routine this question asks you to write"
-                )
-        elif event == "c_call":
-            name = getattr(arg, "__name__", "")
-            owner = getattr(arg, "__self__", None)
-            module = getattr(arg, "__module__", None) or type(owner).__module__ or ""
-            if name in self.names:
-                self.found.append(
-                    f"{module}.{name}, the routine this question asks you to write"
-                )
-            elif any(
-                module == lib or module.startswith(lib + ".") for lib in self.libraries
-            ):
-                self.found.append(
-                    f"{module}.{name}, and this question rules out "
-                    f"{' and '.join(self.libraries)}"
-                )
-
-
 def guarded(
     fn: Callable,
     *,
@@ -214,8 +142,6 @@ def guarded(
     new_object: fail if a returned object (or an item of a returned tuple) is an input.
     no_views: fail if it is a view of an input too (a question that asks for a new tensor).
     """
-    from attnbook.exercise_checks.session import RemoteFunction
-
     rules = {
         "libraries": list(libraries),
         "names": list(names),
@@ -224,7 +150,7 @@ def guarded(
         "new_object": new_object,
         "no_views": no_views,
     }
-    if isinstance(fn, RemoteFunction):
+    if isinstance(fn, Remote):
         return fn.with_rules(rules)
     if not callable(fn):
         raise AssertionError(
@@ -249,7 +175,7 @@ def guarded(
             if _size(v) <= _MAX_INPUT_BYTES and not isinstance(v, _GENERATORS)
         }
         states = _rng_states()
-        watcher = _Watcher(libraries, names, allow_attnbook)
+        watcher = Watcher(libraries, names, allow_attnbook)
         previous = sys.getprofile()
         sys.setprofile(watcher)
         try:
@@ -338,8 +264,3 @@ def _shares_memory(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return bool(np.shares_memory(a, b))
     return False
-
-
-# What a hidden test measures besides the values, kept in `probes`; the tests import them
-# from here.
-from attnbook.exercise_checks.probes import calls_of, grad_of, gradient_call  # noqa: E402

@@ -1,8 +1,12 @@
 """What a hidden test of the exercises measures besides values (exercises 1-9): the gradients
 of a function's output (`grad_of`, chapter 4's fully masked rows) and the calls a function
 makes to the routine its question asks it to use (`calls_of`, chapter 2's online softmax,
-whose blocks must go through its step). Where the function is the submission's
-(`session.RemoteFunction`), both run in the submission's process and only data comes back.
+whose blocks must go through its step). Where the function is the submission's (a
+`Remote`, which `session.RemoteFunction` is), both run in the submission's process and only
+data comes back.
+
+This module imports nothing else of the grading package: `grading`, `sandbox` and `session`
+import it.
 """
 
 from __future__ import annotations
@@ -13,9 +17,32 @@ from typing import Any
 
 import torch
 
-from attnbook.exercise_checks.session import _shape as _shape_of
+__all__ = ["Remote", "grad_of", "gradient_call", "calls_of", "shape_of"]
 
-__all__ = ["grad_of", "gradient_call", "calls_of"]
+
+class Remote:
+    """A function that runs in another process (the submission's or the reference's): what a
+    hidden test holds in the grader. `session.RemoteFunction` implements it."""
+
+    def with_rules(self, rules: dict) -> Remote:
+        """The same function, each call checked against the house rules `rules`."""
+        raise NotImplementedError
+
+    def gradient(
+        self, args: list, wrt: list[int], output: int | None, upstream: Any
+    ) -> tuple[Any, tuple[torch.Tensor, ...]]:
+        """(result, gradients), as `gradient_call` computes them, in the other process."""
+        raise NotImplementedError
+
+    def recording(self, inner: str, args: list) -> tuple[Any, list[list]]:
+        """(result, the input shapes of each call of `inner`), as `calls_of` returns them."""
+        raise NotImplementedError
+
+
+def shape_of(value: Any) -> tuple[int, ...] | None:
+    """The shape of an array or tensor argument (None for anything else)."""
+    shape = getattr(value, "shape", None)
+    return tuple(int(n) for n in shape) if shape is not None else None
 
 
 def gradient_call(
@@ -62,9 +89,7 @@ def grad_of(
 ) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """(result, gradients of the inputs at `wrt`) of fn(*args), as `gradient_call` computes
     them; in the submission's process where fn is a function of the submission (chapter 4)."""
-    from attnbook.exercise_checks.session import RemoteFunction
-
-    if isinstance(fn, RemoteFunction):
+    if isinstance(fn, Remote):
         return fn.gradient(list(args), list(wrt), output, upstream)
     return gradient_call(fn, list(args), {}, list(wrt), output, upstream)
 
@@ -75,16 +100,14 @@ def calls_of(fn: Callable, inner: str, *args: Any) -> tuple[Any, list[list]]:
     the function of that name fn's answer is asked to use (chapter 2's online softmax feeds
     its blocks to its step). In the submission's process, `inner` is the reference's
     meanwhile; here, it is the same function, watched."""
-    from attnbook.exercise_checks.session import RemoteFunction
-
-    if isinstance(fn, RemoteFunction):
+    if isinstance(fn, Remote):
         return fn.recording(inner, list(args))
     namespace = fn.__globals__
     original, calls = namespace[inner], []
 
     def watched(*inner_args: Any, **kwargs: Any) -> Any:
         bound = inspect.signature(original).bind(*inner_args, **kwargs).arguments
-        calls.append([_shape_of(a) for a in bound.values()])
+        calls.append([shape_of(a) for a in bound.values()])
         return original(*inner_args, **kwargs)
 
     namespace[inner] = watched

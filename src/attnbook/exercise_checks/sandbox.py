@@ -4,8 +4,14 @@
 here), then answers the grader's requests over a pipe, in the format of `wire`: "describe"
 a name (a function, data, or missing) and "call" a function with the inputs the grader sends.
 A call reports the result, the inputs and the global random states after the call, or the
-exception it raised. The house rules a hidden test asks for (``guarded``) run here, around the
-call; the grader recomputes what it can (inputs changed, random state changed) from the data.
+exception it raised, where its inputs and results live in memory (`memory_facts`), and the
+processes it tried to start (an audit hook, which cannot be removed). No verdict is decided
+here: the grader decides every house rule from the source and the data (`verdicts`,
+`source_rules`). The only check that runs here, the profiler watcher (`watch.Watcher`), is a
+second opinion the grader can use to take points away, never to give them.
+
+Before any student code runs, `processes.limit_child` gives the process a session of its
+own, a sandbox user (as root), a memory limit and a process limit.
 
 While a function of one question runs, the functions of the other questions are the
 reference solution's (`swaps`), so that one wrong answer costs points only once.
@@ -23,10 +29,43 @@ import numpy as np
 import torch
 
 from attnbook.exercise_checks import wire
+from attnbook.exercise_checks.probes import gradient_call
+from attnbook.exercise_checks.processes import limit_child
+from attnbook.exercise_checks.watch import Watcher
 
-__all__ = ["serve", "run_cells", "rng_states", "set_rng_states", "report_exception"]
+__all__ = [
+    "serve",
+    "run_cells",
+    "rng_states",
+    "set_rng_states",
+    "report_exception",
+    "memory_facts",
+]
 
-_NOBODY = 65534
+# audit events of code that starts a process
+_PROCESS_EVENTS = (
+    "os.fork",
+    "os.forkpty",
+    "os.system",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.exec",
+    "subprocess.Popen",
+    "pty.spawn",
+)
+_events: list[str] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event in _PROCESS_EVENTS and len(_events) < 10:
+        _events.append(event)
+
+
+def take_events() -> list[str]:
+    """The process events seen since the last time (and forget them)."""
+    found = list(_events)
+    _events.clear()
+    return found
 
 
 class _NoShell:
@@ -46,13 +85,15 @@ class _SilentNotebook:
         return lambda *args, **kwargs: None
 
 
-def run_cells(sources: list[str], namespace: dict) -> list[list]:
-    """Run code cells in `namespace`; returns [cell index, "Type: message"] per failing cell."""
+def run_cells(sources: list[str], namespace: dict) -> tuple[list[list], list[list]]:
+    """Run code cells in `namespace`: ([cell index, "Type: message"] per failing cell,
+    [cell index, what] per cell that tried to start a process or was refused memory)."""
     import matplotlib.pyplot as plt
     from IPython.core.inputtransformer2 import TransformerManager
 
     transform = TransformerManager().transform_cell
     errors: list[list] = []
+    events: list[list] = []
     for index, source in enumerate(sources):
         try:
             code = compile(transform(source), f"<cell {index}>", "exec")
@@ -64,8 +105,11 @@ def run_cells(sources: list[str], namespace: dict) -> list[list]:
         except BaseException as err:  # noqa: BLE001 - a failing cell does not stop the others
             first = str(err).splitlines()[0] if str(err) else ""
             errors.append([index, f"{type(err).__name__}: {first}"])
+            if isinstance(err, MemoryError) or "can't allocate memory" in first:
+                events.append([index, "memory"])
+        events += [[index, event] for event in take_events()]
         plt.close("all")
-    return errors
+    return errors, events
 
 
 def rng_states() -> dict[str, Any]:
@@ -86,18 +130,16 @@ def set_rng_states(states: dict[str, Any]) -> None:
     random.setstate((version, tuple(int(n) for n in internal), gauss))
 
 
-def _isolate(workdir: str) -> None:
-    """Silence the submission's output and, where the grader runs as root (Gradescope),
-    give up root so that it cannot touch the grader's process or files."""
+def _isolate(workdir: str, uid: int | None) -> None:
+    """Silence the submission's output, set its limits (`processes.limit_child`: a session,
+    a sandbox user as root, memory and process limits) and watch for processes it starts."""
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
     os.chdir(workdir)  # files it writes land here
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        os.chown(workdir, _NOBODY, _NOBODY)
-        os.setgroups([])
-        os.setgid(_NOBODY)
-        os.setuid(_NOBODY)
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # grading runs on the CPU
+    limit_child(workdir, uid)
+    sys.addaudithook(_audit)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -168,14 +210,99 @@ def report_exception(err: BaseException) -> dict:
     known = (
         kind.__name__ if getattr(builtins, kind.__name__, None) is kind else "Exception"
     )
-    return {"type": known, "name": kind.__name__, "message": str(err)[:2000]}
+    return {
+        "type": known,
+        "name": kind.__name__,
+        "message": str(err)[:2000],
+        "memory": isinstance(err, MemoryError),
+    }
+
+
+_byte_bounds: Any = getattr(
+    getattr(np.lib, "array_utils", None),
+    "byte_bounds",
+    getattr(np, "byte_bounds", None),
+)
+
+
+def _fact(value: Any) -> dict:
+    """Where `value` lives: identity, kind and, for arrays and tensors, memory and layout."""
+    fact: dict[str, Any] = {"id": id(value), "kind": type(value).__name__}
+    if isinstance(value, torch.Tensor) and value.layout == torch.strided:
+        meta = value.device.type == "meta"
+        fact.update(
+            kind="tensor",
+            numel=value.numel(),
+            ptr=0 if meta else value.data_ptr(),
+            storage=0 if meta else value.untyped_storage().data_ptr(),
+            shape=list(value.shape),
+            strides=list(value.stride()),
+            dtype=str(value.dtype),
+        )
+    elif isinstance(value, np.ndarray):
+        lo, hi = _byte_bounds(value)
+        fact.update(
+            kind="array",
+            numel=int(value.size),
+            ptr=int(value.__array_interface__["data"][0]),
+            lo=int(lo),
+            hi=int(hi),
+            shape=list(value.shape),
+            strides=list(value.strides),
+            dtype=str(value.dtype),
+        )
+    elif isinstance(value, list):
+        fact["kind"] = "list"
+    return fact
+
+
+def memory_facts(labelled: dict[str, Any], result: Any) -> dict:
+    """Where the inputs and the returned items live, as data for `verdicts.returned_inputs`."""
+    items = result if isinstance(result, tuple) else (result,)
+    return {
+        "inputs": {label: _fact(v) for label, v in labelled.items()},
+        "results": [_fact(item) for item in items],
+    }
+
+
+def _labelled(fn: Any, args: list, kwargs: dict) -> dict[str, Any]:
+    """The inputs of a call by parameter name (or "argument i")."""
+    import inspect
+
+    try:
+        bound = dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        bound = {}
+    return bound or {f"argument {i + 1}": a for i, a in enumerate(args)}
+
+
+def _watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
+    """fn(*args, **kwargs) under the profiler watcher (a second opinion): (result, finding)."""
+    watcher = Watcher(
+        rules.get("libraries", ()),
+        rules.get("names", ()),
+        bool(rules.get("allow_attnbook")),
+    )
+    previous = sys.getprofile()
+    sys.setprofile(watcher)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        replaced = sys.getprofile() is not watcher
+        sys.setprofile(previous)
+    if watcher.found:
+        return result, watcher.found[0]
+    if replaced:
+        return (
+            result,
+            "sys.setprofile (it changed the profiler the grader watches with)",
+        )
+    return result, ""
 
 
 def _call(
     conn: Any, namespace: dict, swaps: dict[str, list[str]], request: dict
 ) -> dict:
-    from attnbook.exercise_checks.grading import gradient_call, guarded
-
     name = request["name"]
     fn = namespace.get(name)
     args, kwargs = wire.decode(request["args"]), wire.decode(request["kwargs"])
@@ -184,13 +311,13 @@ def _call(
     replaced = {str(n): namespace.get(str(n)) for n in swapped}
     namespace.update({n: _reference_stub(conn, n) for n in replaced})
     reply: dict[str, Any] = {}
+    rules = request.get("rules")
+    take_events()
     try:
         if not callable(fn):
             raise AssertionError(
                 f"{name} is not a function here ({type(fn).__name__}): did its cell run?"
             )
-        if request.get("rules") is not None:
-            fn = guarded(fn, **request["rules"])
         grad = request.get("grad")
         if grad is not None:
             result = gradient_call(
@@ -201,6 +328,9 @@ def _call(
                 grad["output"],
                 wire.decode(grad["upstream"]),
             )
+        elif rules is not None:
+            result, reply["watcher"] = _watched(fn, rules, args, kwargs)
+            reply["memory"] = memory_facts(_labelled(fn, args, kwargs), result)
         else:
             result = fn(*args, **kwargs)
         reply["result"] = wire.encode(result)
@@ -215,15 +345,21 @@ def _call(
     reply["args_after"] = wire.encode(args)
     reply["kwargs_after"] = wire.encode(kwargs)
     reply["rng"] = wire.encode(rng_states())
+    reply["events"] = take_events()
     return reply
 
 
 def serve(
-    conn: Any, sources: list[str], swaps: dict[str, list[str]], workdir: str
+    conn: Any,
+    sources: list[str],
+    swaps: dict[str, list[str]],
+    workdir: str,
+    uid: int | None = None,
 ) -> None:
     """Child entry point: run the cells in `workdir`, then answer requests until the pipe
-    closes. swaps: function name -> the names that are the reference's while it runs."""
-    _isolate(workdir)
+    closes. swaps: function name -> the names that are the reference's while it runs;
+    uid: the sandbox user to become (as root)."""
+    _isolate(workdir, uid)
     import otter
 
     otter.Notebook = _SilentNotebook
@@ -233,8 +369,9 @@ def serve(
         "get_ipython": _NoShell,
     }
     try:
-        errors = run_cells(sources, namespace)
-        conn.send_bytes(wire.dumps({"ready": True, "cell_errors": errors}))
+        errors, events = run_cells(sources, namespace)
+        ready = {"ready": True, "cell_errors": errors, "cell_events": events}
+        conn.send_bytes(wire.dumps(ready))
     except BaseException as err:  # noqa: BLE001
         conn.send_bytes(wire.dumps({"crash": f"{type(err).__name__}: {err}"}))
         return

@@ -3,11 +3,14 @@ of the grading engine (`engine`) that talks to the process where student code ru
 
 `Session` starts the child (`sandbox.serve`, forked from a server that imported PyTorch, NumPy
 and otter but never ran student code) and calls its functions: the inputs go as data
-(`wire`), the result, the inputs after the call and the global random states come back as
-data, and the house rules the grader can recompute from them (an input changed in place, a
-global random state moved) are checked here. `RemoteFunction` is what a hidden test holds in
-place of a student's function. A child that runs past its time is killed
-(`SubmissionTimeout`); one that ends early or sends garbage is `SubmissionGone`.
+(`wire`); the result, the inputs after the call, the global random states and where inputs
+and results live in memory come back as data. The house rules are decided here, in the
+grader: the shortcut rules from the submitted source (`judge`, given by `engine`, from
+`source_rules`), the rest from the data (`verdicts`); the child's profiler watcher only adds
+a second opinion. `RemoteFunction` is what a hidden test holds in place of a student's
+function. A child that runs past its time is killed (`SubmissionTimeout`); one that ends
+early or sends garbage is `SubmissionGone`. `close` ends the child and everything it
+started (`processes.end_submission`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
-from attnbook.exercise_checks import wire
+from attnbook.exercise_checks import processes, verdicts, wire
+from attnbook.exercise_checks.probes import Remote, shape_of
 from attnbook.exercise_checks.sandbox import rng_states, serve, set_rng_states
 
 __all__ = ["Session", "RemoteFunction", "SubmissionTimeout", "SubmissionGone"]
@@ -52,6 +57,9 @@ def _processes() -> Any:
     global _context
     if _context is None:
         os.environ.setdefault("MPLBACKEND", "Agg")
+        for name, value in processes.ONE_THREAD.items():  # read by the process server
+            os.environ.setdefault(name, value)
+        processes.become_subreaper()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(_PRELOAD)
     return _context
@@ -67,8 +75,16 @@ class Session:
         swaps: dict[str, list[str]],
         timeout: float,
         reference: Session | None = None,
+        judge: Callable[[str, dict], str | None] | None = None,
     ):
+        """judge: (function name, rules) -> the message of a shortcut rule the submitted
+        source breaks, or None (the grader's verdict, `source_rules`)."""
         self.deadline = time.monotonic() + timeout
+        self.judge = judge
+        # what the child reported: function -> process events / refused memory
+        self.events: dict[str, list[str]] = {}
+        self.memory: set[str] = set()
+        self.survivors: list[int] = []
         self.timeout, self.swaps, self.reference = timeout, swaps, reference
         self.known: dict[str, dict] = {}
         self.recorded: list[
@@ -78,19 +94,37 @@ class Session:
         context = _processes()
         self.conn, child_end = context.Pipe()
         self.workdir = tempfile.mkdtemp(prefix="attnbook-submission-")
+        root = hasattr(os, "geteuid") and os.geteuid() == 0
+        self.uid = processes.sandbox_uid() if root else None
+        self.children_before = processes.grader_children()
         self.process = context.Process(
-            target=serve, args=(child_end, sources, swaps, self.workdir), daemon=True
+            target=serve,
+            args=(child_end, sources, swaps, self.workdir, self.uid),
+            daemon=True,
         )
         self.process.start()
         child_end.close()
         self.ready = self._receive()
         if "crash" in self.ready:
+            self.close()
             raise SubmissionGone(f"the notebook could not run: {self.ready['crash']}")
 
     def close(self) -> None:
+        """End the child and everything it started; `survivors` lists what was still running
+        besides the child (a detached process, ...)."""
+        from multiprocessing import forkserver, resource_tracker
+
+        if self.process.pid is None or getattr(self, "closed", False):
+            return
+        self.closed = True
         self.conn.close()
-        if self.process.is_alive():
-            self.process.kill()
+        keep = {
+            getattr(forkserver._forkserver, "_forkserver_pid", None),
+            getattr(resource_tracker._resource_tracker, "_pid", None),
+        }
+        self.survivors += processes.end_submission(
+            self.process.pid, {p for p in keep if p}, self.children_before, self.uid
+        )
         self.process.join(5)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -186,7 +220,7 @@ class Session:
         described = self.reference.describe(name) if self.reference else {}
         params = described.get("params", [])
         ordered = list(args) + [kwargs.get(p) for p in params[len(args) :]]
-        return [_shape(a) for a in ordered]
+        return [shape_of(a) for a in ordered]
 
     def call(
         self,
@@ -198,7 +232,12 @@ class Session:
         record: str | None = None,
     ) -> Any:
         """Call the child's `name` with these inputs as a local call would behave: the result,
-        the inputs changed in place and the global random states moved as the child's did."""
+        the inputs changed in place and the global random states moved as the child's did.
+        With `rules`, the house rules are decided here (AssertionError)."""
+        if rules is not None and self.judge is not None:
+            found = self.judge(name, rules)
+            if found:
+                raise AssertionError(found)
         sent_args, sent_kwargs = wire.encode(list(args)), wire.encode(kwargs)
         sent_rng = wire.encode(rng_states())
         self.recorded = []
@@ -231,11 +270,26 @@ class Session:
             != json.dumps(reply["rng"]["$d"][_RNG_ORDER[what]])
         ]
         set_rng_states(wire.decode(reply["rng"]))
+        self._note(name, reply)
         if rules is not None:
-            _house_rules(changed, moved, rules)
+            verdicts.house_rules(changed, moved, rules)
+            _second_opinion(reply)
+            aliased = verdicts.returned_inputs(reply.get("memory") or {}, rules)
+            if aliased:
+                raise AssertionError(aliased)
         if "raised" in reply:
             raise _exception(reply["raised"])
         return wire.decode(reply["result"])
+
+    def _note(self, name: str, reply: dict) -> None:
+        """Keep what the child reported that costs the whole question."""
+        events = [str(e) for e in reply.get("events") or []]
+        if events:
+            self.events.setdefault(name, []).extend(events)
+            raise AssertionError(verdicts.process_events(events))
+        if verdicts.is_memory_error(reply.get("raised")):
+            self.memory.add(name)
+            raise AssertionError(verdicts.MEMORY_MESSAGE)
 
     def _inputs(
         self,
@@ -261,12 +315,6 @@ class Session:
         return rows
 
 
-def _shape(value: Any) -> tuple[int, ...] | None:
-    """The shape of an array or tensor argument (None for anything else)."""
-    shape = getattr(value, "shape", None)
-    return tuple(int(n) for n in shape) if shape is not None else None
-
-
 _RNG_ORDER = {"torch": 0, "numpy": 1, "random": 2}  # the order of rng_states()
 
 
@@ -279,24 +327,13 @@ def _is_generator(value: Any) -> bool:
     return isinstance(value, (torch.Generator, np.random.Generator, random.Random))
 
 
-def _house_rules(changed: list[str], moved: list[str], rules: dict) -> None:
-    """The rules the grader checks itself, from the data: inputs and global random states."""
-    if changed:
+def _second_opinion(reply: dict) -> None:
+    """The child's profiler watcher: it can only take points away."""
+    found = reply.get("watcher")
+    if found:
         raise AssertionError(
-            f"your function changed its input `{changed[0]}` in place: "
-            "work on a copy, the caller still needs the original"
-        )
-    names = {
-        "torch": "PyTorch's global generator (torch.manual_seed or a draw without generator=)",
-        "numpy": "NumPy's global generator (np.random.seed or a draw from np.random.*)",
-        "random": "Python's random module (random.seed or a draw from random.*)",
-    }
-    for what in moved:
-        if what == "torch" and rules.get("global_torch_rng"):
-            continue
-        raise AssertionError(
-            f"your function changed the global random state of {names[what]}: "
-            "use a local generator made from the seed or the one you are given"
+            f"shortcut: your function calls {found}; "
+            "the question asks you to write this step yourself"
         )
 
 
@@ -311,7 +348,7 @@ def _exception(raised: dict) -> BaseException:
     return kind(message if name == kind.__name__ else f"{name}: {message}")
 
 
-class RemoteFunction:
+class RemoteFunction(Remote):
     """A function of the submission (or of the reference), called in its own process."""
 
     def __init__(self, session: Session, name: str, rules: dict | None = None):

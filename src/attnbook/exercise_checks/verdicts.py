@@ -1,0 +1,118 @@
+"""The house rules the grader decides from the data a call sends back (exercises 1-9).
+
+The process that runs a submission only executes and reports: the inputs after the call,
+the global random states, and where each input and each returned item lives in memory
+(`sandbox.memory_facts`: its identity, its first byte, its extent, shape, strides and
+dtype). From those, here, in the grader: an input changed in place, a global random state
+moved, an input (or a view of all of it) returned instead of a new object, a view returned
+where the question asks for a new tensor (``no_views``), a process started, memory refused.
+Each function returns the message of the first rule broken, or raises AssertionError with it.
+Imports nothing else of the grading package.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RNG_NAMES",
+    "house_rules",
+    "returned_inputs",
+    "process_events",
+    "is_memory_error",
+    "MEMORY_MESSAGE",
+]
+
+RNG_NAMES = {
+    "torch": "PyTorch's global generator (torch.manual_seed or a draw without generator=)",
+    "numpy": "NumPy's global generator (np.random.seed or a draw from np.random.*)",
+    "random": "Python's random module (random.seed or a draw from random.*)",
+}
+MEMORY_MESSAGE = (
+    "memory: the code asked for more memory than the grader gives a submission "
+    "(a few GiB; an allocation of many GB?): scored 0 on this question"
+)
+
+
+def house_rules(changed: list[str], moved: list[str], rules: dict) -> None:
+    """The rules on inputs and global random states, from the data."""
+    if changed:
+        raise AssertionError(
+            f"your function changed its input `{changed[0]}` in place: "
+            "work on a copy, the caller still needs the original"
+        )
+    for what in moved:
+        if what == "torch" and rules.get("global_torch_rng"):
+            continue
+        raise AssertionError(
+            f"your function changed the global random state of {RNG_NAMES[what]}: "
+            "use a local generator made from the seed or the one you are given"
+        )
+
+
+def _alias(a: dict, b: dict) -> bool:
+    """`a` is another name for all of `b`: same first byte, shape, strides and dtype."""
+    return (
+        a["kind"] == b["kind"] in ("tensor", "array")
+        and a["id"] != b["id"]
+        and a["numel"] > 0
+        and a["ptr"] == b["ptr"]
+        and a["shape"] == b["shape"]
+        and a["strides"] == b["strides"]
+        and a["dtype"] == b["dtype"]
+    )
+
+
+def _shares_memory(a: dict, b: dict) -> bool:
+    """`a` and `b` share memory: tensors of one storage, arrays whose bytes overlap."""
+    if a["kind"] != b["kind"] or a["kind"] not in ("tensor", "array"):
+        return False
+    if not (a["numel"] > 0 and b["numel"] > 0):
+        return False
+    if a["kind"] == "tensor":
+        return a["storage"] == b["storage"]
+    return a["lo"] < b["hi"] and b["lo"] < a["hi"]
+
+
+def returned_inputs(facts: dict, rules: dict) -> str | None:
+    """The new-object rules, from `sandbox.memory_facts`: {"inputs": {label: fact},
+    "results": [fact, ...]}."""
+    if not rules.get("new_object", True) and not rules.get("no_views"):
+        return None
+    for item in facts.get("results", []):
+        for label, value in facts.get("inputs", {}).items():
+            same = item["id"] == value["id"] and value["kind"] in (
+                "tensor",
+                "array",
+                "list",
+            )
+            if rules.get("new_object", True) and (same or _alias(item, value)):
+                return (
+                    f"your function returned its input `{label}` itself (or a "
+                    "view of all of it, such as x[:] or x.view_as(x)); return a "
+                    "new object (the caller's one must stay as it was)"
+                )
+            if rules.get("no_views") and (same or _shares_memory(item, value)):
+                return (
+                    f"your function returned a view of its input `{label}` "
+                    "(the two share memory): return a new tensor or array"
+                )
+    return None
+
+
+def process_events(events: list[str]) -> str | None:
+    """The message for code that tried to start processes (audit events), or None."""
+    if not events:
+        return None
+    return (
+        f"processes: the code tried to start another process ({events[0]}); a submission "
+        "may not fork, spawn or run commands (the grader refuses and ends them): scored 0 "
+        "on this question"
+    )
+
+
+def is_memory_error(raised: dict | None) -> bool:
+    """Whether an exception reported as data is a refused allocation."""
+    if not raised:
+        return False
+    return bool(raised.get("memory")) or "can't allocate memory" in str(
+        raised.get("message", "")
+    )
