@@ -245,9 +245,4 @@ WRONG_ANSWERS.update({
         ("    state = (np.full(t_q, -np.inf), np.zeros(t_q), np.zeros((t_q, values.shape[-1])))",
          "    state = (np.zeros(t_q), np.zeros(t_q), np.zeros((t_q, values.shape[-1])))"),
     ],
-    "online average: np.divide(where=) without out= (rows without keys uninitialised)": [
-        ("    seen = l > 0  # rows with at least one unmasked key\n    out = np.zeros_like(acc)\n"
-         "    out[seen] = acc[seen] / l[seen, None]\n    return out",
-         "    return np.divide(acc, l[:, None], where=l[:, None] > 0)"),
-    ],
 })
