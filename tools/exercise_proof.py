@@ -3,7 +3,7 @@ solution scores 100 %, the untouched notebook 0, every listed wrong answer less,
 one exactly 0 on the questions it tampers with, a correct-but-different one 100 %, each
 question has a mistake its public checks flag, and no mistake loses a question silently: a
 wrong answer that loses half or more of a question's points fails at least one public check of
-that question (multiple-choice questions are exempt, see `silent_losses`).
+that question (multiple-choice questions are exempt, see `question_verdicts`).
 
 Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
 label to a list of (old, new) text edits of the reference answer cells; every `old` must
@@ -42,7 +42,7 @@ from tools.exercise_build import (
     publish_zip_only,
     stale_files,
 )
-from tools.exercise_public_rule import question_points, silent_losses
+from tools.exercise_public_rule import question_verdicts
 from tools.exercise_grading import (
     Grade,
     Grader,
@@ -261,13 +261,8 @@ def check_proof(name: str, data: dict) -> bool:
                 f"      hidden tests say:  {hidden_msg[:150] or '(all hidden tests pass)'}"
             )
             wrong = not label.startswith((TAMPER_PREFIX, CORRECT_PREFIX))
-            for question, silent, hint in silent_losses(label, g) if wrong else []:
-                possible = question_points(g)[question]
-                public = "all public checks pass" if silent else f"fails, {hint[:110]}"
-                print(
-                    f"      {question}: hidden {g.questions.get(question, 0.0):g}/{possible:g}, "
-                    f"public: {public}" + ("  <- SILENT LOSS" if silent else "")
-                )
+            for _, line, silent in question_verdicts(label, g) if wrong else []:
+                print(f"      {line[:150]}")
                 if silent:
                     problems.append(f"{name}: {silent}")
         if not good:

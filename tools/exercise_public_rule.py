@@ -31,43 +31,47 @@ def question_points(g: Grade) -> dict[str, float]:
     return total
 
 
-def silent_losses(label: str, g: Grade) -> list[tuple[str, str, str]]:
-    """The warn-before-losing rule (issue 28, item 3): a wrong answer that loses half or more
-    of a question's points must fail at least one public check of that question, whose
-    message names the mistake. Returns (question, problem, "") for each question this wrong
-    answer loses silently, and (question, "", the failing public check's message) for each
-    question it loses loudly, so that the caller can print the public verdict beside the
-    hidden one. Multiple-choice questions (see
-    `MULTIPLE_CHOICE_CHECK`) are exempt. `g` is the grade of a wrong answer (the caller leaves
-    out the reference, the untouched notebook, tampering and correct answers)."""
+def question_verdicts(label: str, g: Grade) -> list[tuple[str, str, str]]:
+    """Per question that the wrong answer `g` loses points on: (question, the line that puts
+    its public verdict beside its hidden score, the problem if the loss is silent, else "").
+
+    The warn-before-losing rule (issue 28, item 3): a wrong answer that loses half or more of
+    a question's points must fail at least one public check of that question, whose message
+    names the mistake; a smaller loss may stay silent (the hidden tests catch finer points).
+    Multiple-choice questions are exempt (see `MULTIPLE_CHOICE_CHECK`). The caller passes
+    only wrong answers: not the reference, the untouched notebook, tampering or correct
+    answers."""
     if g.status != "ok":
         return []
     found = []
     for question, possible in question_points(g).items():
-        lost = possible - g.questions.get(question, 0.0)
-        if (
-            possible <= 0
-            or lost < possible / 2 - 1e-9
-            or is_multiple_choice(g, question)
-        ):
+        score = g.questions.get(question, 0.0)
+        lost = possible - score
+        if possible <= 0 or lost <= 1e-9:
             continue
         failed_public = [
             t
             for t in g.tests
             if t["question"] == question and not t["hidden"] and not t["passed"]
         ]
-        score = g.questions.get(question, 0.0)
         if failed_public:
             first = failed_public[0]
-            found.append((question, "", f"{first['name']}: {first['message']}"))
+            public = f"fails, {first['name']}: {first['message']}"
         else:
-            found.append(
-                (
-                    question,
-                    f"{question} lost silently by wrong answer {label!r}: "
-                    f"{score:g}/{possible:g} points and every public check of {question} passes "
-                    "(add a public check that fails with a hint naming this mistake)",
-                    "",
-                )
-            )
+            public = "all public checks pass"
+        half = lost >= possible / 2 - 1e-9
+        silent = half and not failed_public and not is_multiple_choice(g, question)
+        line = f"{question}: hidden {score:g}/{possible:g}, public {public}"
+        if silent:
+            line += "  <- SILENT LOSS"
+        elif half and not failed_public:
+            line += "  (multiple choice: exempt)"
+        problem = (
+            f"{question} lost silently by wrong answer {label!r}: {score:g}/{possible:g} "
+            f"points and every public check of {question} passes (add a public check that "
+            "fails with a hint naming this mistake)"
+            if silent
+            else ""
+        )
+        found.append((question, line, problem))
     return found

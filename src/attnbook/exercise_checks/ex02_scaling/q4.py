@@ -46,7 +46,7 @@ def test_masked_blocks_and_house_rules(online_softmax_step, online_softmax_avera
     with np.errstate(all='ignore'):
         m, l, acc = step((np.full(2, -np.inf), np.zeros(2), np.zeros((2, 1))), np.array([[-np.inf, -np.inf], [-np.inf, 1.0]]), np.array([[1.0], [3.0]]))
     assert not (np.isnan(m).any() or np.isnan(l).any() or np.isnan(acc).any()), 'a block of only -inf from the empty state gave NaN: exp(-inf - (-inf)) is NaN, so shift a row that has seen nothing but -inf by 0 instead (its state stays m = -inf, l = 0, acc = 0)'
-    assert m[0] == -np.inf and l[0] == 0 and (acc[0, 0] == 0), f'a masked block from the empty state must leave (-inf, 0, 0), got ({m[0]}, {l[0]}, {acc[0, 0]})'
+    assert (m[0], l[0], acc[0, 0]) == (-np.inf, 0.0, 0.0), f'query 0 has seen only masked keys: its state stays (m, l, acc) = (-inf, 0, 0), got ({m[0]}, {l[0]}, {acc[0, 0]})'
     s = np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 0.0]])
     with np.errstate(all='ignore'):
         got = guarded(online_softmax_average, libraries=('torch', 'scipy'))(s, np.array([[1.0], [5.0], [3.0]]), 2)

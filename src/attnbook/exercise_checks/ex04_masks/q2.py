@@ -26,6 +26,17 @@ def test_padding_marks_the_real_tokens(padding_mask):
 @test_case(points=None, hidden=False)
 def test_padding_house_rules(padding_mask):
     from attnbook.exercise_checks.grading import guarded
-    m = guarded(padding_mask)([2], 3)
-    assert tuple(m.shape) == (1, 1, 3), f'expected (1, 1, 3), got {tuple(m.shape)}'
+    import torch
+    answers = []
+    for _ in range(2):
+        try:
+            answers.append(guarded(padding_mask)([2], 3))
+        except AssertionError:
+            raise
+        except Exception as error:
+            answers.append(f'{type(error).__name__}: {error}')
+    hint = 'does padding_mask keep something from one call to the next, such as a default argument (rows=[]) that it appends to? Build a new mask on every call'
+    assert all((isinstance(a, torch.Tensor) for a in answers)), f'padding_mask([2], 3) gave {answers[0]!r} then {answers[1]!r}; if an earlier call worked, {hint}'
+    assert tuple(answers[0].shape) == (1, 1, 3), f'expected (1, 1, 3), got {tuple(answers[0].shape)}'
+    assert torch.equal(answers[0], answers[1]), f'two calls with the same lengths gave different masks: {hint}'
 
