@@ -28,7 +28,8 @@ checks flags; a wrong answer that loses half or more of a question fails one of 
 question's public checks (multiple-choice questions exempt); it prints the message each
 mistake gets, and per question lost the public verdict beside the hidden score. Two worker
 processes share the exercises, the longest proofs first; each builds and grades its
-exercises in one Python process (one import of PyTorch and otter, one process server for all of them).
+exercises in one Python process (one import of PyTorch and otter, one process server for all
+of them).
 
 One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
 runs on Gradescope): the submission's notebook runs in a child process forked from a server
