@@ -114,13 +114,22 @@ nbval-portable: $(STAMP)
 run-chapters: $(STAMP)
 	$(PY) -m tools.run_chapters $(RUN)
 
+# An instructor's private copy of the master notebooks (README, "Grading for credit"):
+# `make exercises MASTERS=path` builds from it, and so do exercises-publish, exercises-prove
+# and grade (the tool reads ATTNBOOK_MASTERS). The public masters are exercises/masters/.
+MASTERS ?=
+ifneq ($(strip $(MASTERS)),)
+export ATTNBOOK_MASTERS := $(abspath $(MASTERS))
+endif
+
 # Student notebooks, public checks and autograder zips, from the master notebooks, into
 # _build/exercises/ only; it names the committed copies that a fresh build would change.
 exercises: $(STAMP)
 	$(PY) -m tools.exercises build
 
 # After editing a master: also write the committed copies (exercises/student/NAME.ipynb, a
-# page of the book, and src/attnbook/exercise_checks/NAME/, installed with the package).
+# page of the book, src/attnbook/exercise_checks/NAME/, installed with the package, and the
+# worked solutions exercises/solutions/NAME.ipynb, a page of the book: public masters only).
 exercises-publish: $(STAMP)
 	$(PY) -m tools.exercises publish
 

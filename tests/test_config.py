@@ -163,7 +163,9 @@ def test_setup_cells_install_this_release() -> None:
         assert max(len(line) for line in cell.splitlines()) <= 88, (
             "the page shows 88 columns"
         )
-    assert f'source, "otter-grader=={otter[0]}"' in setup_cell.exercise_setup_cell()
+    exercise = setup_cell.exercise_setup_cell()
+    assert f'subprocess.run([*alone, "otter-grader=={otter[0]}"]' in exercise, exercise
+    assert 'alone = [*pip, "--no-deps", "--no-warn-conflicts"]' in exercise, exercise
 
 
 def test_installed_package_reports_the_pyproject_version() -> None:

@@ -7,11 +7,15 @@ wheel can only come from there. In a fresh virtual environment without `attnbook
 etc. come from this interpreter's site-packages through a `.pth` file) the shared first code
 cell runs, followed by every notebook's top-level imports, in one process, as a kernel would run
 them. One more case proves the override: `ATTNBOOK_SOURCE` naming the wheel file, with no index.
+The last test runs the exercise cell where Colab's ipywidgets 7.7.1 is installed and checks
+that it is still there after (its wheels come from .cache/colab-widgets/, fetched once).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import textwrap
 import time
@@ -24,8 +28,11 @@ from wheel_helpers import (
     build_distributions,
     code_cells,
     fresh_venv,
+    host_site_packages,
     top_level_imports,
 )
+
+from tools import setup_cell
 
 pytestmark = pytest.mark.slow
 
@@ -156,3 +163,157 @@ def test_without_the_index_the_cell_fails(tmp_path: Path) -> None:
     }
     result = run(python, setup, env)
     assert result.returncode != 0 and "attnbook==" in result.stderr, result.stderr
+
+
+# --- Colab's widgets: the exercise setup cell leaves ipywidgets 7.7.1 in place ----------------
+
+# Colab's widget front end is 7.x: its ipywidgets 7.7.1, and its classic notebook server,
+# through which 7.7.1's widgetsnbextension 3.6 depends on jupyter-client 7 (as on Colab)
+COLAB_STACK = ["ipywidgets==7.7.1", "notebook==6.5.7"]
+# hidden from the environment's view of this interpreter's packages: the grader, the needs
+# Colab lacks and the widgets, so that the cell must install them (from CACHE/wheels)
+HIDDEN = ("otter", "fica", "ipylab", "frontmatter", "python_frontmatter")
+HIDDEN += ("ipywidgets", "widgetsnbextension")
+CACHE = ROOT / ".cache" / "colab-widgets"
+
+
+def _pip(python: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(
+        [str(python), "-m", "pip", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    if done.returncode != 0:
+        shutil.rmtree(CACHE, ignore_errors=True)
+        pytest.skip(
+            "cannot make the Colab-like environment: `pip "
+            + " ".join(args)
+            + "` failed (it needs the package index once; then .cache/colab-widgets/ "
+            f"is reused offline):\n{done.stderr[-2000:]}"
+        )
+
+
+def colab_like() -> tuple[Path, Path]:
+    """(a virtual environment with COLAB_STACK, a folder of wheels), made once from the package
+    index (pip's own configuration) into .cache/colab-widgets/ and reused offline. The
+    environment sees this interpreter's packages, less HIDDEN, through a `.pth` file; pip
+    resolved COLAB_STACK against them (so ipykernel 6 and jupyter-client 7 shadow the
+    interpreter's). The wheels: what HIDDEN hides that the cell installs (the grader, fica,
+    ipylab, python-frontmatter) and, at the versions the lock pins, ipywidgets 8 and its
+    widgetsnbextension, which a cell that let pip upgrade the widgets would get."""
+    groups = [  # one pip call each: a call resolves its names together, one version each
+        [setup_cell.grader_requirement()]
+        + [setup_cell.locked(n) for n in ("fica", "ipylab", "python-frontmatter")],
+        [setup_cell.locked(n) for n in ("ipywidgets", "widgetsnbextension")],
+    ]
+    wanted = COLAB_STACK + [name for group in groups for name in group]
+    # the environment links this interpreter's packages: made again when they change
+    wanted += sorted(p.name for f in host_site_packages() for p in Path(f).iterdir())
+    stamp = CACHE / "wanted.txt"
+    base, wheels = CACHE / "venv", CACHE / "wheels"
+    if stamp.is_file() and stamp.read_text().split() == wanted:
+        return base, wheels
+    shutil.rmtree(CACHE, ignore_errors=True)
+    CACHE.mkdir(parents=True)
+    python = fresh_venv(base, hide=HIDDEN)
+    _pip(python, "install", "--quiet", *COLAB_STACK)
+    for group in groups:
+        _pip(
+            python,
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--dest",
+            str(wheels),
+            *group,
+        )
+    stamp.write_text("\n".join(wanted) + "\n")
+    return base, wheels
+
+
+CHECK_AFTER_THE_CELL = """
+import importlib.metadata, sys
+import ipywidgets, otter
+assert otter.__file__.startswith(sys.prefix), f"otter not installed by the cell: {otter.__file__}"
+print("ipywidgets", importlib.metadata.version("ipywidgets"), ipywidgets.__version__)
+import numpy as np
+from attnbook.exercise_checks import tests_dir
+grader = otter.Notebook(tests_dir=tests_dir("ex01_attention"))
+def scores_to_weights(scores):
+    scores = np.asarray(scores, dtype=float)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+right = grader.check("q1")
+def scores_to_weights(scores):  # no shift and the wrong axis
+    e = np.exp(np.asarray(scores, dtype=float))
+    return e / e.sum(axis=0, keepdims=True)
+wrong = grader.check("q1")
+print("check", right.passed_all, wrong.passed_all)
+"""
+
+
+def test_the_exercise_cell_keeps_colab_widgets(wheel: Path, tmp_path: Path) -> None:
+    """In a copy of the Colab-like environment (ipywidgets 7.7.1, neither otter nor attnbook),
+    the exercise setup cell installs both, ipywidgets is still 7.7.1 after it, and
+    `grader.check` works there: it passes a right answer to exercise 1's q1 and fails a wrong
+    one. The control: pip, asked for otter-grader as the cell asked before, would install
+    ipywidgets 8 from the same wheels. Python, torch and NumPy are this interpreter's, not
+    Colab's."""
+    base, wheels = colab_like()
+    start = time.monotonic()
+    shutil.copytree(base, tmp_path / "venv", symlinks=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+        and not k.startswith("PIP_")
+    }
+    env |= {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": f"{wheel.parent} {wheels}",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_INPUT": "1",
+    }
+    versions = run(
+        python,
+        "import sys, importlib.util, ipywidgets; print(ipywidgets.__version__, "
+        "importlib.util.find_spec('otter'), importlib.util.find_spec('attnbook'), "
+        "ipywidgets.__file__.startswith(sys.prefix))",
+        env,
+    )
+    assert versions.stdout.split() == ["7.7.1", "None", "None", "True"], versions
+
+    report = subprocess.run(
+        [str(python), "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-"]
+        + [setup_cell.grader_requirement()],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert report.returncode == 0, report.stderr
+    would = {
+        item["metadata"]["name"]: item["metadata"]["version"]
+        for item in json.loads(report.stdout)["install"]
+    }
+    assert would.get("ipywidgets", "").startswith("8."), (
+        f"the control failed: otter with its dependencies would install {would}"
+    )
+
+    setup = code_cells(KINDS["exercise"][0])[0]
+    assert setup == setup_cell.exercise_setup_cell(), "the exercise setup cell is stale"
+    after = run(python, f"exec({setup!r})\n{CHECK_AFTER_THE_CELL}", env)
+    elapsed = time.monotonic() - start
+    assert after.returncode == 0, f"{after.stdout}\n{after.stderr}"
+    assert "ERROR" not in after.stderr, after.stderr
+    lines = after.stdout.splitlines()
+    assert "ipywidgets 7.7.1 7.7.1" in lines, after.stdout
+    assert "check True False" in lines, after.stdout
+    print(
+        f"Colab widgets: copy of the environment, setup cell, two checks: {elapsed:.1f} s"
+    )

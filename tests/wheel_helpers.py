@@ -79,13 +79,14 @@ def host_site_packages() -> list[str]:
     return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
-def fresh_venv(where: Path) -> Path:
+def fresh_venv(where: Path, hide: tuple[str, ...] = ()) -> Path:
     """A new virtual environment that sees this interpreter's packages but not `attnbook`:
     its `.pth` file names a folder of links to every entry of this interpreter's
     site-packages except attnbook's own (the editable install and its metadata, which pip would
     otherwise take for an installed attnbook). It has no pip or setuptools of its own (Python
     3.11's would shadow the pinned ones, and torch needs a newer setuptools): `python -m pip`
-    runs this interpreter's pip."""
+    runs this interpreter's pip. `hide` names more prefixes of site-packages entries to leave
+    out (an `otter` hides the package and `otter_grader-X.dist-info`)."""
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(where)],
         check=True,
@@ -108,7 +109,7 @@ def fresh_venv(where: Path) -> Path:
         for entry in Path(folder).iterdir():
             name = entry.name.lower()
             if not (
-                name.startswith(("attnbook", "_attnbook", "__editable__"))
+                name.startswith(("attnbook", "_attnbook", "__editable__", *hide))
                 or (host / entry.name).exists()
             ):
                 (host / entry.name).symlink_to(entry)

@@ -1,23 +1,41 @@
 """Building the exercises (half of `tools/exercises.py`, which documents the whole tool):
 `otter assign` on a master notebook, then the student notebook, its public checks and the
-autograder zip, published where the book and the package serve them from.
+autograder zip, published where the book and the package serve them from, and the worked
+solutions page of the book.
+
+The masters are public. An instructor who grades for credit keeps a private copy (other
+hidden tests, other data) and builds, grades and proves from it with `MASTERS=path` (make) or
+`--masters path` (the command line), which set the environment variable ATTNBOOK_MASTERS
+that this module reads: `exercise_names()` and `build()` then read that folder, the proofs
+take their wrong answers from a `wrong_answers/` folder beside it (if there is one), and no
+solutions page is written or linked from it.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
+from tools.exercise_solutions import solutions_notebook
+
 ROOT = Path(__file__).resolve().parents[1]
-MASTERS = ROOT / "exercises" / "masters"
+PUBLIC_MASTERS = ROOT / "exercises" / "masters"
+MASTERS = Path(os.environ.get("ATTNBOOK_MASTERS") or PUBLIC_MASTERS).resolve()
+PRIVATE = MASTERS != PUBLIC_MASTERS.resolve()
 STUDENT = ROOT / "exercises" / "student"
+SOLUTIONS = ROOT / "exercises" / "solutions"
 CHECKS = ROOT / "src" / "attnbook" / "exercise_checks"
 BUILD = ROOT / "_build" / "exercises"
-WRONG_ANSWERS = ROOT / "exercises" / "wrong_answers"
+WRONG_ANSWERS = (
+    MASTERS.parent / "wrong_answers"
+    if PRIVATE and (MASTERS.parent / "wrong_answers").is_dir()
+    else ROOT / "exercises" / "wrong_answers"
+)
 ANSWER_TAG = "otter_answer_cell"
 
 
@@ -33,6 +51,9 @@ class Built:
     public_tests: dict[str, str]  # file name -> text
     autograder_zip: Path
     reference_nb: Path  # otter's solution notebook
+    solutions_nb: (
+        nbformat.NotebookNode | None
+    )  # the book's page; None from private masters
 
 
 def exercise_names() -> list[str]:
@@ -68,6 +89,17 @@ def link_to_book(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def link_to_solutions(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """The student notebook's first text cell ends with a link to the solutions page."""
+    first = next(c for c in nb.cells if c.cell_type == "markdown")
+    first.source = first.source.rstrip("\n") + (
+        "\n\n**Worked solutions.** The exercise's master notebook is public, so its "
+        f"[worked solutions]({book_url()}exercises/solutions/{name}.html) are a page of the "
+        "book: try each question before you open them."
+    )
+    return nb
+
+
 def build(name: str, out: Path | None = None) -> Built:
     """Run otter assign on one master notebook into `out` (default `_build/exercises/NAME`)."""
     master = MASTERS / f"{name}.ipynb"
@@ -85,6 +117,10 @@ def build(name: str, out: Path | None = None) -> Built:
     student_nb = link_to_book(
         _normalise(nbformat.read(out / "student" / f"{name}.ipynb", as_version=4))
     )
+    solutions_nb = None
+    if not PRIVATE:
+        student_nb = link_to_solutions(student_nb, name)
+        solutions_nb = _normalise(solutions_notebook(name, master, link_to_book))
     public = {
         p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))
     }
@@ -94,7 +130,12 @@ def build(name: str, out: Path | None = None) -> Built:
                 f"{name}/{fname}: a hidden test reached the student folder"
             )
     return Built(
-        name, student_nb, public, zips[0], out / "autograder" / f"{name}.ipynb"
+        name,
+        student_nb,
+        public,
+        zips[0],
+        out / "autograder" / f"{name}.ipynb",
+        solutions_nb,
     )
 
 
@@ -146,6 +187,9 @@ def publish(built: Built) -> None:
     the only step that writes outside `_build/` (`python -m tools.exercises publish`)."""
     STUDENT.mkdir(parents=True, exist_ok=True)
     nbformat.write(built.student_nb, STUDENT / f"{built.name}.ipynb")
+    if built.solutions_nb is not None:
+        SOLUTIONS.mkdir(parents=True, exist_ok=True)
+        nbformat.write(built.solutions_nb, SOLUTIONS / f"{built.name}.ipynb")
     checks = CHECKS / built.name
     checks.mkdir(parents=True, exist_ok=True)
     for old in checks.glob("*.py"):
@@ -153,11 +197,15 @@ def publish(built: Built) -> None:
     for fname, text in built.public_tests.items():
         (checks / fname).write_text(text)
     (BUILD / "autograder").mkdir(parents=True, exist_ok=True)
-    shutil.copy(built.autograder_zip, BUILD / "autograder" / f"{built.name}.zip")
+    publish_zip_only(built)
 
 
 def stale_files(built: Built) -> list[str]:
-    """What differs between a fresh build and the committed student files (empty = in sync)."""
+    """What differs between a fresh build and the committed student files (empty = in sync).
+    From a private copy of the masters nothing is compared: the committed files are the
+    public masters' (`publish` with MASTERS set writes the private ones, if that is wanted)."""
+    if PRIVATE:
+        return []
     problems = []
     committed = STUDENT / f"{built.name}.ipynb"
     if not committed.is_file():
@@ -169,6 +217,13 @@ def stale_files(built: Built) -> list[str]:
             (c.cell_type, c.source) for c in want.cells
         ]:
             problems.append(f"{committed.relative_to(ROOT)} differs from its master")
+    solutions = SOLUTIONS / f"{built.name}.ipynb"
+    if built.solutions_nb is not None and (
+        not solutions.is_file()
+        or [(c.cell_type, c.source) for c in nbformat.read(solutions, 4).cells]
+        != [(c.cell_type, c.source) for c in built.solutions_nb.cells]
+    ):
+        problems.append(f"{solutions.relative_to(ROOT)} differs from its master")
     checks = CHECKS / built.name
     have_tests = {p.name: p.read_text() for p in sorted(checks.glob("*.py"))}
     if have_tests != built.public_tests:
@@ -181,3 +236,18 @@ def stale_files(built: Built) -> list[str]:
 def publish_zip_only(built: Built) -> None:
     (BUILD / "autograder").mkdir(parents=True, exist_ok=True)
     shutil.copy(built.autograder_zip, BUILD / "autograder" / f"{built.name}.zip")
+    (BUILD / "autograder" / f"{built.name}.masters").write_text(f"{MASTERS}\n")
+
+
+def built_zip(name: str, build_dir: Path = BUILD) -> Path | None:
+    """`_build/exercises/autograder/NAME.zip` if the last build made it from the masters in
+    use (public or private: a zip of the other kind is never graded with), else None."""
+    zip_path = build_dir / "autograder" / f"{name}.zip"
+    source = zip_path.with_suffix(".masters")
+    if (
+        zip_path.is_file()
+        and source.is_file()
+        and source.read_text().strip() == str(MASTERS)
+    ):
+        return zip_path
+    return None

@@ -6,6 +6,14 @@
     python -m tools.exercises check            the committed student files match the masters
     python -m tools.exercises prove [NAME ...] the proofs of `make exercises-prove` (below)
     python -m tools.exercises grade NAME DIR [--out grades.csv] [--timeout 300]
+    python -m tools.exercises --masters PATH COMMAND ...   the same, from a private copy
+
+`--masters PATH` (make: MASTERS=PATH) reads the master notebooks from PATH instead of
+exercises/masters/, the public ones (PATH is the masters folder of a copy of exercises/: the
+masters name ../autograder-requirements.txt, and the proofs take wrong answers from
+PATH/../wrong_answers/ if that exists): an instructor grading for credit keeps the hidden
+tests private that way.
+From a private copy no solutions page is written and student notebooks get no link to one.
 
 Each exercise is one master notebook `exercises/masters/NAME.ipynb` (solutions, public tests,
 hidden tests). `build` runs `otter assign` on it into `_build/exercises/NAME/`, copies the
@@ -17,7 +25,9 @@ committed, because they are served from the repository and the package, not from
     students open on Colab and Binder), its chapter links pointing at the published book
     (`html.baseurl` of _config.yml);
   - the public checks to `src/attnbook/exercise_checks/NAME/` (installed with the package so
-    `grader.check` works wherever the notebook runs).
+    `grader.check` works wherever the notebook runs);
+  - the worked solutions to `exercises/solutions/NAME.ipynb` (a page of the book, solutions
+    folded, no test shown), from the public masters only.
 `check` fails if a committed copy differs from a fresh build (the tests run it too).
 
 `prove` requires, for every exercise: the reference solution scores 100 %, the untouched
@@ -50,6 +60,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -63,12 +75,16 @@ from tools.exercise_build import (
     CHECKS,
     MASTERS,
     ROOT,
+    PRIVATE,
+    PUBLIC_MASTERS,
+    SOLUTIONS,
     STUDENT,
     WRONG_ANSWERS,
     Built,
     ExerciseError,
     book_url,
     build,
+    built_zip,
     exercise_names,
     link_to_book,
     publish,
@@ -112,12 +128,16 @@ __all__ = [
     "CHECKS",
     "MASTERS",
     "ROOT",
+    "PRIVATE",
+    "PUBLIC_MASTERS",
+    "SOLUTIONS",
     "STUDENT",
     "WRONG_ANSWERS",
     "Built",
     "ExerciseError",
     "book_url",
     "build",
+    "built_zip",
     "exercise_names",
     "link_to_book",
     "publish",
@@ -166,10 +186,11 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
     if not submissions:
         raise ExerciseError(f"no files in {folder}")
     with tempfile.TemporaryDirectory(prefix="attnbook-grading-") as tmp:
-        zip_path = BUILD / "autograder" / f"{name}.zip"
-        # build into the temporary folder, never into the repository
-        if not zip_path.is_file():
-            zip_path = build(name, Path(tmp) / name).autograder_zip
+        # the zip `make exercises` built from these masters, else one built into the
+        # temporary folder, never into the repository
+        zip_path = (
+            built_zip(name, BUILD) or build(name, Path(tmp) / name).autograder_zip
+        )
         test_files = zip_test_files(zip_path, Path(tmp) / "tests")
         total = exercise_total(test_files)
         names = function_names(test_files)
@@ -262,6 +283,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
+    if argv[:1] == ["--masters"]:
+        # the masters folder is read when the tool's modules are imported (and by the proof
+        # workers, which inherit the environment): run the command again with it set
+        if len(argv) < 3:
+            raise ExerciseError("--masters needs a folder and a command")
+        folder = Path(argv[1]).resolve()
+        if not folder.is_dir() or not any(folder.glob("*.ipynb")):
+            raise ExerciseError(f"--masters {argv[1]}: no folder of master notebooks")
+        env = {**os.environ, "ATTNBOOK_MASTERS": str(folder)}
+        command = [sys.executable, "-m", "tools.exercises", *argv[2:]]
+        return subprocess.run(command, env=env, cwd=ROOT).returncode
     if argv[:1] == ["_prove-worker"]:
         prove_worker(Path(argv[1]), float(argv[2]), argv[3:])
         return 0
@@ -292,6 +324,8 @@ def _run(argv: list[str]) -> int:
     p_grade.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     args = parser.parse_args(argv)
 
+    if PRIVATE:
+        print(f"exercises: masters from {MASTERS} (private: no solutions pages)")
     names = getattr(args, "names", None) or exercise_names()
     if args.command == "build":
         for name in names:
@@ -308,7 +342,8 @@ def _run(argv: list[str]) -> int:
             publish(build(name))
             print(
                 f"{name}: exercises/student/{name}.ipynb, "
-                f"src/attnbook/exercise_checks/{name}/, _build/exercises/autograder/{name}.zip"
+                + ("" if PRIVATE else f"exercises/solutions/{name}.ipynb, ")
+                + f"src/attnbook/exercise_checks/{name}/, _build/exercises/autograder/{name}.zip"
             )
         return 0
     if args.command == "check":

@@ -148,6 +148,7 @@ def exercise(name: str, title: str) -> None:
         check=True,
     )
     add_to_toc("Exercises", f"exercises/student/{name}")
+    add_to_toc("Worked solutions", f"exercises/solutions/{name}")
     wrong = ROOT / "exercises" / "wrong_answers" / f"{name}.py"
     if not wrong.exists():
         wrong.write_text(

@@ -114,7 +114,7 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
          "    return pe",
          "    theta = angles(seq_len, d_model)\n"
          "    pairs = np.stack([np.sin(theta), np.cos(theta)], axis=-1)  # (seq_len, pairs, 2)\n"
-         "    return pairs.reshape(seq_len, -1)[:, :d_model].copy()"),
+         "    return pairs.reshape(seq_len, 2 * theta.shape[1])[:, :d_model].copy()"),
     ],
 })
 
@@ -122,5 +122,60 @@ WRONG_ANSWERS.update({
     # edges (issue 20, item 7): a size past a table made in advance
     "rotary reads its angles from a table of 2048 positions (LLaMA's default context)": [
         ("    theta = angles(T, d)  # (T, d / 2)", "    theta = angles(2048, d)[:T]  # a table made for 2048 positions"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # issue 28: correct answers written differently, each must score 100 %
+    "correct: rates as exp(-ln(10000) 2i / d), angles with np.outer, the table by column parity": [
+        ("    return 1.0 / 10000.0 ** (two_i / d_model)",
+         "    return np.exp(-np.log(10000.0) * two_i / d_model)"),
+        ("    return positions * angle_rates(d_model)[None, :]  # (seq_len, ceil(d_model / 2))",
+         "    return np.outer(positions[:, 0], angle_rates(d_model))"),
+        ("    pe = np.zeros((seq_len, d_model))\n"
+         "    pe[:, 0::2] = np.sin(theta)  # ceil(d_model / 2) even columns\n"
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    return pe",
+         "    columns = np.arange(d_model)\n"
+         "    angle = theta[:, columns // 2]  # (seq_len, d_model): each column's pair\n"
+         "    return np.where(columns % 2 == 0, np.sin(angle), np.cos(angle))"),
+    ],
+    "correct: rotary with each pair as a complex number": [
+        ("    cos, sin = np.cos(theta), np.sin(theta)\n"
+         "    even, odd = x[:, 0::2], x[:, 1::2]  # (T, d / 2) each\n"
+         "    out = np.empty((T, d))\n"
+         "    out[:, 0::2] = even * cos - odd * sin\n"
+         "    out[:, 1::2] = even * sin + odd * cos\n"
+         "    return out",
+         "    z = (x[:, 0::2] + 1j * x[:, 1::2]) * np.exp(1j * theta)  # each pair turned by its angle\n"
+         "    return np.stack([z.real, z.imag], axis=-1).reshape(T, d)"),
+    ],
+    # issue 28, item 6: what chapter 5 returns, a table kept between calls, an empty input
+    "the whole table in float32, as chapter 5's sinusoidal_encoding returns": [
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"
+         "    pe = np.zeros((seq_len, d_model))",
+         "    theta = angles(seq_len, d_model).astype(np.float32)\n"
+         "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
+    ],
+    "tables kept in a mutable default argument, keyed by seq_len only": [
+        ("def sinusoidal_encoding(seq_len, d_model):",
+         "def sinusoidal_encoding(seq_len, d_model, _tables={}):"),
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    if seq_len in _tables:\n        return _tables[seq_len].copy()\n"
+         "    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"),
+        ("    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n    return pe",
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    _tables[seq_len] = pe\n    return pe.copy()"),
+    ],
+    "rows built one position at a time and stacked (seq_len = 0 fails)": [
+        ("    pe = np.zeros((seq_len, d_model))\n"
+         "    pe[:, 0::2] = np.sin(theta)  # ceil(d_model / 2) even columns\n"
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    return pe",
+         "    rows = []\n"
+         "    for t in range(seq_len):\n"
+         "        row = np.zeros(d_model)\n"
+         "        row[0::2], row[1::2] = np.sin(theta[t]), np.cos(theta[t, : d_model // 2])\n"
+         "        rows.append(row)\n"
+         "    return np.stack(rows)"),
     ],
 })

@@ -78,8 +78,8 @@ WRONG_ANSWERS = {
         ("torch.multinomial(probs, num_samples=1, generator=generator)", "probs.argmax(dim=-1, keepdim=True)"),
     ],
     "top-p drops the token that crosses p (keeps cumulative probability <= p)": [
-        ("mass_above = ranked.cumsum(dim=-1) - ranked  # probability of the tokens ranked higher",
-         "mass_above = ranked.cumsum(dim=-1)  # probability up to and including this token"),
+        ("    mass_above = torch.cat([torch.zeros_like(running[..., :1]), running[..., :-1]], dim=-1)  # ranked higher",
+         "    mass_above = running  # probability up to and including this token"),
     ],
     "top-p fills the caller's logits in place": [
         ("    return logits.masked_fill(drop, float(\"-inf\"))", "    return logits.masked_fill_(drop, float(\"-inf\"))"),
@@ -165,5 +165,38 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
         ("        logits = top_k_filter(logits, top_k)\n",
          "        kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]\n"
          "        logits = logits.masked_fill(logits < kth, float(\"-inf\"))\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # issue 28: the reference's own float32 nucleus, and item 6's kinds
+    "top-p from float32 probabilities and a float32 running sum (the nucleus drifts)": [
+        ("    probs = torch.softmax(logits.double(), dim=-1)", "    probs = torch.softmax(logits, dim=-1)"),
+    ],
+    "top-p ranked in NumPy (fails for logits that require grad)": [
+        ("    probs = torch.softmax(logits.double(), dim=-1)",
+         "    probs = torch.from_numpy(torch.softmax(logits.double(), dim=-1).numpy())"),
+    ],
+    "softmax by hand, shifted by the row mean instead of the maximum (inf and nan at +-1000, -inf rows)": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    z = logits / temperature\n    e = torch.exp(z - z.mean(dim=-1, keepdim=True))\n"
+         "    return e / e.sum(dim=-1, keepdim=True)"),
+    ],
+    "top-k by multiplying with a 0/1 mask, then zeros set to -inf (a kept logit of 0 is lost)": [
+        ('    return logits.masked_fill(logits < kth_largest, float("-inf"))',
+         '    kept = logits * (logits >= kth_largest)\n    return kept.masked_fill(kept == 0, float("-inf"))'),
+    ],
+    "a default generator made once, in the signature (a mutable default shared between calls)": [
+        ("def sample_next(logits, temperature=1.0, top_k=None, generator=None):",
+         "def sample_next(logits, temperature=1.0, top_k=None, generator=torch.Generator().manual_seed(0)):"),
+    ],
+    "correct: top-p as Hugging Face writes it (ascending order, the tail dropped)": [
+        ("    ranked, order = probs.sort(dim=-1, descending=True)  # (B, V) each\n"
+         "    running = ranked.cumsum(dim=-1)  # float64\n"
+         "    mass_above = torch.cat([torch.zeros_like(running[..., :1]), running[..., :-1]], dim=-1)  # ranked higher\n"
+         "    drop = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, order, mass_above >= p)",
+         "    ranked, order = probs.sort(dim=-1)  # ascending\n"
+         "    tail = ranked.cumsum(dim=-1) <= 1 - p  # the least likely tokens, up to 1 - p in all\n"
+         "    tail[..., -1] = False  # the most likely token always stays\n"
+         "    drop = torch.zeros_like(tail).scatter(-1, order, tail)"),
     ],
 })

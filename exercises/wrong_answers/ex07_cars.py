@@ -156,3 +156,39 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
          "    held_out = {distinct[i] for i in generator.permutation(len(distinct))[:n_held_out]}\n"),
     ],
 })
+
+WRONG_ANSWERS.update({  # issue 28: draws that are not random, an order that changes with the hash seed
+    "test pairs: a window of the sorted pairs rotated by the seed (not random)": [
+        ("    test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())",
+         "    start = seed % len(pairs)\n"
+         "    test_pairs = set((pairs + pairs)[start:start + n_test])"),
+    ],
+    "test pairs: the pairs sorted by (index * (seed + 1)) % n_pairs, the first taken (not random)": [
+        ("    test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())",
+         "    key = {p: (i * (seed + 1)) % len(pairs) for i, p in enumerate(pairs)}\n"
+         "    test_pairs = set(sorted(pairs, key=key.get)[:n_test])"),
+    ],
+    "test pairs: neighbouring pairs from a random start": [
+        ("    test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())",
+         "    start = int(rng.integers(len(pairs)))\n"
+         "    test_pairs = set((pairs + pairs)[start:start + n_test])"),
+    ],
+    "the distinct pair ids in a set's order (string ids: it changes with the hash seed)": [
+        ("    pairs = sorted(set(pair_ids))", "    pairs = list(set(pair_ids))"),
+    ],
+    "held-out phrasings by a stride of 2 from a seed offset, not at random": [
+        ("    held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())",
+         "    start = seed % len(distinct)\n"
+         "    held_out = {distinct[(start + 2 * i) % len(distinct)] for i in range(n_held_out)}"),
+    ],
+    "masked mean computed in NumPy (fails for vectors that require grad)": [
+        ("    total = x.masked_fill(~m, 0).sum(dim=1)  # (B, D): padded values (even inf, nan) never enter",
+         "    total = torch.from_numpy(np.where(m.numpy(), x.numpy(), 0.0).sum(axis=1)).to(x.dtype)"),
+    ],
+    "correct: test pairs by default_rng(seed).permutation, the mean with einsum": [
+        ("    test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())",
+         "    test_pairs = {pairs[i] for i in rng.permutation(len(pairs))[:n_test]}"),
+        ("    total = x.masked_fill(~m, 0).sum(dim=1)  # (B, D): padded values (even inf, nan) never enter",
+         "    total = torch.einsum(\"btd,bt->bd\", x.masked_fill(~m, 0), torch.ones_like(mask, dtype=x.dtype))"),
+    ],
+})

@@ -5,7 +5,7 @@ format and the rules are in tools/exercise_proof.py)."""
 WRONG_ANSWERS = {
     "heads tiled (0, 1, 0, 1) instead of repeated in place (0, 0, 1, 1)": [
         ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
          "    return x.repeat(1, n_rep, 1, 1)"),
     ],
     "scores not divided by sqrt(d_k)": [
@@ -24,7 +24,7 @@ WRONG_ANSWERS = {
     "tampering (q1, q2): every kind at once (TAMPER), and both functions wrong": [
         ("def expand_kv(x, n_rep):", TAMPER + "def expand_kv(x, n_rep):"),
         ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
          "    return x.repeat(1, n_rep, 1, 1)"),
         ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
     ],
@@ -36,7 +36,7 @@ _FIRST = 'def expand_kv(x, n_rep):'
 WRONG_ANSWERS.update({
     f"tampering (q1): {kind} patched, q1 answered wrongly": [
         (_FIRST, TAMPERS[kind] + _FIRST),
-        ('    return copies.reshape(B, H_kv * n_rep, T, d).clone()', '    return None'),
+        ('    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1', '    return None'),
     ]
     for kind in ["otter's results", 'profiler']
 })
@@ -49,7 +49,7 @@ WRONG_ANSWERS.update({
 
 WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
     'correct: heads repeated with repeat_interleave': [
-        ('    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    return copies.reshape(B, H_kv * n_rep, T, d).clone()',
+        ('    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1',
          '    return x.repeat_interleave(n_rep, dim=1)'),
     ],
 })
@@ -65,18 +65,37 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({
-    # a view, not a new tensor: with n_rep = 1 the reshape of the expanded heads is x itself
-    # under another name (same memory, shape and strides), which the identity check alone missed
-    "expand_kv: expand and reshape without the copy (a view of x when n_rep = 1)": [
-        ("    return copies.reshape(B, H_kv * n_rep, T, d).clone()",
-         "    return copies.reshape(B, H_kv * n_rep, T, d)"),
-    ],
-})
-
-WRONG_ANSWERS.update({
     # edges (issue 20, item 7): float32 inside, the dtype of the result restored
     "softmax in float32, the result cast back to the input's dtype": [
         ("    weights = torch.softmax(scores, dim=-1)\n    return weights @ v",
          "    weights = torch.softmax(scores.float(), dim=-1).to(v.dtype)\n    return weights @ v"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # issue 28: the question allows a view (the course's repeat_kv returns x at n_rep = 1)
+    "correct: the course's repeat_kv, typed in (x itself when n_rep = 1, else expand and reshape)": [
+        ("    B, H_kv, T, d = x.shape\n", "    if n_rep == 1:\n        return x\n    B, H_kv, T, d = x.shape\n"),
+    ],
+    "correct: grouped attention without expand_kv (the query heads reshaped into groups)": [
+        ("    n_rep = q.shape[1] // k.shape[1]\n"
+         "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T, d_k)\n"
+         "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)\n",
+         "    B, H, T_q, d_k = q.shape\n"
+         "    grouped = q.reshape(B, k.shape[1], H // k.shape[1], T_q, d_k)  # (B, H_kv, g, T_q, d_k)\n"
+         "    scores = grouped @ k[:, :, None].transpose(-2, -1) / math.sqrt(d_k)  # (B, H_kv, g, T_q, T_k)\n"),
+        ("    return weights @ v", "    return (weights @ v[:, :, None]).reshape(B, H, T_q, d_k)"),
+    ],
+    # issue 28, item 6: mistakes that passed every test before
+    "scale fixed at sqrt(8), the example's width (a constant, not sqrt(d_k))": [
+        ("/ math.sqrt(q.shape[-1])", "/ math.sqrt(8)"),
+    ],
+    "mask made by multiplying: scores that are exactly 0 (allowed ones too) set to -inf": [
+        ("        scores = scores.masked_fill(future, float(\"-inf\"))",
+         "        scores = scores * ~future\n        scores = scores.masked_fill(scores == 0, float(\"-inf\"))"),
+    ],
+    "keys expanded through NumPy (fails for inputs that require grad)": [
+        ("    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    import numpy as np\n"
+         "    return torch.from_numpy(np.repeat(x.numpy(), n_rep, axis=1))"),
     ],
 })

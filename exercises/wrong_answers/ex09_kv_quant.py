@@ -3,68 +3,154 @@ label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points 
 format and the rules are in tools/exercise_proof.py)."""
 
 WRONG_ANSWERS = {
-    "scales per token (reduced over the channels) instead of per channel": [
-        ("    low = k.amin(dim=-2, keepdim=True)  # (B, H, 1, d): one minimum per channel\n"
-         "    scale = (k.amax(dim=-2, keepdim=True) - low) / levels",
-         "    low = k.amin(dim=-1, keepdim=True)\n"
-         "    scale = (k.amax(dim=-1, keepdim=True) - low) / levels"),
+    # q1: keys per channel in groups of G tokens, with a residual
+    "quantize_keys: one scale per token (reduced over the channels), not per channel": [
+        ("    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
+         "    scale = (groups.amax(dim=3) - low) / levels\n"
+         "    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # constant channels\n"
+         "    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None])\n"
+         "    codes = codes.clamp(0, levels)\n"
+         "    return codes.to(torch.uint8).reshape(B, H, n * G, d), scale, low, k[:, :, n * G :]",
+         "    low = groups.amin(dim=4, keepdim=True)\n"
+         "    scale = (groups.amax(dim=4, keepdim=True) - low) / levels\n"
+         "    scale = torch.where(scale > 0, scale, torch.ones_like(scale))\n"
+         "    codes = torch.round((groups - low) / scale).clamp(0, levels)\n"
+         "    return (codes.to(torch.uint8).reshape(B, H, n * G, d), scale.reshape(B, H, n * G, 1),\n"
+         "            low.reshape(B, H, n * G, 1), k[:, :, n * G :])"),
     ],
-    "2^b steps instead of 2^b - 1 (the maximum falls off the top)": [
-        ("    levels = 2 ** bits - 1\n", "    levels = 2 ** bits\n"),
+    "quantize_keys: the residual taken from the start (groups aligned to the end)": [
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens jG .. jG + G - 1",
+         "    groups = k[:, :, T - n * G :].reshape(B, H, n, G, d)"),
+        ("k[:, :, n * G :]\n", "k[:, :, : T - n * G]\n"),
     ],
-    "floor instead of round (errors up to a whole step)": [
-        ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
-         "    codes = torch.floor((k - low) / scale).clamp(0, levels)"),
+    "quantize_keys: groups strided over the tokens (token t in group t % n)": [
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens jG .. jG + G - 1",
+         "    groups = k[:, :, : n * G].reshape(B, H, G, n, d).transpose(2, 3)"),
+        ("    return codes.to(torch.uint8).reshape(B, H, n * G, d), scale, low",
+         "    return codes.transpose(2, 3).to(torch.uint8).reshape(B, H, n * G, d), scale, low"),
     ],
-    "constant channels divide by zero": [
+    "quantize_keys: floor instead of round (errors up to a whole step)": [
+        ("    codes = torch.round((groups", "    codes = torch.floor((groups"),
+    ],
+    "quantize_keys: a channel constant in its group divides by zero": [
         ("    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # constant channels\n", ""),
     ],
-    "dequantize forgets the minimum": [
-        ("    return low + codes.to(scale.dtype) * scale", "    return codes.to(scale.dtype) * scale"),
+    "quantize_keys: the residual as k[:, :, -(T % G):], all of k when G divides T": [
+        ("k[:, :, n * G :]\n", "k[:, :, -(T % G) :]\n"),
     ],
-    "shortcut: attnbook's own quantize": [
-        ("    levels = 2 ** bits - 1\n",
-         "    from attnbook.kvquant import quantize\n"
-         "    return quantize(k, bits, -2)\n"
-         "    levels = 2 ** bits - 1\n"),
+    # q2: packing
+    "pack_codes: the first code in the highest bits": [
+        ("    packed = runs[..., 0].clone()\n"
+         "    for i in range(1, per_byte):\n"
+         "        packed |= runs[..., i] << (i * bits)",
+         "    packed = runs[..., 0] << (8 - bits)\n"
+         "    for i in range(1, per_byte):\n"
+         "        packed |= runs[..., i] << (8 - bits - i * bits)"),
     ],
-    "tampering (q1, q2): comparison helpers replaced, and both functions wrong": [
-        ("def quantize_keys(k, bits):", TAMPER + "def quantize_keys(k, bits):"),
-        ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
-         "    codes = torch.floor((k - low) / scale).clamp(0, levels)"),
-        ("    return low + codes.to(scale.dtype) * scale", "    return codes.to(scale.dtype) * scale"),
+    "unpack_codes: shifts without keeping the low bits (no & mask)": [
+        ("    parts = [(packed >> (i * bits)) & mask for", "    parts = [packed >> (i * bits) for"),
+    ],
+    "pack_codes: no ValueError for a last axis that is not a multiple of 8 / bits": [
+        ("    if codes.shape[-1] % per_byte:\n"
+         "        raise ValueError(f\"{bits}-bit codes go {per_byte} to a byte: the last axis \"\n"
+         "                         f\"must be a multiple of {per_byte}, got {codes.shape[-1]}\")\n", ""),
+    ],
+    # q3: bytes
+    "stored_bytes: codes counted a byte each (not packed)": [
+        ("    packed = codes.numel() * bits // 8", "    packed = codes.numel()"),
+    ],
+    "stored_bytes: scales and minima forgotten": [
+        ("for t in (scale, low, residual))", "for t in (residual,))"),
+    ],
+    "stored_bytes: every number counted as 4 bytes (float32 assumed)": [
+        ("t.numel() * t.element_size()", "t.numel() * 4"),
+    ],
+    # q4: the block table
+    "locate: the block is t // block_size, not looked up in the table": [
+        ("    return block_table[t // block_size], t % block_size", "    return t // block_size, t % block_size"),
+    ],
+    "gather_keys: blocks laid end to end without moving the heads first": [
+        ("    slots = blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)\n",
+         "    slots = blocks.reshape(H, len(block_table) * block_size, d)\n"),
+    ],
+    # q5: cache bytes
+    "cache_bytes_per_token: MLA's latent and rotary key counted for every head": [
+        ('        "MLA": d_latent + d_rope,', '        "MLA": n_head * (d_latent + d_rope),'),
+    ],
+    # q6: the conceptual question
+    "what_paging_saves: (a), fewer bytes per token": [('    return "c"', '    return "a"')],
+    "what_paging_saves: the right letter in upper case with its parenthesis": [('    return "c"', '    return "(C)"')],
+    # the house rules
+    "shortcut: gather_keys hands the work to attnbook.paged.gather_blocks": [
+        ("    num_blocks, H, block_size, d = pool.shape\n",
+         "    from attnbook.paged import gather_blocks\n"
+         "    return gather_blocks(pool, torch.tensor(block_table, dtype=torch.long), length)\n"),
+    ],
+    "tampering (q1, q2): every kind at once (TAMPER), and both functions wrong": [
+        ("def quantize_keys(k, bits, G):", TAMPER + "def quantize_keys(k, bits, G):"),  # noqa: F821
+        ("    codes = torch.round((groups", "    codes = torch.floor((groups"),
+        ("    parts = [(packed >> (i * bits)) & mask for", "    parts = [packed >> (i * bits) for"),
     ],
 }
 
-WRONG_ANSWERS.update({
-    # q3: the conceptual question
-    "why_keys_per_channel: (c), a tempting wrong statement": [
-        ('    return "d"', '    return "c"'),
-    ],
-    "why_keys_per_channel: the right letter in upper case with its parenthesis": [
-        ('    return "d"', '    return "(D)"'),
-    ],
-})
-
-WRONG_ANSWERS.update({
-    # edges (issue 20, item 7)
-    "dequantize computes in float32, then casts back to the scale's dtype": [
-        ("    return low + codes.to(scale.dtype) * scale",
-         "    return (low.float() + codes.float() * scale.float()).to(scale.dtype)"),
-    ],
-    "quantize computes the codes in float32 whatever the keys' dtype": [
-        ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
-         "    codes = torch.round((k.float() - low.float()) / scale.float()).clamp(0, levels)"),
-    ],
-})
-
 WRONG_ANSWERS.update({  # correct answers written differently: they must score 100 %
-    "correct: the codes as (x - min) times 1 / s, rounded": [
-        ("    codes = torch.round((k - low) / scale).clamp(0, levels)",
-         "    codes = torch.round((k - low) * (1.0 / scale)).clamp(0, levels)"),
+    "correct: a loop over the groups, multiplying by 1 / s, and a copied residual": [
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)  # group j: tokens jG .. jG + G - 1\n"
+         "    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
+         "    scale = (groups.amax(dim=3) - low) / levels\n"
+         "    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # constant channels\n"
+         "    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None])\n"
+         "    codes = codes.clamp(0, levels)\n"
+         "    return codes.to(torch.uint8).reshape(B, H, n * G, d), scale, low, k[:, :, n * G :]",
+         "    codes, scales, lows = [], [], []\n"
+         "    for j in range(n):\n"
+         "        lo, hi = torch.aminmax(k[:, :, j * G : (j + 1) * G], dim=2, keepdim=True)\n"
+         "        s = (hi - lo) / levels\n"
+         "        s[s == 0] = 1.0\n"
+         "        c = torch.round((k[:, :, j * G : (j + 1) * G] - lo) * (1.0 / s)).clamp(0, levels)\n"
+         "        codes.append(c.to(torch.uint8))\n"
+         "        scales.append(s)\n"
+         "        lows.append(lo)\n"
+         "    empty = k.new_zeros(B, H, 0, d)\n"
+         "    return (torch.cat(codes, dim=2) if codes else empty.to(torch.uint8),\n"
+         "            torch.cat(scales, dim=2) if scales else empty.clone(),\n"
+         "            torch.cat(lows, dim=2) if lows else empty.clone(), k[:, :, n * G :].clone())"),
     ],
-    "correct: dequantize with torch.addcmul": [
-        ("    return low + codes.to(scale.dtype) * scale",
-         "    return torch.addcmul(low, codes.to(scale.dtype), scale)"),
+    "correct: arithmetic packing (8 bits returned as they are), unpacking with // and %, bytes from pack_codes": [
+        ("    runs = codes.reshape(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n"
+         "    packed = runs[..., 0].clone()\n"
+         "    for i in range(1, per_byte):\n"
+         "        packed |= runs[..., i] << (i * bits)  # code i: bits i*b .. i*b + b - 1\n"
+         "    return packed",
+         "    if bits == 8:\n"
+         "        return codes\n"
+         "    weights = torch.tensor([2 ** (i * bits) for i in range(per_byte)])\n"
+         "    runs = codes.unflatten(-1, (-1, per_byte)).long()\n"
+         "    return (runs * weights).sum(dim=-1).to(torch.uint8)"),
+        ("    parts = [(packed >> (i * bits)) & mask for i in range(per_byte)]  # code i of each\n"
+         "    codes = torch.stack(parts, dim=-1)  # (..., m', per_byte)\n"
+         "    return codes.reshape(*packed.shape[:-1], packed.shape[-1] * per_byte)",
+         "    parts = [(packed.long() // 2 ** (i * bits)) % 2 ** bits for i in range(per_byte)]\n"
+         "    return torch.stack(parts, dim=-1).flatten(-2).to(torch.uint8)"),
+        ("    packed = codes.numel() * bits // 8  # 8 / bits codes to a byte\n",
+         "    packed = pack_codes(codes.reshape(-1), bits).nbytes\n"),
+    ],
+    "correct: gather token by token through locate, sizes written another way": [
+        ("    num_blocks, H, block_size, d = pool.shape\n"
+         "    blocks = pool[block_table]  # (n, H, block_size, d): the sequence's blocks, in order\n"
+         "    slots = blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)\n"
+         "    return slots[:, :length]",
+         "    num_blocks, H, block_size, d = pool.shape\n"
+         "    out = pool.new_empty(H, length, d)\n"
+         "    for t in range(length):\n"
+         "        block, slot = locate(t, block_table, block_size)\n"
+         "        out[:, t] = pool[block, :, slot]\n"
+         "    return out"),
+        ("    return block_table[t // block_size], t % block_size",
+         "    block, slot = divmod(t, block_size)\n"
+         "    return int(block_table[block]), slot"),
+        ("    return {kind: n_layer * count * bytes_per_number for kind, count in numbers.items()}",
+         "    per_layer = {kind: count * bytes_per_number for kind, count in numbers.items()}\n"
+         "    return dict(MHA=per_layer['MHA'] * n_layer, GQA=per_layer['GQA'] * n_layer, MLA=per_layer['MLA'] * n_layer)"),
     ],
 })

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_rates_shape(angle_rates):
@@ -24,4 +24,12 @@ def test_rates_get_slower(angle_rates):
 def test_the_second_pair_of_four(angle_rates):
     import numpy as np
     np.testing.assert_allclose(angle_rates(4), [1.0, 0.01], rtol=1e-09, err_msg='d_model = 4: pair i = 1 turns at 10000 ** (-2i / d_model) = 10000 ** (-2 / 4) = 0.01; is the exponent 2i / d_model?')
+
+@test_case(points=None, hidden=False)
+def test_rates_float64_and_house_rules(angle_rates):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    r = guarded(angle_rates, libraries=('torch',))(6)
+    assert r.dtype == np.float64, f"work in float64 (NumPy's default): the hidden tests compare at 1e-9, got {r.dtype}"
+    assert r.shape == (3,), f'd_model = 6 has 3 pairs, so 3 rates; got shape {r.shape}'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_angles_shape(angles):
@@ -24,4 +24,12 @@ def test_positions_count_from_zero(angles):
     a = angles(3, 4)
     np.testing.assert_allclose(a[0], [0.0, 0.0], atol=1e-12, err_msg='position 0 has angle 0 in every pair: do positions start at 0?')
     np.testing.assert_allclose(a[2], [2.0, 0.02], rtol=1e-09, err_msg='position 2, d_model = 4: angles 2 * 1 and 2 * 0.01')
+
+@test_case(points=None, hidden=False)
+def test_angles_float64_and_house_rules(angles):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    a = guarded(angles, libraries=('torch',))(4, 5)
+    assert a.dtype == np.float64, f'work in float64: the hidden tests compare at 1e-9, got {a.dtype}'
+    assert a.shape == (4, 3), f'd_model = 5 has ceil(5 / 2) = 3 pairs: expected (4, 3), got {a.shape}'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0]
+points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_position_one_turns_by_one_radian(rotary):
@@ -13,4 +13,12 @@ def test_position_one_turns_by_one_radian(rotary):
     np.testing.assert_allclose(y[0], [1.0, 0.0], atol=1e-12, err_msg='position 0 is not rotated')
     np.testing.assert_allclose(y[1], [np.cos(1.0), np.sin(1.0)], atol=1e-12, err_msg='position 1, d = 2: (1, 0) turns by +1 radian to (cos 1, sin 1); check the signs: y_even = x_even cos - x_odd sin, y_odd = x_even sin + x_odd cos')
     np.testing.assert_allclose(y[2], [-np.sin(2.0), np.cos(2.0)], atol=1e-12, err_msg='position 2 turns by 2 radians')
+
+@test_case(points=None, hidden=False)
+def test_pairs_are_neighbouring_columns(rotary):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    x = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    y = guarded(rotary, libraries=('torch',))(x)
+    np.testing.assert_allclose(y[1], [-np.sin(1.0), np.cos(1.0), 0.0, 0.0], atol=1e-12, err_msg='d = 4, position 1: pair 0 is columns (0, 1), neighbours, not (0, 2) (the half-split layout of some libraries): x = (0, 1, 0, 0) turns by 1 radian to (-sin 1, cos 1, 0, 0)')
 

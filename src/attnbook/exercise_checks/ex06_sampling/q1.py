@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_temperature_one_is_the_softmax(temperature_softmax, logits):
@@ -26,4 +26,14 @@ def test_temperature_divides_the_logits(temperature_softmax):
     import torch
     p = temperature_softmax(torch.tensor([[0.0, 2.0]]), 2.0)
     torch.testing.assert_close(p, torch.tensor([[0.2689414, 0.7310586]]), atol=1e-06, rtol=0, msg='at temperature 2 the logits [0, 2] become [0, 1]: divide the logits by the temperature, before the softmax')
+
+@test_case(points=None, hidden=False)
+def test_extreme_logits_and_house_rules(temperature_softmax):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    inf = float('inf')
+    z = torch.tensor([[1000.0, 0.0, -1000.0], [-inf, 0.0, 1.0], [2.0, 0.0, -inf]])
+    p = guarded(temperature_softmax)(z, 1.0)
+    assert torch.isfinite(p).all(), f"logits of +-1000, or -inf (a token top-k removed), gave {p.tolist()}: subtract each row's maximum before the exponential (exp(1000) overflows), or use torch.softmax"
+    torch.testing.assert_close(p, torch.softmax(z, dim=-1), msg='logits of +-1000 and -inf: wrong probabilities')
 

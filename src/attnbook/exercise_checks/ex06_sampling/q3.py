@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0, 0]
+points = [0, 0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_shape_and_type(sample_next, logits):
@@ -34,4 +34,16 @@ def test_it_draws_rather_than_picks(sample_next):
     ids = sample_next(torch.zeros(200, 10), generator=torch.Generator().manual_seed(1))
     n = len(set(ids.flatten().tolist()))
     assert n >= 5, f'200 rows with ten equally likely tokens gave only {n} different tokens: draw with torch.multinomial(probs, 1, generator=generator) instead of taking the most likely token'
+
+@test_case(points=None, hidden=False)
+def test_sampling_house_rules(sample_next, logits):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    state = torch.get_rng_state()
+    torch.manual_seed(12345)
+    try:
+        ids = guarded(sample_next)(logits, temperature=0.8, top_k=3, generator=torch.Generator().manual_seed(2))
+    finally:
+        torch.set_rng_state(state)
+    assert ids.shape == (2, 1), f'expected (2, 1) token ids, got {tuple(ids.shape)}'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0]
+points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_the_token_that_crosses_p_is_kept(top_p_filter):
@@ -14,4 +14,13 @@ def test_the_token_that_crosses_p_is_kept(top_p_filter):
     kept = torch.isfinite(f)[0].tolist()
     assert kept == [False, True, False, True], f'p = 0.7: the tokens of probability 0.5 and 0.3 make the nucleus (0.5 alone is less than 0.7, so 0.3 is needed too), got kept = {kept}: keep a token while the tokens ranked above it hold less than p'
     assert torch.equal(f[torch.isfinite(f)], z[torch.isfinite(f)]), 'kept logits stay unchanged'
+
+@test_case(points=None, hidden=False)
+def test_nucleus_house_rules(top_p_filter, logits):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    f = guarded(top_p_filter, no_views=True)
+    assert torch.equal(f(logits, 1.0), logits), 'p = 1 keeps every token (as a new tensor)'
+    kept = torch.isfinite(f(logits, 0.5)).tolist()
+    assert kept == [[False, False, False, True, False, False], [False, False, False, True, True, True]], f'p = 0.5 on the two example rows: token 3 alone holds 0.61 of the first row; the second row needs its three likeliest tokens (0.21 + 0.19 < 0.5): got kept = {kept}'
 

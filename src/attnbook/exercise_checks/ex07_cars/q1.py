@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_two_sorted_lists_covering_every_sentence(split_pairs, pair_ids):
@@ -25,4 +25,15 @@ def test_no_pair_is_split(split_pairs, pair_ids):
     train, test = split_pairs(pair_ids, 0.5, 3)
     both = sorted({pair_ids[i] for i in train} & {pair_ids[i] for i in test})
     assert not both, f'pairs {both} have one twin in train and the other in test: choose whole pairs for the test set (from the distinct values of pair_ids), then put every sentence of those pairs there'
+
+@test_case(points=None, hidden=False)
+def test_house_rules_and_a_real_shuffle(split_pairs, pair_ids):
+    from attnbook.exercise_checks.grading import guarded
+    split = guarded(split_pairs, libraries=('sklearn',))
+    train, test = split(pair_ids[::-1], 0.25, 1)
+    not_int = [i for i in train + test if type(i) is not int]
+    assert not not_int, f'sentence indices as Python ints (int(i)), not NumPy integers: got {type(not_int[0]).__name__}'
+    ids = [p for p in range(10) for _ in range(2)]
+    drawn = {tuple(split(ids, 0.3, seed)[1]) for seed in range(40)}
+    assert len(drawn) >= 20, f'40 seeds gave only {len(drawn)} different test sets of 3 pairs out of 10 (120 are possible): choose the pairs at random with np.random.default_rng(seed) (choice or permutation), not a window or an order that the seed shifts'
 

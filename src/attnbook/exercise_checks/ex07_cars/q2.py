@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0]
+points = [0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_shape_and_a_batch_without_padding(masked_mean):
@@ -22,4 +22,13 @@ def test_padding_is_left_out(masked_mean):
     mask = torch.tensor([[True, True, False, False]])
     out = masked_mean(x, mask)
     torch.testing.assert_close(out, torch.tensor([[2.0]]), msg=f"the mean of the real tokens 1 and 3 is 2, got {out.flatten().tolist()}: leave the padded vectors out of the sum and divide by the number of real tokens of each row (the mask's sum), not by T")
+
+@test_case(points=None, hidden=False)
+def test_pooling_house_rules(masked_mean):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    x = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [9.0, 9.0]]])
+    mask = torch.tensor([[True, True, False]])
+    out = guarded(masked_mean)(x, mask)
+    torch.testing.assert_close(out, torch.tensor([[2.0, 3.0]]))
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0]
+points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_no_phrasing_on_both_sides(split_by_phrasing, pair_ids, phrasing_ids):
@@ -13,4 +13,12 @@ def test_no_phrasing_on_both_sides(split_by_phrasing, pair_ids, phrasing_ids):
     assert not both, f'phrasings {both} appear in train and in test: choose whole phrasings for the test set, then put every sentence of those phrasings there'
     n = len({phrasing_ids[i] for i in test})
     assert n == 2, f'0.4 of 5 phrasings is 2 held-out phrasings, got {n}'
+
+@test_case(points=None, hidden=False)
+def test_phrasing_house_rules(split_by_phrasing, pair_ids, phrasing_ids):
+    from attnbook.exercise_checks.grading import guarded
+    split = guarded(split_by_phrasing, libraries=('sklearn',))
+    train, test = split(pair_ids[::-1], phrasing_ids[::-1], 0.4, 3)
+    not_int = [i for i in train + test if type(i) is not int]
+    assert not not_int, f'sentence indices as Python ints (int(i)), not NumPy integers: got {type(not_int[0]).__name__}'
 

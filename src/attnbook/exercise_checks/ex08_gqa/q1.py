@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0]
+points = [0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_expand_shape(expand_kv, k):
@@ -18,4 +18,13 @@ def test_copies_sit_next_to_each_other(expand_kv):
     heads = torch.arange(3.0).view(1, 3, 1, 1)
     out = expand_kv(heads, 2)
     assert out.flatten().tolist() == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0], f'heads 0, 1, 2 repeated twice should read 0, 0, 1, 1, 2, 2; got {out.flatten().tolist()}: x.repeat(1, n_rep, 1, 1) tiles the whole set (0, 1, 2, 0, 1, 2), so query head 1 would read key head 1 instead of 0; repeat each head in place (repeat_interleave, or a new axis after the heads, expand, reshape)'
+
+@test_case(points=None, hidden=False)
+def test_expand_house_rules(expand_kv, k):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    before = k.clone()
+    out = guarded(expand_kv, new_object=False)(k, 2)
+    assert torch.equal(k, before), 'expand_kv changed the keys it was given'
+    assert out.shape == (2, 4, 6, 8)
 

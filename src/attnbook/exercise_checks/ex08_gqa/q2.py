@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_gqa_shape(gqa_attention, q, k, v):
@@ -23,4 +23,21 @@ def test_gqa_small_example(gqa_attention, q, k, v):
     scores = scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float('-inf'))
     want = torch.softmax(scores, dim=-1) @ v2
     assert torch.allclose(out, want, atol=1e-05), 'the outputs differ from softmax(Q K^T / sqrt(d_k)) V with the causal mask: check the division by sqrt(d_k) (of the scores, before the softmax) and that the softmax runs over the keys (the last axis)'
+
+@test_case(points=None, hidden=False)
+def test_gqa_house_rules(gqa_attention, q, k, v):
+    from attnbook.exercise_checks.grading import guarded
+    out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
+    assert out.shape == (2, 4, 6, 8)
+
+@test_case(points=None, hidden=False)
+def test_gqa_decoding_in_float64_at_width_4(gqa_attention):
+    import torch
+    g = torch.Generator().manual_seed(7)
+    q = torch.randn(1, 2, 1, 4, generator=g, dtype=torch.float64)
+    k, v = (torch.randn(1, 1, 3, 4, generator=g, dtype=torch.float64) for _ in range(2))
+    out = gqa_attention(q, k, v, True)
+    assert out.shape == (1, 2, 1, 4) and out.dtype == torch.float64, f'float64 inputs, T_q = 1: expected a float64 (1, 2, 1, 4) output, got {out.dtype} {tuple(out.shape)}'
+    weights = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
+    torch.testing.assert_close(out, weights @ v, atol=1e-12, rtol=1e-12, msg='one query at the last of 3 positions, d_k = 4, float64: it sees every key (the mask is (T_q, T_k), aligned at the bottom-right), the scores are divided by sqrt(q.shape[-1]) = 2 (not a fixed number), and every step stays in float64')
 

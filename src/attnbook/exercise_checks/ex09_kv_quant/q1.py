@@ -7,20 +7,26 @@ points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_quantize_shapes(quantize_keys, k):
+    from attnbook.exercise_checks.grading import guarded
+    quantize_keys = guarded(quantize_keys, new_object=False)
     import torch
-    out = quantize_keys(k, 8)
-    assert isinstance(out, tuple) and len(out) == 3, 'return three tensors: codes, scale, low'
-    codes, scale, low = out
-    assert codes.shape == (1, 2, 6, 4), f'codes must have the shape of k, (1, 2, 6, 4), got {tuple(codes.shape)}'
+    out = quantize_keys(k, 4, 4)
+    assert isinstance(out, tuple) and len(out) == 4, 'return four tensors: codes, scale, low, residual'
+    codes, scale, low, residual = out
     assert codes.dtype == torch.uint8, f'codes must be torch.uint8, got {codes.dtype}'
-    assert scale.shape == low.shape == (1, 2, 1, 4), f'one scale and one minimum per channel: expected (1, 2, 1, 4), got {tuple(scale.shape)} and {tuple(low.shape)}; a shape (1, 2, 6, 1) means one per token (the reduction ran over the channels)'
+    assert codes.shape == (1, 2, 8, 8) and residual.shape == (1, 2, 2, 8), f'10 tokens in groups of 4: two complete groups, codes (1, 2, 8, 8), and the last 10 % 4 = 2 tokens stay in the residual, (1, 2, 2, 8); got codes {tuple(codes.shape)} and residual {tuple(residual.shape)}: the incomplete last group is not quantised'
+    assert scale.shape == low.shape == (1, 2, 2, 8), f'one scale and one minimum per group and channel: (1, 2, 2, 8), got {tuple(scale.shape)} and {tuple(low.shape)}; a last axis of 1 means one per token (the reduction ran over the channels, not over the G tokens of a group)'
+    assert scale.dtype == low.dtype == residual.dtype == torch.float32, f"scale, low and residual keep the keys' dtype (float32 here), got {scale.dtype}, {low.dtype}, {residual.dtype}"
+    codes, scale, low, residual = quantize_keys(k, 4, 5)
+    assert codes.shape == (1, 2, 10, 8) and residual.shape == (1, 2, 0, 8), f'10 tokens in groups of 5: both groups complete, codes (1, 2, 10, 8), and no residual, (1, 2, 0, 8); got codes {tuple(codes.shape)} and residual {tuple(residual.shape)}' + (': k[:, :, -(T % G):] is k[:, :, 0:], all of k, when G divides T' if residual.shape[2] == 10 else '')
 
 @test_case(points=None, hidden=False)
 def test_quantize_small_example(quantize_keys):
     import torch
-    x = torch.tensor([[1.0, 100.0], [2.0, 300.0], [4.0, 200.0]]).view(1, 1, 3, 2)
-    codes, scale, low = quantize_keys(x, 8)
-    assert torch.allclose(low.flatten(), torch.tensor([1.0, 100.0])), f'the minima of the two channels are 1 and 100, got {low.flatten().tolist()}'
-    assert torch.allclose(scale.flatten(), torch.tensor([3.0, 200.0]) / 255), f'8 bits give 2^8 - 1 = 255 steps between minimum and maximum: scales 3/255 and 200/255, got {scale.flatten().tolist()}'
-    assert codes[0, 0, :, 0].tolist() == [0, 85, 255], f'channel 0 holds 1, 2, 4: codes round((x - 1) / (3/255)) = 0, 85, 255; got {codes[0, 0, :, 0].tolist()}'
+    x = torch.tensor([[0.0, -1.0], [1.8, 1.0], [3.0, 0.2], [10.0, 4.0], [16.0, 4.3], [13.5, 7.0], [100.0, -50.0]]).view(1, 1, 7, 2)
+    codes, scale, low, residual = quantize_keys(x, 2, 3)
+    assert torch.equal(residual.flatten(), torch.tensor([100.0, -50.0])), f'the last T % G = 1 token, token 6, stays in full precision: residual [100, -50], got {residual.flatten().tolist()}: the groups start at token 0 and the residual is at the end'
+    assert torch.allclose(low.flatten(), torch.tensor([0.0, -1.0, 10.0, 4.0])), f'the minima of group 0 (tokens 0-2) are 0 and -1, of group 1 (tokens 3-5) 10 and 4, low = [[0, -1], [10, 4]]; got {low.flatten().tolist()}: a group is G consecutive tokens'
+    assert torch.allclose(scale.flatten(), torch.tensor([1.0, 2 / 3, 2.0, 1.0])), f'2 bits give 2^2 - 1 = 3 steps between minimum and maximum: scales 3/3, 2/3, 6/3, 3/3; got {scale.flatten().tolist()}'
+    assert codes[0, 0, :, 0].tolist() == [0, 2, 3, 0, 3, 2], f'channel 0 holds 0, 1.8, 3 and 10, 16, 13.5: codes round((x - min) / s) = 0, 2, 3 and 0, 3, 2; got {codes[0, 0, :, 0].tolist()}: round to the nearest code, not down'
 
