@@ -1,7 +1,9 @@
 """The proofs of `make exercises-prove` (documented in `tools/exercises.py`): the reference
 solution scores 100 %, the untouched notebook 0, every listed wrong answer less, a tampering
-one exactly 0 on the questions it tampers with, a correct-but-different one 100 %, and each
-question has a mistake its public checks flag.
+one exactly 0 on the questions it tampers with, a correct-but-different one 100 %, each
+question has a mistake its public checks flag, and no mistake loses a question silently: a
+wrong answer that loses half or more of a question's points fails at least one public check of
+that question (multiple-choice questions are exempt, see `question_verdicts`).
 
 Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
 label to a list of (old, new) text edits of the reference answer cells; every `old` must
@@ -40,6 +42,7 @@ from tools.exercise_build import (
     publish_zip_only,
     stale_files,
 )
+from tools.exercise_public_rule import question_verdicts
 from tools.exercise_grading import (
     Grade,
     Grader,
@@ -263,6 +266,11 @@ def check_proof(name: str, data: dict) -> bool:
             print(
                 f"      hidden tests say:  {hidden_msg[:150] or '(all hidden tests pass)'}"
             )
+            wrong = not label.startswith((TAMPER_PREFIX, CORRECT_PREFIX))
+            for _, line, silent in question_verdicts(label, g) if wrong else []:
+                print(f"      {line[:150]}")
+                if silent:
+                    problems.append(f"{name}: {silent}")
         if not good:
             problems.append(f"{label}: expected {expect}")
     for question in data["questions"]:

@@ -34,9 +34,12 @@ committed, because they are served from the repository and the package, not from
 student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
 reference) less than 100 %, a tampering one 0 on the questions it tampers with, and a
 correct-but-different one 100 %; each question has a listed mistake that one of its public
-checks flags; it prints the message each mistake gets. Two worker processes share the
-exercises, the longest proofs first; each builds and grades its exercises in one Python
-process (one import of PyTorch and otter, one process server for all of them).
+checks flags; a wrong answer that loses half or more of a question fails one of that
+question's public checks (multiple-choice questions exempt); it prints the message each
+mistake gets, and per question lost the public verdict beside the hidden score. Two worker
+processes share the exercises, the longest proofs first; each builds and grades its
+exercises in one Python process (one import of PyTorch and otter, one process server for all
+of them).
 
 One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
 runs on Gradescope): the submission's notebook runs in a child process forked from a server

@@ -133,3 +133,48 @@ WRONG_ANSWERS.update({
          "    import sys\n    sys.setprofile(None)\n" + _TORCH_SOFTMAX[1]),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 28: mistakes that used to pass every public check (item 3) and new kinds (item 6)
+    "d_k from the wrong axis: K.shape[0], the number of keys": [
+        ("    d_k = Q.shape[-1]\n", "    d_k = K.shape[0]\n"),
+    ],
+    "self-attention with W_q and W_k swapped": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X @ W_k, X @ W_q, X @ W_v)"),
+    ],
+    "softmax shifted by the row mean (a row from -1000 to 1000 overflows)": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)",
+         "    shifted = scores - scores.mean(axis=-1, keepdims=True)"),
+    ],
+    "softmax row by row in a Python loop, np.stack of the rows (no rows: fails)": [
+        ("    return exps / exps.sum(axis=-1, keepdims=True)",
+         "    rows = [row / row.sum() for row in exps.reshape(-1, exps.shape[-1])]\n"
+         "    return np.stack(rows).reshape(exps.shape)"),
+    ],
+    "mask made by multiplying, then zeros set to -inf (an allowed score of 0 is masked)": [
+        ("        scores = np.where(mask, scores, -np.inf)",
+         "        scores = scores * mask\n        scores[scores == 0] = -np.inf"),
+    ],
+    "mask applied after the softmax, then renormalised (a huge masked score: 0 / 0)": [
+        ("    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+         "    weights = scores_to_weights(scores)\n",
+         "    weights = scores_to_weights(scores)\n"
+         "    if mask is not None:\n        weights = np.where(mask, weights, 0.0)\n"
+         "        weights = weights / weights.sum(axis=-1, keepdims=True)\n"),
+    ],
+    "correct: the softmax through the log-sum-exp of each row": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)\n    exps = np.exp(shifted)\n"
+         "    return exps / exps.sum(axis=-1, keepdims=True)",
+         "    top = scores.max(axis=-1, keepdims=True)\n"
+         "    log_total = top + np.log(np.exp(scores - top).sum(axis=-1, keepdims=True))\n"
+         "    return np.exp(scores - log_total)"),
+    ],
+    "correct: self-attention written out inline, without calling attention": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)",
+         "    q, k, v = X @ W_q, X @ W_k, X @ W_v\n"
+         "    s = q @ k.T / np.sqrt(q.shape[-1])\n"
+         "    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
+         "    w = e / e.sum(axis=-1, keepdims=True)\n"
+         "    return w @ v, w"),
+    ],
+})

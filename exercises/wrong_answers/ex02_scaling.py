@@ -238,3 +238,11 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
          "    z = np.asarray(scores) / temperature\n"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 28, item 6: new kinds of mistake, each caught by a hidden test
+    "online average: the running maximum started at 0 (scores near -1000 underflow)": [
+        ("    state = (np.full(t_q, -np.inf), np.zeros(t_q), np.zeros((t_q, values.shape[-1])))",
+         "    state = (np.zeros(t_q), np.zeros(t_q), np.zeros((t_q, values.shape[-1])))"),
+    ],
+})

@@ -166,3 +166,28 @@ WRONG_ANSWERS.update({
          _WATCHER + "def multihead_attention(x, W_q, W_k, W_v, W_o, n_head):"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 28, item 6: an empty sequence, inputs requiring grad and other float dtypes
+    "split with view(B, T, n_head, -1): no tokens, the -1 cannot be inferred": [
+        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+         "    return x.view(B, T, n_head, -1).transpose(1, 2)"),
+    ],
+    "split through NumPy (fails for inputs requiring grad and for bfloat16)": [
+        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+         "    return torch.from_numpy(x.numpy().reshape(B, T, n_head, d_k).transpose(0, 2, 1, 3))"),
+    ],
+    # item 4: correct answers written differently
+    "correct: merge with permute, contiguous and view": [
+        ("    return x.transpose(1, 2).reshape(B, T, H * d_k)",
+         "    return x.permute(0, 2, 1, 3).contiguous().view(B, T, H * d_k)"),
+    ],
+    "correct: the layer's scores with einsum": [
+        ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, T, T)",
+         '    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / math.sqrt(d_k)'),
+    ],
+    "correct: the fused product cut with chunk(3)": [
+        ("    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]  # (B, T, D) each",
+         "    q, k, v = qkv.chunk(3, dim=-1)"),
+    ],
+})

@@ -152,3 +152,34 @@ WRONG_ANSWERS.update({
         ("    return torch.ones(T, T, dtype=torch.bool).tril()", "    return _CAUSAL[:T, :T].clone()"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 28, item 6: new kinds of mistake, each caught by a hidden test
+    "masked attention: the mask made by multiplying (an allowed score of exactly 0 is masked)": [
+        ('    scores = scores.masked_fill(~mask, float("-inf"))  # before the softmax',
+         '    scores = scores * mask\n    scores = scores.masked_fill(scores == 0, float("-inf"))'),
+    ],
+    "masked attention: weights masked after the softmax, then renormalised": [
+        ("    weights = torch.softmax(scores.masked_fill(~has_keys, 0.0), dim=-1)\n"
+         "    weights = weights.masked_fill(~has_keys, 0.0)\n",
+         "    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d_k), dim=-1).masked_fill(~mask, 0.0)\n"
+         "    total = weights.sum(dim=-1, keepdim=True)\n"
+         "    weights = torch.where(total > 0, weights / total, torch.zeros_like(weights))\n"),
+    ],
+    "padding mask from a list comprehension (an empty batch loses its shape)": [
+        ("    lengths = torch.as_tensor(lengths)  # (B,)\n    positions = torch.arange(T)  # (T,)\n"
+         "    is_real = positions[None, :] < lengths[:, None]  # (B, T)\n    return is_real[:, None, :]  # (B, 1, T)",
+         "    return torch.tensor([[t < int(n) for t in range(T)] for n in lengths], dtype=torch.bool)[:, None, :]"),
+    ],
+    "padding mask with a mutable default list, shared between calls": [
+        ("def padding_mask(lengths, T):", "def padding_mask(lengths, T, rows=[]):"),
+        ("    lengths = torch.as_tensor(lengths)  # (B,)\n    positions = torch.arange(T)  # (T,)\n"
+         "    is_real = positions[None, :] < lengths[:, None]  # (B, T)\n    return is_real[:, None, :]  # (B, 1, T)",
+         "    rows.extend([t < int(n) for t in range(T)] for n in lengths)\n"
+         "    return torch.tensor(rows, dtype=torch.bool).reshape(-1, 1, T)"),
+    ],
+    "correct: the causal mask by comparing positions": [
+        ("    return torch.ones(T, T, dtype=torch.bool).tril()",
+         "    i = torch.arange(T)\n    return i[:, None] >= i[None, :]"),
+    ],
+})

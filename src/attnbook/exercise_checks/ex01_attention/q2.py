@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0, 0]
+points = [0, 0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_shapes(attention, Q, K, V):
@@ -23,10 +23,12 @@ def test_weights_are_a_distribution(attention, Q, K, V):
 def test_scores_are_scaled(attention):
     import numpy as np
     Q = np.array([[2.0, 0.0]])
-    K = np.array([[1.0, 0.0], [0.0, 0.0]])
-    V = np.array([[1.0], [0.0]])
-    _, w = attention(Q, K, V)
-    np.testing.assert_allclose(w, [[0.80442, 0.19558]], atol=0.0001, err_msg='did you divide the scores by sqrt(d_k), with d_k = Q.shape[-1] = 2?')
+    K = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    V = np.array([[1.0], [0.0], [0.0]])
+    out, w = attention(Q, K, V)
+    assert np.shape(w) == (1, 3), f'weights should be (T_q, T_k) = (1, 3), got {np.shape(w)}'
+    np.testing.assert_allclose(w, [[0.67284, 0.16358, 0.16358]], atol=0.0001, err_msg='did you divide the scores by sqrt(d_k), with d_k the width of the queries and keys, Q.shape[-1] = 2 (not the number of keys, K.shape[0] = 3)?')
+    assert out.dtype == np.float64 and w.dtype == np.float64, f"return float64 arrays (NumPy's default), got {out.dtype} and {w.dtype}"
 
 @test_case(points=None, hidden=False)
 def test_the_mask_hides_keys(attention):
@@ -38,6 +40,14 @@ def test_the_mask_hides_keys(attention):
     out, w = attention(Q, K, V, mask=mask)
     assert np.shape(w) == (2, 3), f'weights should be (T_q, T_k) = (2, 3), got {np.shape(w)}'
     assert np.all(w[~mask] == 0), f'the hidden keys got weights {w[~mask]}: where the mask is False, set the score to -inf before the softmax (True means the query may attend to that key)'
+    assert w[1, 0] > 0.3, f'query 1 may attend to key 0, whose score is exactly 0, but it got weight {w[1, 0]}: mask where the mask is False (np.where(mask, scores, -np.inf)), not where a score is 0'
     np.testing.assert_allclose(w.sum(axis=1), [1.0, 1.0], atol=1e-09, err_msg='with a mask each row must still sum to 1: mask the scores, not the weights')
     np.testing.assert_allclose(out, w @ V, atol=1e-12, err_msg='the output is weights @ V')
+
+@test_case(points=None, hidden=False)
+def test_house_rules(attention, Q, K, V):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    out, w = guarded(attention, libraries=('torch', 'scipy'))(Q, K, V)
+    assert np.shape(out) == (4, 8), f'output should be (T_q, d_v) = (4, 8), got {np.shape(out)}'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0, 0]
+points = [0, 0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_temperature_one(softmax_with_temperature):
@@ -34,4 +34,11 @@ def test_rejects_zero(softmax_with_temperature):
     except ValueError:
         return
     raise AssertionError('temperature = 0 should raise a ValueError')
+
+@test_case(points=None, hidden=False)
+def test_softmax_house_rules(softmax_with_temperature):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    w = guarded(softmax_with_temperature, libraries=('torch', 'scipy'))(np.array([[4.0, 1.0], [2.0, 2.0]]), 0.5)
+    np.testing.assert_allclose(np.sum(w, axis=-1), [1.0, 1.0], atol=1e-09)
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_vjp_by_hand(softmax_vjp):
@@ -28,4 +28,13 @@ def test_unscaled_gradients_vanish(score_gradient_norm):
     fair = score_gradient_norm(1024, 16, 200, 0, scaled=True)
     assert isinstance(raw, float) and isinstance(fair, float), 'return Python floats'
     assert raw < 0.25 * fair, f'd_k = 1024: without scaling the gradient reaching the scores should be far smaller than with it, got {raw:.4f} vs {fair:.4f}: are the raw scores left undivided when scaled is false?'
+
+@test_case(points=None, hidden=False)
+def test_gradient_house_rules(softmax_vjp, score_gradient_norm):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    a, g = (np.array([[0.2, 0.3, 0.5]]), np.array([[1.0, -1.0, 2.0]]))
+    got = guarded(softmax_vjp, libraries=('torch', 'scipy'))(a, g)
+    assert np.shape(got) == (1, 3), f'expected the shape of the weights, (1, 3), got {np.shape(got)}'
+    guarded(score_gradient_norm, libraries=('torch', 'scipy'))(4, 3, 2, 0, True)
 

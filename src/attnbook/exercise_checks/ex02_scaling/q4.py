@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_first_step_from_the_empty_state(online_softmax_step):
@@ -37,4 +37,18 @@ def test_average_equals_the_full_softmax(online_softmax_average):
     got = online_softmax_average(s, v, 2)
     assert np.shape(got) == (2, 3), f'expected (T_q, d_v) = (2, 3), got {np.shape(got)}'
     np.testing.assert_allclose(got, full(s, v), atol=1e-12, rtol=1e-12, err_msg='blocks of 2 keys (the last one has 1): must equal softmax(S) V')
+
+@test_case(points=None, hidden=False)
+def test_masked_blocks_and_house_rules(online_softmax_step, online_softmax_average):
+    from attnbook.exercise_checks.grading import guarded
+    import numpy as np
+    step = guarded(online_softmax_step, libraries=('torch', 'scipy'))
+    with np.errstate(all='ignore'):
+        m, l, acc = step((np.full(2, -np.inf), np.zeros(2), np.zeros((2, 1))), np.array([[-np.inf, -np.inf], [-np.inf, 1.0]]), np.array([[1.0], [3.0]]))
+    assert not (np.isnan(m).any() or np.isnan(l).any() or np.isnan(acc).any()), 'a block of only -inf from the empty state gave NaN: exp(-inf - (-inf)) is NaN, so shift a row that has seen nothing but -inf by 0 instead (its state stays m = -inf, l = 0, acc = 0)'
+    assert (m[0], l[0], acc[0, 0]) == (-np.inf, 0.0, 0.0), f'query 0 has seen only masked keys: its state stays (m, l, acc) = (-inf, 0, 0), got ({m[0]}, {l[0]}, {acc[0, 0]})'
+    s = np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 0.0]])
+    with np.errstate(all='ignore'):
+        got = guarded(online_softmax_average, libraries=('torch', 'scipy'))(s, np.array([[1.0], [5.0], [3.0]]), 2)
+    np.testing.assert_allclose(got, [[0.0], [2.0]], atol=1e-12, err_msg='a query whose keys are all masked gets zeros; the other one averages the values of keys 0 and 2')
 

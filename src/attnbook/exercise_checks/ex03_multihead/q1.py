@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_split_shape(split_heads, x):
@@ -27,4 +27,11 @@ def test_split_keeps_tokens_apart(split_heads):
     out = split_heads(xs, 2)
     assert out.shape == (1, 2, 3, 2), f'expected (B, H, T, d_k) = (1, 2, 3, 2), got {tuple(out.shape)}'
     assert out[0, 1, 0].tolist() == [2.0, 3.0], f'head 1 of token 0 must hold features 2 and 3 of token 0, [2.0, 3.0], got {out[0, 1, 0].tolist()}: reshape to (B, T, H, d_k) first, then swap the T and H axes (transpose); a direct view as (B, H, T, d_k) mixes the tokens up'
+
+@test_case(points=None, hidden=False)
+def test_split_house_rules(split_heads):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    out = guarded(split_heads, libraries=('einops',))(torch.zeros(1, 2, 6), 2)
+    assert tuple(out.shape) == (1, 2, 2, 3), f'expected (1, 2, 2, 3), got {tuple(out.shape)}'
 

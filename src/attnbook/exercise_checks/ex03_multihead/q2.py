@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_merge_shape(merge_heads):
@@ -24,4 +24,11 @@ def test_merge_puts_heads_side_by_side(merge_heads):
     out = merge_heads(heads)
     assert out.shape == (1, 3, 4), f'expected (B, T, H * d_k) = (1, 3, 4), got {tuple(out.shape)}'
     assert out[0, 2].tolist() == [4.0, 5.0, 10.0, 11.0], f"token 2 must hold head 0's features of token 2 then head 1's, [4.0, 5.0, 10.0, 11.0], got {out[0, 2].tolist()}: swap the H and T axes back (transpose) before the reshape"
+
+@test_case(points=None, hidden=False)
+def test_merge_house_rules(merge_heads):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    out = guarded(merge_heads, libraries=('einops',))(torch.zeros(1, 2, 3, 2))
+    assert tuple(out.shape) == (1, 3, 4), f'expected (1, 3, 4), got {tuple(out.shape)}'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_layer_shapes(multihead_attention, x, W_q, W_k, W_v, W_o):
@@ -26,4 +26,10 @@ def test_layer_values_on_the_example(multihead_attention, x, W_q, W_k, W_v, W_o)
     torch.testing.assert_close(w[0, 1, 2], want_w, atol=0.0001, rtol=0, msg='the weights of head 1, query 2 differ: per head, scores = (x W_q)(x W_k)^T / sqrt(d_k) with d_k = D / H = 4 (not D, and not unscaled), keys from W_k, row vectors (x @ W)')
     want_out = torch.tensor([-0.047689, 0.8703361, 1.2919313, -0.0941606])
     torch.testing.assert_close(out[1, 3, :4], want_out, atol=0.0001, rtol=0, msg='the weights agree but the output differs: merge the heads back to (B, T, D) and multiply by W_o (x @ W_o, not W_o @ x)')
+
+@test_case(points=None, hidden=False)
+def test_layer_house_rules(multihead_attention, x, W_q, W_k, W_v, W_o):
+    from attnbook.exercise_checks.grading import guarded
+    out, w = guarded(multihead_attention, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(x, W_q, W_k, W_v, W_o, 3)
+    assert tuple(w.shape) == (2, 3, 5, 5), f'weights should be (2, 3, 5, 5), got {tuple(w.shape)}'
 

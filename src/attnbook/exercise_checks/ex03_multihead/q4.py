@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0]
+points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_cut_into_q_k_v_first(fused_qkv_heads):
@@ -14,4 +14,11 @@ def test_cut_into_q_k_v_first(fused_qkv_heads):
     assert q.shape == k.shape == v.shape == (1, 2, 1, 2), f'each of q, k, v is (B, H, T, d_k) = (1, 2, 1, 2), got {tuple(q.shape)}'
     assert k[0, :, 0].tolist() == [[2.0, 4.0], [6.0, 8.0]], f'the keys are columns D..2D-1 of x @ W_qkv, here 2x = [2, 4, 6, 8] in two heads, got {k[0, :, 0].tolist()}: cut the product into queries, keys and values first, then split each into heads'
     assert v[0, 1, 0].tolist() == [9.0, 12.0], f'head 1 of the values is [9, 12], got {v[0, 1, 0].tolist()}'
+
+@test_case(points=None, hidden=False)
+def test_fused_house_rules(fused_qkv_heads):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    q, k, v = guarded(fused_qkv_heads, names=('_in_projection_packed',))(torch.ones(1, 2, 4), torch.eye(4).repeat(1, 3), 2)
+    assert tuple(v.shape) == (1, 2, 2, 2), f'expected (1, 2, 2, 2), got {tuple(v.shape)}'
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_causal_type_and_shape(causal_mask):
@@ -24,4 +24,10 @@ def test_causal_first_and_last_query(causal_mask):
     m = causal_mask(4)
     assert m[0].tolist() == [True, False, False, False], f'query 0 may attend to key 0 only, but its row is {m[0].tolist()}: the allowed pairs are on and below the diagonal (the lower triangle, tril), True = may attend'
     assert m[3].tolist() == [True] * 4, f'the last query may attend to every key, but its row is {m[3].tolist()}'
+
+@test_case(points=None, hidden=False)
+def test_causal_house_rules(causal_mask):
+    from attnbook.exercise_checks.grading import guarded
+    m = guarded(causal_mask)(3)
+    assert tuple(m.shape) == (3, 3), f'expected (3, 3), got {tuple(m.shape)}'
 

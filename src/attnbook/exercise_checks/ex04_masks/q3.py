@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0]
+points = [0, 0, 0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_masked_attention_shapes(masked_attention, q, k, v):
@@ -29,4 +29,26 @@ def test_a_query_without_keys(masked_attention, q, k, v):
     out, w = masked_attention(q, k, v, mask)
     assert not torch.isnan(w).any() and (not torch.isnan(out).any()), 'a query whose keys are all masked gave NaN: the softmax of a row of only -inf is 0 / 0; give such a row zero weights (and mind its gradients too)'
     assert (w[:, 1] == 0).all() and (out[:, 1] == 0).all(), 'a query without keys gets zero weights and a zero output'
+
+@test_case(points=None, hidden=False)
+def test_scaled_scores_and_an_allowed_zero_score(masked_attention):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    q = torch.tensor([[[2.0, 0.0, 0.0, 0.0]]])
+    k = torch.tensor([[[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]])
+    v = torch.eye(3)[None]
+    mask = torch.tensor([[True, True, False]])
+    out, w = guarded(masked_attention, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(q, k, v, mask)
+    e = torch.e
+    torch.testing.assert_close(w[0, 0], torch.tensor([e / (e + 1), 1 / (e + 1), 0.0]), atol=1e-06, rtol=0, msg='scores [2, 0] / sqrt(4) = [1, 0] for the two allowed keys: divide by sqrt(d_k); key 1 is allowed and its score is exactly 0, so it keeps its weight (mask where the mask is False, not where a score is 0)')
+
+@test_case(points=None, hidden=False)
+def test_no_nan_gradient_through_a_query_without_keys(masked_attention, q, k, v):
+    from attnbook.exercise_checks.grading import grad_of
+    import torch
+    mask = torch.ones(5, 5, dtype=torch.bool)
+    mask[3] = False
+    _, (dq, dk, dv) = grad_of(masked_attention, q, k, v, mask, wrt=(0, 1, 2), output=0)
+    finite = [bool(torch.isfinite(d).all()) for d in (dq, dk, dv)]
+    assert all(finite), f'finite gradients for q, k, v: {finite}; training through a query without keys gives NaN: torch.softmax of a row of only -inf has a NaN backward pass even when nan_to_num cleans the output, so give such a row finite scores before the softmax and zero its weights after it'
 

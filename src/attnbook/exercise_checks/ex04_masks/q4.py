@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0]
+points = [0, 0]
 
 @test_case(points=None, hidden=False)
 def test_the_first_steps(decode_step):
@@ -16,4 +16,12 @@ def test_the_first_steps(decode_step):
     assert K.shape == (2, 2) and V.shape == (2, 3), 'the cache grows by one token per step'
     w = torch.softmax(torch.tensor([2.0, 0.0]) / 2 ** 0.5, dim=0)
     torch.testing.assert_close(out, w[0] * torch.tensor([5.0, 7.0, 9.0]) + w[1] * torch.ones(3), msg='the second token attends to both cached keys, scaled by sqrt(d_k)')
+
+@test_case(points=None, hidden=False)
+def test_decode_house_rules(decode_step):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    cache = (torch.ones(2, 3), torch.ones(2, 1))
+    out, (K, V) = guarded(decode_step, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(torch.ones(3), torch.zeros(3), torch.zeros(1), cache)
+    assert tuple(K.shape) == (3, 3), f'the cache grows by one token: expected keys (3, 3), got {tuple(K.shape)}'
 

@@ -1,0 +1,79 @@
+"""The proof's warn-before-losing rule (issue 28, item 3), on made-up grades: a wrong answer
+that loses half or more of a question with every public check of it green is a silent loss;
+a smaller loss, a loss a public check flags, and a multiple-choice question are not."""
+
+from __future__ import annotations
+
+from tools.exercise_grading import Grade
+from tools.exercise_public_rule import question_verdicts
+
+
+def grade(
+    q1_hidden_passed: list[bool], q1_public_passed: bool, mcq_right: bool
+) -> Grade:
+    """Question q1: one public check (0 points) and hidden tests of 1 point each; question
+    q2: a multiple-choice question (its one public check is `test_one_letter`)."""
+    tests = [
+        {
+            "name": "test_example",
+            "question": "q1",
+            "hidden": False,
+            "points": 0.0,
+            "passed": q1_public_passed,
+            "message": "" if q1_public_passed else "hint",
+        },
+    ]
+    tests += [
+        {
+            "name": f"test_hidden_{i}",
+            "question": "q1",
+            "hidden": True,
+            "points": 1.0,
+            "passed": ok,
+            "message": "",
+        }
+        for i, ok in enumerate(q1_hidden_passed)
+    ]
+    tests += [
+        {
+            "name": "test_one_letter",
+            "question": "q2",
+            "hidden": False,
+            "points": 0.0,
+            "passed": True,
+            "message": "",
+        },
+        {
+            "name": "test_the_answer",
+            "question": "q2",
+            "hidden": True,
+            "points": 1.0,
+            "passed": mcq_right,
+            "message": "",
+        },
+    ]
+    questions = {
+        "q1": float(sum(q1_hidden_passed)),
+        "q2": 1.0 if mcq_right else 0.0,
+    }
+    return Grade("sub", "ok", sum(questions.values()), 5.0, questions, tests)
+
+
+def problems(g: Grade) -> list[str]:
+    return [p for _, _, p in question_verdicts("a wrong answer", g) if p]
+
+
+def test_half_a_question_lost_with_green_public_checks_is_silent():
+    found = problems(grade([True, True, False, False], True, True))
+    assert (
+        len(found) == 1
+        and "q1 lost silently by wrong answer 'a wrong answer'" in found[0]
+    )
+
+
+def test_a_flagged_loss_a_small_loss_and_a_wrong_letter_are_not():
+    assert problems(grade([True, True, False, False], False, True)) == []
+    assert problems(grade([True, True, True, False], True, True)) == []
+    verdicts = question_verdicts("a wrong answer", grade([True] * 4, True, False))
+    assert [(q, p) for q, _, p in verdicts] == [("q2", "")]
+    assert "multiple choice: exempt" in verdicts[0][1]

@@ -1,0 +1,77 @@
+"""The proof's warn-before-losing rule (issue 28, item 3), used by `tools/exercise_proof.py`:
+a wrong answer in the proofs that loses half or more of a question's points must fail at
+least one public check of that question, with a message that names the mistake; otherwise the
+student sees green public checks and loses the question at grading (a silent loss), and the
+proof fails.
+"""
+
+from __future__ import annotations
+
+from tools.exercise_grading import Grade
+
+# A question whose only public check is this one is multiple choice: a public check can say
+# whether the answer is one of the letters, never whether it is the right one, so a wrong
+# letter loses the question silently by design. Such questions are exempt from the
+# warn-before-losing rule below.
+MULTIPLE_CHOICE_CHECK = "test_one_letter"
+
+
+def is_multiple_choice(g: Grade, question: str) -> bool:
+    public = {
+        t["name"] for t in g.tests if t["question"] == question and not t["hidden"]
+    }
+    return public == {MULTIPLE_CHOICE_CHECK}
+
+
+def question_points(g: Grade) -> dict[str, float]:
+    """question -> the points it is worth (the sum of its tests' points)."""
+    total: dict[str, float] = {}
+    for t in g.tests:
+        total[t["question"]] = total.get(t["question"], 0.0) + t["points"]
+    return total
+
+
+def question_verdicts(label: str, g: Grade) -> list[tuple[str, str, str]]:
+    """Per question that the wrong answer `g` loses points on: (question, the line that puts
+    its public verdict beside its hidden score, the problem if the loss is silent, else "").
+
+    The warn-before-losing rule (issue 28, item 3): a wrong answer that loses half or more of
+    a question's points must fail at least one public check of that question, whose message
+    names the mistake; a smaller loss may stay silent (the hidden tests catch finer points).
+    Multiple-choice questions are exempt (see `MULTIPLE_CHOICE_CHECK`). The caller passes
+    only wrong answers: not the reference, the untouched notebook, tampering or correct
+    answers."""
+    if g.status != "ok":
+        return []
+    found = []
+    for question, possible in question_points(g).items():
+        score = g.questions.get(question, 0.0)
+        lost = possible - score
+        if possible <= 0 or lost <= 1e-9:
+            continue
+        failed_public = [
+            t
+            for t in g.tests
+            if t["question"] == question and not t["hidden"] and not t["passed"]
+        ]
+        if failed_public:
+            first = failed_public[0]
+            public = f"fails, {first['name']}: {first['message']}"
+        else:
+            public = "all public checks pass"
+        half = lost >= possible / 2 - 1e-9
+        silent = half and not failed_public and not is_multiple_choice(g, question)
+        line = f"{question}: hidden {score:g}/{possible:g}, public {public}"
+        if silent:
+            line += "  <- SILENT LOSS"
+        elif half and not failed_public:
+            line += "  (multiple choice: exempt)"
+        problem = (
+            f"{question} lost silently by wrong answer {label!r}: {score:g}/{possible:g} "
+            f"points and every public check of {question} passes (add a public check that "
+            "fails with a hint naming this mistake)"
+            if silent
+            else ""
+        )
+        found.append((question, line, problem))
+    return found
