@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 ADDITIVE_THRESHOLD = -1e4  # from_additive: a value <= this is "blocked"
+_INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def causal_mask(
@@ -77,11 +78,7 @@ def position_mask(pos_q: Tensor, pos_k: Tensor, window: int | None = None) -> Te
     `causal_mask(T, T_k)`."""
     for name, pos in (("pos_q", pos_q), ("pos_k", pos_k)):
         tensor(name, pos, "(..., T) integer positions", min_dims=1)
-        if (
-            pos.dtype.is_floating_point
-            or pos.dtype.is_complex
-            or pos.dtype == torch.bool
-        ):
+        if pos.dtype not in _INTEGER_DTYPES:
             raise TypeError(
                 f"{name} must hold integer positions, got dtype {pos.dtype}"
             )

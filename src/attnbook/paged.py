@@ -282,9 +282,8 @@ def paged_attention(
             f"each length must be in [T={T}, {keys.shape[2]}] (the slots of the tables), "
             f"got {lengths.tolist()}"
         )
-    pos_q = (
-        lengths.long()[:, None] - T + torch.arange(T)
-    )  # (B, T): each row's positions
+    # (B, T): each row's queries at its own positions, the last T of its length
+    pos_q = lengths.long()[:, None] - T + torch.arange(T)
     mask = position_mask(pos_q, torch.arange(keys.shape[2]))  # (B, T, slots)
     out, _ = attend(q, keys.to(q.dtype), values.to(q.dtype), mask[:, None])
     return out  # (B, H_q, T, d)

@@ -125,6 +125,8 @@ class Engine:
         ] = {}  # full-block prefix -> block
         # per step: sequences running, token slots held, tokens cached; preemptions
         self.trace: list[tuple[int, int, int]] = []
+        # per step: the request ids prefilled, and those decoded
+        self.history: list[tuple[list[int], list[int]]] = []
         self.preemptions = 0
 
     # -- requests ------------------------------------------------------------------------
@@ -173,6 +175,8 @@ class Engine:
             for twin in twins:
                 self._sample(twin, logits[0])
         decode = self._make_room([s for s in decode if s in self.running])
+        prefilled = [s.request_id for s in self.running if s not in decode]
+        self.history.append((prefilled, [s.request_id for s in decode]))
         if decode:
             logits = self._forward(decode)  # (B, vocab)
             for seq, row in zip(decode, logits):
