@@ -102,6 +102,18 @@ ROWS = [
         "add-past-pool",
     ),
     row(
+        lambda: Engine(gpt(), pool(blocks=3), 4, reserve="max").add(Request([1], 2)),
+        ValueError,
+        "a request of 8 tokens does not fit in the pool",
+        "add-reservation-past-pool",
+    ),
+    row(
+        lambda: engine().add(Request([1], 2, n=5)),
+        ValueError,
+        "n=5 samples cannot run together in batches of 4",
+        "add-samples-past-batch",
+    ),
+    row(
         lambda: engine().add(Request([1, 5], 3)),
         ValueError,
         r"prompt ids must be ints in \[0, 5\)",

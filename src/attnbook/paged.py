@@ -31,7 +31,7 @@ from torch import Tensor
 from ._checks import floating, positive_int, tensor
 from .attention import attend
 from .masks import position_mask
-from .multihead import KVCache
+from .multihead import KVCache, kv_cache_bytes
 
 __all__ = [
     "BlockPool",
@@ -83,13 +83,12 @@ class BlockPool:
     @property
     def bytes_per_block(self) -> int:
         """Bytes of keys and values one block holds over all layers."""
-        return (
-            2
-            * self.n_layer
-            * self.n_head
-            * self.block_size
-            * self.d_head
-            * self.k.element_size()
+        return kv_cache_bytes(
+            self.block_size,
+            self.n_layer,
+            self.n_head,
+            self.d_head,
+            self.k.element_size(),
         )
 
     @property

@@ -120,9 +120,8 @@ class Engine:
         self.waiting: deque[_Sequence] = deque()
         self.running: list[_Sequence] = []
         self.outputs: dict[int, list[list[int]]] = {}
-        self.prefix_blocks: dict[
-            tuple[int, ...], int
-        ] = {}  # full-block prefix -> block
+        # the tokens up to the end of a full prompt block -> the block that holds them
+        self.prefix_blocks: dict[tuple[int, ...], int] = {}
         # per step: sequences running, token slots held, tokens cached; preemptions
         self.trace: list[tuple[int, int, int]] = []
         # per step: the request ids prefilled, and those decoded
@@ -142,8 +141,14 @@ class Engine:
                 f"({request.max_new_tokens}) - 1 exceeds the model's context "
                 f"{cfg.block_size}"
             )
-        if -(-total // self.pool.block_size) > self.pool.num_blocks:
-            raise ValueError(f"a request of {total} tokens does not fit in the pool")
+        held = cfg.block_size if self.reserve == "max" else total
+        if -(-held // self.pool.block_size) > self.pool.num_blocks:
+            raise ValueError(f"a request of {held} tokens does not fit in the pool")
+        if request.n > self.max_batch:
+            raise ValueError(
+                f"n={request.n} samples cannot run together in batches of "
+                f"{self.max_batch}"
+            )
         if request.n > 1 and self.reserve != "none":
             raise ValueError(
                 "parallel samples (n > 1) share their prompt's blocks: reserve='none' only"
