@@ -238,10 +238,10 @@ MUTATIONS = [
         ("tests/test_serving.py",),
     ),
     Mutation(
-        "preempted-sequence-keeps-its-cached-count",
+        "prefix-hit-writes-from-position-0",
         "serving.py",
-        "seq.cached = 0\n        self.waiting.appendleft(seq)",
-        "self.waiting.appendleft(seq)",
+        "seq.table.length = seq.cached = len(reused) * size",
+        "seq.cached = len(reused) * size",
         ("tests/test_serving.py",),
     ),
 ]

@@ -296,10 +296,10 @@ class Engine:
         return [s for s in decode if s in self.running]
 
     def _preempt(self, seq: _Sequence) -> None:
-        """Free seq's blocks and queue it first, to be recomputed from its tokens."""
+        """Free seq's blocks and queue it first, to be recomputed from its tokens (its
+        admission sets what is cached anew)."""
         self.running.remove(seq)
         self._release(seq)
-        seq.cached = 0
         self.waiting.appendleft(seq)
         self.preemptions += 1
 
