@@ -81,6 +81,22 @@ PAGED = [
         "share-outside",
     ),
     row(
+        lambda: pool().write(
+            1, torch.tensor([0]), torch.tensor([0]), t(1, 1, 3), t(1, 1, 3)
+        ),
+        ValueError,
+        "layer must be < 1",
+        "write-layer",
+    ),
+    row(
+        lambda: pool().write(
+            0, torch.tensor([0]), torch.tensor([0]), t(1, 2, 3), t(1, 2, 3)
+        ),
+        ValueError,
+        r"k and v must both be \(N=1, n_head=1, d_head=3\)",
+        "write-heads",
+    ),
+    row(
         lambda: pool().copy(1),
         ValueError,
         "cannot copy block 1",

@@ -142,6 +142,18 @@ class BlockPool:
     ) -> None:
         """Store N tokens' keys and values k, v (N, n_head, d_head) of `layer` at pool
         blocks[i], slot slots[i] (two (N,) long tensors)."""
+        positive_int("layer", layer, allow_zero=True)
+        N, want = blocks.shape[0], (self.n_head, self.d_head)
+        if layer >= self.n_layer or slots.shape != blocks.shape or blocks.dim() != 1:
+            raise ValueError(
+                f"layer must be < {self.n_layer} and blocks, slots (N,) each, got layer "
+                f"{layer}, {tuple(blocks.shape)} and {tuple(slots.shape)}"
+            )
+        if k.shape != v.shape or tuple(k.shape) != (N, *want):
+            raise ValueError(
+                f"k and v must both be (N={N}, n_head={want[0]}, d_head={want[1]}), got "
+                f"{tuple(k.shape)} and {tuple(v.shape)}"
+            )
         self.k[layer, blocks, :, slots] = k.to(self.k.dtype)
         self.v[layer, blocks, :, slots] = v.to(self.v.dtype)
 
