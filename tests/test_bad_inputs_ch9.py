@@ -57,46 +57,110 @@ PAGED = [
         "no-blocks",
     ),
     row(
+        lambda: paged.BlockPool(4, 2, 1, 3, n_layer=0),
+        ValueError,
+        "n_layer must be a positive int",
+        "pool-no-layers",
+    ),
+    row(
         lambda: paged.BlockPool(4, 2, 1, 3, dtype=torch.long),
         TypeError,
         "dtype must be a floating-point",
         "pool-int-dtype",
     ),
     row(
-        lambda: paged.gather_blocks(pool().k, torch.tensor([0, 4]), 3),
+        lambda: pool().release([0]),
         ValueError,
-        r"block_table points outside the pool: indices must be in \[0, 4\)",
+        r"cannot release block 0 1 time\(s\): it has 0 reference",
+        "release-free-block",
+    ),
+    row(
+        lambda: pool().share([7]),
+        ValueError,
+        r"cannot share block 7: blocks are ints in \[0, 4\)",
+        "share-outside",
+    ),
+    row(
+        lambda: pool().write(
+            1, torch.tensor([0]), torch.tensor([0]), t(1, 1, 3), t(1, 1, 3)
+        ),
+        ValueError,
+        "layer must be < 1",
+        "write-layer",
+    ),
+    row(
+        lambda: pool().write(
+            0, torch.tensor([0]), torch.tensor([0]), t(1, 2, 3), t(1, 2, 3)
+        ),
+        ValueError,
+        r"k and v must both be \(N=1, n_head=1, d_head=3\)",
+        "write-heads",
+    ),
+    row(
+        lambda: pool().copy(1),
+        ValueError,
+        "cannot copy block 1",
+        "copy-free-block",
+    ),
+    row(
+        lambda: paged.gather_blocks(pool().k[0], torch.tensor([[0, 4]])),
+        ValueError,
+        r"tables point outside the pool: indices must be in \[0, 4\)",
         "table-outside",
     ),
     row(
-        lambda: paged.gather_blocks(pool().k, torch.tensor([-1]), 1),
+        lambda: paged.gather_blocks(pool().k[0], torch.tensor([[-1]])),
         ValueError,
-        "points outside the pool",
+        "point outside the pool",
         "table-negative",
     ),
     row(
-        lambda: paged.gather_blocks(pool().k, torch.tensor([0.0]), 1),
+        lambda: paged.gather_blocks(pool().k[0], torch.tensor([[0.0]])),
         TypeError,
-        "block_table must hold integer",
+        "tables must hold integer",
         "table-float",
     ),
     row(
-        lambda: paged.gather_blocks(pool().k, torch.tensor([0]), 3),
+        lambda: paged.gather_blocks(pool().k[0], torch.tensor([0])),
         ValueError,
-        "length 3 needs more than the 1",
-        "table-too-short",
+        r"tables must have shape \(B, n_blocks\)",
+        "table-1d",
     ),
     row(
-        lambda: paged.gather_blocks(t(4, 2, 3), torch.tensor([0]), 1),
+        lambda: paged.gather_blocks(t(4, 2, 3), torch.tensor([[0]])),
         ValueError,
         r"pool_tensor must have shape \(num_blocks, H, block_size, d\)",
         "pool-rank",
     ),
     row(
-        lambda: paged.PagedKVCache("pool"),
+        lambda: paged.BlockTable("pool"),
         TypeError,
         "pool must be a BlockPool",
+        "table-not-pool",
+    ),
+    row(
+        lambda: paged.BlockTable(pool()).grow(0),
+        ValueError,
+        "n must be a positive int",
+        "grow-0",
+    ),
+    row(
+        lambda: paged.BlockTable(pool()).reserve(9),
+        RuntimeError,
+        "5 blocks needed, 4 free",
+        "reserve-too-much",
+    ),
+    row(
+        lambda: paged.PagedKVCache("pool"),
+        TypeError,
+        "table must be a BlockTable or a BlockPool",
         "cache-not-pool",
+    ),
+    row(
+        lambda: paged.PagedKVCache(pool(), layer=1),
+        ValueError,
+        "layer=1 is outside the pool's 1 layers",
+        "cache-layer",
     ),
     row(
         lambda: paged.PagedKVCache(pool()).append(t(1, 2, 1, 3), t(1, 2, 1, 3)),
@@ -111,16 +175,44 @@ PAGED = [
         "cache-batch-2",
     ),
     row(
-        lambda: paged.paged_attention(t(2, 1, 4), pool(), torch.tensor([0]), 1),
+        lambda: paged.paged_attention(
+            t(1, 1, 1, 4), pool(), 0, torch.tensor([[0]]), torch.tensor([1])
+        ),
         ValueError,
         "does not fit the pool: d must be 3",
         "attention-d",
     ),
     row(
-        lambda: paged.paged_attention(t(1, 3, 3), pool(), torch.tensor([0]), 2),
+        lambda: paged.paged_attention(
+            t(1, 1, 3, 3), pool(), 0, torch.tensor([[0]]), torch.tensor([2])
+        ),
         ValueError,
-        "T_q=3 queries cannot be the last positions of length=2",
+        r"each length must be in \[T=3, 2\]",
         "attention-T_q",
+    ),
+    row(
+        lambda: paged.paged_attention(
+            t(1, 1, 1, 3), pool(), 0, torch.tensor([[0]]), torch.tensor([3])
+        ),
+        ValueError,
+        r"each length must be in \[T=1, 2\]",
+        "attention-length-past-table",
+    ),
+    row(
+        lambda: paged.paged_attention(
+            t(2, 1, 1, 3), pool(), 0, torch.tensor([[0]]), torch.tensor([1])
+        ),
+        ValueError,
+        "one row per sequence, got 2, 1 and 1",
+        "attention-rows",
+    ),
+    row(
+        lambda: paged.paged_attention(
+            t(1, 1, 1, 3), pool(), 2, torch.tensor([[0]]), torch.tensor([1])
+        ),
+        ValueError,
+        "layer=2 is outside the pool's 1 layers",
+        "attention-layer",
     ),
     row(
         lambda: paged.reserved_vs_paged([3, 9], 8, 4, 10),

@@ -45,3 +45,26 @@ def test_clear_errors():
         )
     with pytest.raises(ValueError, match="2-D"):
         blockwise_attention(np.ones(3), np.ones((4, 3)), np.ones((4, 1)))
+
+
+def test_blockwise_sdpa_window_edges_on_a_grid_of_small_blocks():
+    """Every (T, block, window) of a small grid, where the band's edge falls inside a key
+    block in many ways: blockwise_sdpa equals `attend` with the sliding-window mask (a block
+    that straddles the edge treated as inside the band is wrong in 13 of these 40)."""
+    import itertools
+
+    from attnbook.attention import attend
+    from attnbook.blockwise import blockwise_sdpa
+    from attnbook.masks import sliding_window_mask
+
+    g = torch.Generator().manual_seed(0)
+    for T, block, window in itertools.product((5, 11), range(2, 6), range(2, 7)):
+        q, k, v = torch.randn(3, 1, 2, T, 4, dtype=torch.float64, generator=g)
+        got = blockwise_sdpa(q, k, v, block_size=block, is_causal=True, window=window)
+        want, _ = attend(q, k, v, sliding_window_mask(T, window))
+        torch.testing.assert_close(got, want, msg=f"T={T} block={block} w={window}")
+        # the last 3 queries only (decoding a few tokens with a cache)
+        got = blockwise_sdpa(
+            q[..., -3:, :], k, v, block_size=block, is_causal=True, window=window
+        )
+        torch.testing.assert_close(got, want[..., -3:, :])

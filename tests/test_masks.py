@@ -117,3 +117,21 @@ def test_from_additive_reads_finite_large_negatives_as_blocked():
         from_additive(torch.tensor([0.0, -10.0]), threshold=-5.0),
         torch.tensor([True, False]),
     )
+
+
+def test_position_mask_is_the_causal_and_banded_masks_by_positions() -> None:
+    from attnbook.masks import position_mask, sliding_window_mask
+
+    for T, T_k in ((1, 1), (3, 7), (6, 6)):
+        pos_q = torch.arange(T_k - T, T_k)
+        assert torch.equal(position_mask(pos_q, torch.arange(T_k)), causal_mask(T, T_k))
+    for window in (1, 2, 5, 9):
+        pos = torch.arange(7)
+        assert torch.equal(
+            position_mask(pos, pos, window), sliding_window_mask(7, window)
+        )
+    # a ragged batch: row b's one query at position lengths[b] - 1
+    lengths = torch.tensor([1, 4, 2])
+    got = position_mask((lengths - 1)[:, None], torch.arange(4))
+    assert got.shape == (3, 1, 4)
+    assert got[:, 0].tolist() == [[1, 0, 0, 0], [1, 1, 1, 1], [1, 1, 0, 0]]

@@ -45,6 +45,10 @@ TESTS = [
     "tests/test_properties_attention.py",
     "tests/test_properties_multihead.py",
     "tests/test_properties_positional.py",
+    "tests/test_paged.py",
+    "tests/test_serving.py",
+    "tests/test_bad_inputs_ch9.py",
+    "tests/test_bad_inputs_serving.py",
 ]
 
 
@@ -54,6 +58,9 @@ class Mutation:
     path: str  # inside src/attnbook
     old: str  # must occur exactly once in the file
     new: str
+    first: tuple[
+        str, ...
+    ] = ()  # test files to run before the rest of TESTS (the telling ones)
 
 
 MUTATIONS = [
@@ -173,6 +180,70 @@ MUTATIONS = [
         "x = self.letter(letter) + self.slot(slot)",
         "x = self.slot(slot)",
     ),
+    # chapter 9: the paged cache, the serving engine, blockwise attention's window
+    Mutation(
+        "freed-table-keeps-its-blocks",
+        "paged.py",
+        "self.blocks, self.length = [], 0",
+        "self.length = 0",
+        ("tests/test_paged.py",),
+    ),
+    Mutation(
+        "release-frees-a-block-twice",
+        "paged.py",
+        "if self.refs[b] < n:",
+        "if self.refs[b] < 1:",
+        ("tests/test_paged.py",),
+    ),
+    Mutation(
+        "shared-block-written-without-a-copy",
+        "paged.py",
+        "elif pool.refs[self.blocks[i]] > 1:",
+        "elif False:",
+        ("tests/test_paged.py", "tests/test_serving.py"),
+    ),
+    Mutation(
+        "ragged-batch-masked-by-the-longest",
+        "paged.py",
+        "pos_q = lengths.long()[:, None] - T + torch.arange(T)",
+        "pos_q = keys.shape[2] - T + torch.arange(T).expand(B, T)",
+        ("tests/test_paged.py", "tests/test_serving.py"),
+    ),
+    Mutation(
+        "window-edge-block-left-unmasked",
+        "blockwise.py",
+        "ks > last - window)",
+        "ks >= last - window)",
+        ("tests/test_blockwise.py",),
+    ),
+    Mutation(
+        "batch-rotated-at-the-first-row-position",
+        "serving.py",
+        "positions = torch.tensor([s.cached for s in seqs])[:, None] + torch.arange(T)",
+        "positions = seqs[0].cached + torch.arange(T).expand(len(seqs), T)",
+        ("tests/test_serving.py",),
+    ),
+    Mutation(
+        "finished-sequence-keeps-its-blocks",
+        "serving.py",
+        "self.outputs[seq.request_id][seq.sample] = seq.output\n            self._release(seq)",
+        "self.outputs[seq.request_id][seq.sample] = seq.output",
+        ("tests/test_serving.py",),
+    ),
+    Mutation(
+        "shared-prefix-not-referenced",
+        "serving.py",
+        "self.pool.share(reused)",
+        "pass",
+        ("tests/test_serving.py",),
+    ),
+    Mutation(
+        "prefix-hit-writes-from-position-0",
+        "serving.py",
+        "seq.table.length = seq.cached = len(reused) * size",
+        "seq.cached = len(reused) * size",
+        ("tests/test_serving.py",),
+    ),
 ]
 
 
@@ -205,7 +276,8 @@ def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
             "-rf",
             "-p",
             "no:cacheprovider",
-            *TESTS,
+            *mutation.first,
+            *(t for t in TESTS if t not in mutation.first),
         ]
         try:
             done = subprocess.run(

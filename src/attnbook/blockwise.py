@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from ._checks import floating, positive_int, tensor
+from .masks import position_mask
 
 __all__ = ["blockwise_attention", "blockwise_sdpa"]
 
@@ -122,12 +123,11 @@ def blockwise_sdpa(
             # no key masked
             inside = ke - 1 <= first and (window is None or ks > last - window)
             if is_causal and not inside:
-                # (bq, 1)
-                pos_q = torch.arange(first, last + 1, device=q.device)[:, None]
-                pos_k = torch.arange(ks, ke, device=q.device)[None, :]  # (1, bk)
-                allowed = pos_k <= pos_q
-                if window is not None:
-                    allowed = allowed & (pos_k > pos_q - window)
+                allowed = position_mask(  # (bq, bk): the band's edge inside this block
+                    torch.arange(first, last + 1, device=q.device),
+                    torch.arange(ks, ke, device=q.device),
+                    window,
+                )
                 s.masked_fill_(~allowed, float("-inf"))
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
             # rows that saw no key yet

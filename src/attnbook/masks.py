@@ -1,5 +1,6 @@
 """Boolean attention masks: causal, padding, and their combination (chapter 4); the banded
-causal mask of sliding-window attention (chapter 8).
+causal mask of sliding-window attention (chapter 8); masks by explicit positions, for blocks
+of keys (chapter 8's blockwise attention) and ragged batches of sequences (chapter 9).
 
 Convention everywhere in attnbook: a boolean mask broadcastable to (..., T_q, T_k) with
 **True = may attend** (as `torch.nn.functional.scaled_dot_product_attention` reads it).
@@ -24,6 +25,7 @@ from ._checks import boolean, integer, positive_int, tensor
 __all__ = [
     "causal_mask",
     "sliding_window_mask",
+    "position_mask",
     "padding_mask",
     "padding_mask_from_lengths",
     "combine_masks",
@@ -34,6 +36,7 @@ __all__ = [
 ]
 
 ADDITIVE_THRESHOLD = -1e4  # from_additive: a value <= this is "blocked"
+_INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def causal_mask(
@@ -63,6 +66,34 @@ def sliding_window_mask(
     positive_int("window", window)
     causal = causal_mask(T, device=device)  # (T, T)
     return causal & ~causal.tril(-window)  # (T, T): drop keys `window` or more behind
+
+
+def position_mask(pos_q: Tensor, pos_k: Tensor, window: int | None = None) -> Tensor:
+    """(..., T_q, T_k) causal mask by positions: the query at position pos_q[..., i] may attend
+    to the key at pos_k[..., j] when pos_k <= pos_q (and, with a `window`, pos_k > pos_q -
+    window: the `window` most recent positions). pos_q: (..., T_q), pos_k: (..., T_k), integer,
+    broadcastable in their leading dims. For one block of a long sequence (blockwise attention,
+    chapter 8) or a batch of sequences of different lengths, each row's queries at its own
+    positions (chapter 9); with pos_q = T_k - T + arange(T) and pos_k = arange(T_k) it is
+    `causal_mask(T, T_k)`."""
+    for name, pos in (("pos_q", pos_q), ("pos_k", pos_k)):
+        tensor(name, pos, "(..., T) integer positions", min_dims=1)
+        if pos.dtype not in _INTEGER_DTYPES:
+            raise TypeError(
+                f"{name} must hold integer positions, got dtype {pos.dtype}"
+            )
+    try:
+        torch.broadcast_shapes(pos_q.shape[:-1], pos_k.shape[:-1])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading dims of pos_q {tuple(pos_q.shape)} and pos_k "
+            f"{tuple(pos_k.shape)} do not broadcast together"
+        ) from None
+    allowed = pos_k.unsqueeze(-2) <= pos_q.unsqueeze(-1)  # (..., T_q, T_k)
+    if window is not None:
+        positive_int("window", window)
+        allowed = allowed & (pos_k.unsqueeze(-2) > pos_q.unsqueeze(-1) - window)
+    return allowed
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:

@@ -1,0 +1,191 @@
+"""attnbook.serving (chapter 9): the batched engine answers every request exactly as the
+one-sequence cached path does, shares blocks without ever showing a sequence another's keys,
+and holds memory by its policy; attnbook.roofline's decode-step costs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnbook.gpt import GPT, GPTConfig
+from attnbook.multihead import KVCache
+from attnbook.paged import BlockPool, gather_blocks
+from attnbook.roofline import decode_step_cost
+from attnbook.serving import Engine, Request
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+VOCAB, CONTEXT = 13, 40
+
+
+@pytest.fixture(scope="module")
+def model() -> GPT:
+    torch.manual_seed(0)
+    config = GPTConfig(
+        vocab_size=VOCAB,
+        block_size=CONTEXT,
+        n_layer=2,
+        n_head=4,
+        n_embd=16,
+        n_kv_head=2,
+        positions="rope",
+    )
+    return GPT(config).double().eval()
+
+
+def pool(blocks: int, size: int = 4) -> BlockPool:
+    return BlockPool(blocks, size, 2, 4, n_layer=2, dtype=torch.float64)
+
+
+def requests() -> list[Request]:
+    """Prompts of 1 to 17 tokens, a common 9-token start on three, answers of 3 to 20
+    tokens, some ended early by token 0, two with parallel samples; sampled at T = 1."""
+    g = torch.Generator().manual_seed(1)
+    common = torch.randint(1, VOCAB, (9,), generator=g).tolist()
+    out = []
+    for i, n_prompt in enumerate([5, 1, 17, 12, 3, 9, 14, 7]):
+        prompt = torch.randint(1, VOCAB, (n_prompt,), generator=g).tolist()
+        if i in (3, 5, 6):
+            prompt = common + prompt[: n_prompt - 9]
+        out.append(
+            Request(
+                prompt,
+                max_new_tokens=3 + (7 * i) % 18,
+                stop=0 if i % 3 == 1 else None,
+                n=3 if i in (2, 5) else 1,
+                seed=10 * i,
+            )
+        )
+    return out
+
+
+def generate(model: GPT, request: Request) -> list[list[int]]:
+    """Each sample as GPT.generate with its KV caches writes it, cut after the stop token."""
+    outs = []
+    for i in range(request.n):
+        g = torch.Generator().manual_seed(request.seed + i)
+        ids = model.generate(
+            torch.tensor([request.prompt]),
+            request.max_new_tokens,
+            request.temperature,
+            request.top_k,
+            generator=g,
+        )[0, len(request.prompt) :].tolist()
+        if request.stop in ids:
+            ids = ids[: ids.index(request.stop) + 1]
+        outs.append(ids)
+    return outs
+
+
+@pytest.mark.parametrize(
+    "blocks, max_batch, prefix_cache",
+    [(200, 16, False), (200, 4, True), (11, 16, True)],
+    ids=["roomy", "batch-4", "tight-pool-preempts"],
+)
+def test_the_engine_answers_as_generate_does(
+    model: GPT, blocks: int, max_batch: int, prefix_cache: bool
+) -> None:
+    """Token for token, every sample of every request (float64: no near-tie can flip)."""
+    engine = Engine(model, pool(blocks), max_batch, prefix_cache=prefix_cache)
+    for request in requests():
+        engine.add(request)
+    outputs = engine.run()
+    for rid, request in enumerate(requests()):
+        assert outputs[rid] == generate(model, request), f"request {rid}"
+    assert engine.pool.num_free == blocks and not engine.prefix_blocks
+    assert max(running for running, _, _ in engine.trace) <= max_batch
+    assert (engine.preemptions > 0) == (blocks == 11)
+
+
+def own_keys(model: GPT, tokens: list[int]) -> list[torch.Tensor]:
+    """Each layer's keys of `tokens`, computed alone with the contiguous cache."""
+    caches = [KVCache() for _ in model.blocks]
+    with torch.no_grad():
+        model(torch.tensor([tokens]), kv_caches=caches)
+    return [c.k[0] for c in caches]  # (H_kv, T, d) each
+
+
+@pytest.mark.parametrize("prefix_cache", [False, True])
+def test_no_sequence_ever_reads_another_sequences_keys(
+    model: GPT, prefix_cache: bool
+) -> None:
+    """After every step, what each running sequence's block table leads to (its first
+    `cached` slots, every layer) is the keys of its own tokens, computed alone."""
+    engine = Engine(model, pool(16), 6, prefix_cache=prefix_cache)
+    for request in requests():
+        engine.add(request)
+    checked = 0
+    while engine.waiting or engine.running:
+        engine.step()
+        for seq in engine.running:
+            n = seq.cached
+            want = own_keys(model, seq.tokens[:n])
+            table = seq.table.tensor()[None]
+            for layer in range(2):
+                got = gather_blocks(engine.pool.k[layer], table)[0, :, :n]
+                torch.testing.assert_close(got, want[layer])
+            checked += 1
+    assert checked > 100
+
+
+def test_a_shared_prompt_is_held_once_and_samples_share_it(model: GPT) -> None:
+    """Three requests with one 12-token start (3 blocks of 4) and a request of 4 samples:
+    the prefix cache and the forks hold shared blocks once, with their reference counts."""
+    common = list(range(1, 13))
+    engine = Engine(model, pool(60), 8, prefix_cache=True)
+    for i in range(3):
+        engine.add(Request(common + [i + 1, 2], 6, seed=i))
+    engine.add(Request([3, 4, 5, 6, 7, 8], 6, n=4, seed=9))
+    engine.step()  # everyone admitted and prefilled
+    tables = [s.table.blocks for s in engine.running]
+    assert tables[0][:3] == tables[1][:3] == tables[2][:3]
+    assert [engine.pool.refs[b] for b in tables[0][:3]] == [3, 3, 3]
+    samples = tables[3:]
+    assert len(samples) == 4 and all(t == samples[0] for t in samples)
+    assert [engine.pool.refs[b] for b in samples[0]] == [4, 4]
+    alone = 3 * 4 + 4 * 2  # blocks the sequences would hold each for itself
+    assert engine.pool.num_used == 3 + 3 + 2
+    engine.step()  # the samples write into their shared, part-filled block: copied
+    samples = [s.table.blocks for s in engine.running[3:]]
+    assert len({t[0] for t in samples}) == 1 and len({t[1] for t in samples}) == 4
+    assert engine.pool.num_used == 3 + 3 + 1 + 4 < alone
+    engine.run()
+    assert engine.pool.num_free == 60
+
+
+def test_preallocation_holds_memory_it_does_not_use(model: GPT) -> None:
+    """reserve='max' holds the model's context per sequence, 'request' its prompt + answer,
+    'none' only the blocks its tokens fill; with a fixed pool fewer run at once."""
+    reqs = [Request([1 + i % 5] * 3, 8, seed=i) for i in range(6)]
+    in_flight = {}
+    for reserve in ("max", "request", "none"):
+        engine = Engine(model, pool(20), 16, reserve=reserve)
+        for r in reqs:
+            engine.add(r)
+        engine.step()
+        running, held, cached = engine.trace[0]
+        per_seq = {"max": CONTEXT, "request": 12, "none": 4}[reserve]
+        assert held == running * per_seq and cached == running * 3
+        outputs = engine.run()
+        assert outputs == {i: generate(model, r) for i, r in enumerate(reqs)}
+        in_flight[reserve] = running
+    assert in_flight == {"max": 2, "request": 6, "none": 6}
+
+
+def test_decode_step_cost_counts_bytes_and_flops() -> None:
+    mha = decode_step_cost("MHA", 2, 4, 8, context=10, batch=3, bytes_per_number=2)
+    assert mha["cache_bytes"] == 3 * 10 * 2 * (2 * 4 * 8) * 2
+    assert mha["attention_flops"] == 3 * 10 * 2 * 4 * (4 * 8)
+    assert mha["attention_intensity"] == 1.0  # fp16 MHA decode: one FLOP per byte
+    gqa = decode_step_cost("GQA", 2, 4, 8, 10, 3, n_kv_head=1, bytes_per_number=2)
+    assert gqa["attention_intensity"] == 4.0  # 4 query heads per cached head
+    mla = decode_step_cost(
+        "MLA", 60, 128, 128, 100, d_latent=512, d_rope=64, bytes_per_number=2
+    )
+    assert mla["cache_bytes"] == 100 * 60 * 576 * 2
+    assert mla["attention_intensity"] == pytest.approx(128 * (2 * 576 + 1024) / 1152)
+    weights = decode_step_cost("MHA", 2, 4, 8, 10, batch=5, n_params=1000)
+    assert weights["weight_bytes"] == 2000 and weights["weight_flops"] == 10_000
+    assert weights["intensity"] == pytest.approx(
+        (weights["attention_flops"] + 10_000) / (weights["cache_bytes"] + 2000)
+    )
