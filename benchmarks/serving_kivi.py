@@ -20,7 +20,9 @@ for b in 2, 4, 8. Decoding is causal: a key group is quantised when its last tok
 read, so no scale ever sees a later key. Each row records the mean loss (nats per character
 over the 64 predictions of every window), the change against float32 with its standard
 error over windows (paired: the same windows for every row) and the bytes per token and
-layer the cache holds after 64 tokens (`nbytes`, measured). One thread. Not a test.
+layer the cache holds after 64 tokens (`nbytes`, measured); and, per width, the paired
+difference token/16 minus channel/16 (the two layouts at equal bytes) with its standard
+error. One thread. Not a test.
 """
 
 from __future__ import annotations
@@ -105,6 +107,20 @@ def main() -> None:
             f"+- {r['change_se']:.4f}, {r['bytes_per_token_layer']:.0f} bytes/token/layer",
             flush=True,
         )
+    gaps = {}  # per width: keys per token minus keys per channel, at equal bytes
+    for bits in (8, 4, 2):
+        diff = (
+            per_window[f"{bits} bits, token/16"]
+            - per_window[f"{bits} bits, channel/16"]
+        )
+        gaps[str(bits)] = {
+            "mean": diff.mean().item(),
+            "se": (diff.std() / diff.numel() ** 0.5).item(),
+        }
+        print(
+            f"{bits} bits, token/16 - channel/16: {diff.mean():+.4f} +- {gaps[str(bits)]['se']:.4f}"
+        )
+    results["token_minus_channel_at_equal_bytes"] = gaps
     if args.save:
         write_benchmark_record(
             args.save,

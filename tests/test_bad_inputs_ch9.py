@@ -187,10 +187,12 @@ STREAMING = [
         "one-token",
     ),
     row(
-        lambda: streaming.stream_losses(gpt(), torch.zeros(2, 3, dtype=torch.long), 4),
+        lambda: streaming.stream_losses(
+            gpt(), torch.zeros(2, 1, 3, dtype=torch.long), 4
+        ),
         ValueError,
-        r"ids must have shape \(N,\)",
-        "ids-2d",
+        r"ids must have shape \(N,\) or \(B, N\)",
+        "ids-3d",
     ),
     row(
         lambda: streaming.first_token_mass(

@@ -97,6 +97,17 @@ def test_one_layer_streaming_is_reencoding_what_the_cache_keeps(positions: str) 
     )
 
 
+@pytest.mark.parametrize("mode", ["rolling", "sinks", "reencode-sinks"])
+def test_streams_side_by_side_are_each_stream_alone(mode: str) -> None:
+    m = model("rope")
+    ids = torch.randint(0, 13, (3, 21), generator=torch.Generator().manual_seed(7))
+    together = stream_losses(m, ids, capacity=8, mode=mode, sinks=2)
+    assert together.shape == (3, 20)
+    for b in range(3):
+        alone = stream_losses(m, ids[b], capacity=8, mode=mode, sinks=2)
+        torch.testing.assert_close(together[b], alone)
+
+
 def test_reencode_sinks_keeps_the_first_tokens_in_every_window() -> None:
     m = model("rope")
     ids = torch.randint(0, 13, (20,), generator=torch.Generator().manual_seed(6))

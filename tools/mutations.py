@@ -244,8 +244,8 @@ MUTATIONS = [
     Mutation(
         "reencode-sinks-drops-the-sinks",
         "streaming.py",
-        "window = torch.cat([ids[: min(kept, t + 1)], ids[recent : t + 1]])",
-        "window = ids[recent : t + 1]",
+        "[streams[:, : min(kept, t + 1)], streams[:, recent : t + 1]], dim=1",
+        "[streams[:, recent : t + 1]], dim=1",
     ),
     Mutation(
         "partial-rope-rotates-the-rest",

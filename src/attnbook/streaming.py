@@ -54,20 +54,20 @@ WEIGHTS = {"plain": "ch9_rope_gpt.pt", "start-token": "ch9_sink_gpt.pt"}
 
 
 def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
-    """One block on the newest token x (1, 1, C), reading and updating its streaming cache:
+    """One block on the newest token x (B, 1, C), reading and updating its streaming cache:
     `Block.forward` with keys rotated by their slot in the cache at every step."""
     attn = block.attn
     h = block.ln_1(x)
-    q = split_heads(attn.W_q(h), attn.n_head)  # (1, H, 1, d)
+    q = split_heads(attn.W_q(h), attn.n_head)  # (B, H, 1, d)
     k, v = cache.append(
         split_heads(attn.W_k(h), attn.n_kv_head),
         split_heads(attn.W_v(h), attn.n_kv_head),
     )
-    n = k.shape[-2]  # (1, H_kv, n, d): positions are the cache slots 0 .. n-1
+    n = k.shape[-2]  # (B, H_kv, n, d): positions are the cache slots 0 .. n-1
     q, k = attn.rotate(q, torch.tensor([n - 1])), attn.rotate(k, torch.arange(n))
     bias = alibi_bias(attn.n_head, 1, n, dtype=q.dtype) if attn.alibi else None
-    heads, _ = attend(q, k, v, is_causal=True, bias=bias)  # (1, H, 1, d)
-    x = x + attn.W_o(merge_heads(heads))  # (1, 1, C)
+    heads, _ = attend(q, k, v, is_causal=True, bias=bias)  # (B, H, 1, d)
+    x = x + attn.W_o(merge_heads(heads))  # (B, 1, C)
     return x + block.mlp(block.ln_2(x))
 
 
@@ -84,15 +84,17 @@ def _check_model(model: GPT) -> None:
 def stream_losses(
     model: GPT, ids: Tensor, capacity: int, mode: str = "rolling", sinks: int = 4
 ) -> Tensor:
-    """Read `ids` (N,) one token at a time and predict the next (chapter 9).
+    """Read `ids` (N,), or B streams (B, N) side by side, one token at a time and predict the
+    next (chapter 9).
 
     mode: one of `MODES` (see the module); `sinks` counts the first tokens kept by "sinks"
-    and "reencode-sinks". Returns the loss of each prediction (N - 1,) in nats.
+    and "reencode-sinks". Returns the loss of each prediction in nats, (N - 1,) or
+    (B, N - 1).
     """
     _check_model(model)
-    tensor("ids", ids, "(N,)", dims=(1,))
-    if ids.shape[0] < 2:
-        raise ValueError(f"ids must hold at least 2 tokens, got {ids.shape[0]}")
+    tensor("ids", ids, "(N,) or (B, N)", dims=(1, 2))
+    if ids.shape[-1] < 2:
+        raise ValueError(f"ids must hold at least 2 tokens, got {ids.shape[-1]}")
     positive_int("capacity", capacity)
     if capacity > model.config.block_size:
         raise ValueError(
@@ -101,24 +103,24 @@ def stream_losses(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     kept = sinks if mode in ("sinks", "reencode-sinks") else 0
-    ids = ids.long()
-    losses = torch.empty(ids.shape[0] - 1)
+    streams = ids.long().view(-1, ids.shape[-1])  # (B, N)
+    losses = torch.empty(streams.shape[0], streams.shape[1] - 1)
     caches = [StreamingCache(capacity, kept) for _ in model.blocks]
     with evaluating(model):
-        for t in range(ids.shape[0] - 1):
+        for t in range(streams.shape[1] - 1):
             if mode.startswith("reencode"):
-                recent = max(
-                    kept, t + 1 - (capacity - kept)
-                )  # the window's first recent
-                window = torch.cat([ids[: min(kept, t + 1)], ids[recent : t + 1]])
-                logits = model(window[None])[0][0, -1]
+                recent = max(kept, t + 1 - (capacity - kept))  # the first recent token
+                window = torch.cat(
+                    [streams[:, : min(kept, t + 1)], streams[:, recent : t + 1]], dim=1
+                )
+                logits = model(window)[0][:, -1]  # (B, vocab)
             else:
-                x = model.tok_emb(ids[t : t + 1])[None]  # (1, 1, C)
+                x = model.tok_emb(streams[:, t : t + 1])  # (B, 1, C)
                 for block, cache in zip(model.blocks, caches):
                     x = _block_step(cast(Block, block), x, cache)
-                logits = model.head(model.ln_f(x))[0, -1]  # (vocab,)
-            losses[t] = F.cross_entropy(logits[None], ids[t + 1 : t + 2])
-    return losses
+                logits = model.head(model.ln_f(x))[:, -1]  # (B, vocab)
+            losses[:, t] = F.cross_entropy(logits, streams[:, t + 1], reduction="none")
+    return losses.view(*ids.shape[:-1], -1)
 
 
 @torch.no_grad()
