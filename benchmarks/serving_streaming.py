@@ -57,10 +57,14 @@ def main() -> None:
         _, val_data = split_train_val(tok.encode(load_tiny_shakespeare()), 0.1)
         windows, _ = get_batch(val_data, 64, 32, torch.Generator().manual_seed(0))
         g = torch.Generator().manual_seed(1)
-        starts = torch.randint(len(val_data) - args.length, (args.streams,), generator=g)
+        starts = torch.randint(
+            len(val_data) - args.length, (args.streams,), generator=g
+        )
         streams = torch.stack([val_data[s : s + args.length] for s in starts.tolist()])
         if kind == "start-token":
-            windows = torch.cat([torch.full((32, 1), tok.vocab_size), windows[:, :63]], 1)
+            windows = torch.cat(
+                [torch.full((32, 1), tok.vocab_size), windows[:, :63]], 1
+            )
         else:  # as long as the other model's streams: the start token and 640 characters
             streams = torch.stack(
                 [val_data[s : s + args.length + 1] for s in starts.tolist()]
@@ -70,11 +74,19 @@ def main() -> None:
                 [torch.full((args.streams, 1), tok.vocab_size), streams], 1
             )
         mass, uniform = first_token_mass(model, windows, n_first=1, start=16)
-        entry: dict = {"first_token_mass": mass.tolist(), "uniform": uniform, "modes": {}}
+        entry: dict = {
+            "first_token_mass": mass.tolist(),
+            "uniform": uniform,
+            "modes": {},
+        }
         for mode, sinks in MODES:
             start = time.perf_counter()
             losses = stream_losses(model, streams, 64, mode, sinks)  # (streams, N - 1)
-            name = mode if mode.startswith("reencode") and sinks == 0 else f"{mode}-{sinks}"
+            name = (
+                mode
+                if mode.startswith("reencode") and sinks == 0
+                else f"{mode}-{sinks}"
+            )
             name = "rolling" if mode == "rolling" else name
             entry["modes"][name] = {
                 "first_64": losses[:, :64].mean(1).tolist(),
