@@ -90,7 +90,8 @@ class MultiHeadAttention(nn.Module):
 
     Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
     `n_kv_head` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
-    penalty on the scores (chapter 8), `dropout` on the attention weights in training.
+    penalty on the scores (chapter 8), `dropout` on the attention weights in training,
+    `rope_dims`: rotate only the first rope_dims features of each head (chapter 9).
     """
 
     def __init__(
