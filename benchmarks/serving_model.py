@@ -16,7 +16,8 @@ machine and the validation loss of the float16 weights. Not a test: run it by ha
 `--start-token` adds one token to the vocabulary (id = the tokenizer's vocab_size) and begins
 every training and validation window with it, followed by 63 characters: the first key is
 then the same token in every window, the condition under which StreamingLLM saw a sink form.
-The record is then `benchmark_serving_sink_model.json`.
+The record is then `benchmark_serving_sink_model.json`; `--record sink_model_long` names
+another (the same model trained for 4000 steps: `ch9_sink_gpt_long.pt`).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def main() -> None:
         state = {name: t.half() for name, t in model.state_dict().items()}
         saved = {"config": CONFIG, "state_dict": state, "start_id": start_id}
         torch.save(saved, args.save)
-        name = "sink_model" if args.start_token else "model"
+        name = args.record or ("sink_model" if args.start_token else "model")
         record = str(Path(args.save).with_name(f"benchmark_serving_{name}.json"))
         write_benchmark_record(
             record,

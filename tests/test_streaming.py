@@ -154,13 +154,14 @@ def test_first_token_mass_of_uniform_heads_is_the_uniform_baseline() -> None:
     torch.testing.assert_close(mass, torch.full((2, 4), uniform))
 
 
-@pytest.mark.parametrize("kind", ["plain", "start-token"])
+@pytest.mark.parametrize("kind", ["plain", "start-token", "start-token-long"])
 def test_the_shipped_models_load_and_predict_better_than_chance(kind: str) -> None:
     m, tok = load_ch9_model(kind)
     assert m.config.positions == "rope" and not m.training
-    assert m.config.vocab_size == tok.vocab_size + (kind == "start-token")
+    start = kind.startswith("start-token")
+    assert m.config.vocab_size == tok.vocab_size + start
     ids = tok.encode("ROMEO:\nBut soft, what light through yonder window breaks?\n")
-    if kind == "start-token":
+    if start:
         ids = torch.cat([torch.tensor([tok.vocab_size]), ids])
     losses = stream_losses(m, ids, capacity=32, mode="sinks", sinks=1)
     assert losses.mean() < 0.7 * torch.log(torch.tensor(float(tok.vocab_size)))

@@ -50,7 +50,11 @@ __all__ = [
 
 MODES = ("rolling", "sinks", "reencode", "reencode-sinks")
 #: The shipped models of chapter 9 and their weights (benchmarks/serving_model.py).
-WEIGHTS = {"plain": "ch9_rope_gpt.pt", "start-token": "ch9_sink_gpt.pt"}
+WEIGHTS = {
+    "plain": "ch9_rope_gpt.pt",
+    "start-token": "ch9_sink_gpt.pt",
+    "start-token-long": "ch9_sink_gpt_long.pt",
+}
 
 
 def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
@@ -156,7 +160,8 @@ def load_ch9_model(kind: str = "plain") -> tuple[GPT, CharTokenizer]:
 
     kind "plain": trained on 64-character windows cut anywhere in the text. kind
     "start-token": every training window was a start token and 63 characters; its vocabulary
-    has one more id than the tokenizer's, `tok.vocab_size`, the start token."""
+    has one more id than the tokenizer's, `tok.vocab_size`, the start token.
+    "start-token-long": the same trained for 4000 steps instead of 1500."""
     if kind not in WEIGHTS:
         raise ValueError(f"kind must be one of {tuple(WEIGHTS)}, got {kind!r}")
     raw = (
