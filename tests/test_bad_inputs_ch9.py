@@ -8,8 +8,9 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from attnbook import kvquant, latent, paged, streaming
+from attnbook import caches, kvquant, latent, paged, streaming
 from attnbook.gpt import GPT, GPTConfig
+from attnbook.multihead import MultiHeadAttention
 
 
 def row(call: Callable[[], object], error: type[Exception], match: str, id: str):  # noqa: A002
@@ -278,10 +279,12 @@ STREAMING = [
         "one-token",
     ),
     row(
-        lambda: streaming.stream_losses(gpt(), torch.zeros(2, 3, dtype=torch.long), 4),
+        lambda: streaming.stream_losses(
+            gpt(), torch.zeros(2, 1, 3, dtype=torch.long), 4
+        ),
         ValueError,
-        r"ids must have shape \(N,\)",
-        "ids-2d",
+        r"ids must have shape \(N,\) or \(B, N\)",
+        "ids-3d",
     ),
     row(
         lambda: streaming.first_token_mass(
@@ -291,19 +294,25 @@ STREAMING = [
         "need n_first <= start < T",
         "mass-start",
     ),
+    row(
+        lambda: streaming.load_ch9_model("sinks"),
+        ValueError,
+        "kind must be one of",
+        "model-kind",
+    ),
 ]
 
 KVQUANT = [
     row(
         lambda: kvquant.quantize(t(2, 3), 3, -1),
         ValueError,
-        r"bits must be one of \(4, 8\), got 3",
+        r"bits must be one of \(2, 4, 8\), got 3",
         "bits-3",
     ),
     row(
         lambda: kvquant.quantize(t(2, 3), 16, -1),
         ValueError,
-        r"bits must be one of \(4, 8\)",
+        r"bits must be one of \(2, 4, 8\)",
         "bits-16",
     ),
     row(
@@ -345,14 +354,70 @@ KVQUANT = [
     row(
         lambda: kvquant.pack_codes(t(2, 3, dtype=torch.uint8), 4),
         ValueError,
-        "last axis must be even",
+        "last axis must be a multiple of 2",
         "pack-odd",
     ),
     row(
-        lambda: kvquant.QuantizedKVCache(2),
+        lambda: kvquant.pack_codes(t(2, 6, dtype=torch.uint8), 2),
         ValueError,
-        r"bits must be one of \(4, 8\), got 2",
-        "cache-bits-2",
+        "packed 4 to a byte: the last axis must be a multiple of 4",
+        "pack-2-bit-6",
+    ),
+    row(
+        lambda: kvquant.pack_codes(torch.full((1, 4), 4, dtype=torch.uint8), 2),
+        ValueError,
+        r"2-bit codes must be in 0 \.\. 3",
+        "pack-2-bit-range",
+    ),
+    row(
+        lambda: kvquant.pack_codes(t(1, 4), 2),
+        TypeError,
+        "codes must be uint8",
+        "pack-float",
+    ),
+    row(
+        lambda: kvquant.unpack_codes(t(1, 4), 2),
+        TypeError,
+        "packed must be uint8",
+        "unpack-float",
+    ),
+    row(
+        lambda: kvquant.QuantizedKVCache(3),
+        ValueError,
+        r"bits must be one of \(2, 4, 8\), got 3",
+        "cache-bits-3",
+    ),
+    row(
+        lambda: kvquant.QuantizedKVCache(2).append(t(1, 2, 3, 6), t(1, 2, 3, 6)),
+        ValueError,
+        "head width d=6 must be a multiple of 4",
+        "cache-2-bit-width",
+    ),
+    row(
+        lambda: _grown(kvquant.QuantizedKVCache(4, 2)).append(
+            t(1, 3, 1, 4), t(1, 3, 1, 4)
+        ),
+        ValueError,
+        "does not fit the cached keys",
+        "cache-heads-change",
+    ),
+    row(
+        lambda: caches.Float8KVCache().append(t(1, 2, 3, 4), t(1, 2, 2, 4)),
+        ValueError,
+        "k and v must have the same shape",
+        "fp8-kv-shapes",
+    ),
+    row(
+        lambda: caches.LatentCache().append(t(1, 3, 4), t(1, 2, 2)),
+        ValueError,
+        "must have the same B and T_new",
+        "latent-cache-lengths",
+    ),
+    row(
+        lambda: caches.LatentCache().append(t(1, 2, 3, 4), t(1, 2, 2)),
+        ValueError,
+        r"latents must have shape \(B, T_new, d_latent\)",
+        "latent-cache-4d",
     ),
     row(
         lambda: kvquant.QuantizedKVCache(8, 0),
@@ -439,7 +504,59 @@ LATENT = [
         "positions='none'",
         "mla-gpt-positions",
     ),
+    row(
+        lambda: latent.partial_rope_gpt(GPTConfig(vocab_size=5, n_head=2, n_embd=8), 2),
+        ValueError,
+        "needs positions='rope'",
+        "partial-not-rope",
+    ),
+    row(
+        lambda: latent.partial_rope_gpt(
+            GPTConfig(vocab_size=5, n_head=2, n_embd=8, positions="rope"), 3
+        ),
+        ValueError,
+        "rope_dims=3 must be even and at most d_head=4",
+        "partial-odd",
+    ),
+    row(
+        lambda: latent.partial_rope_gpt(
+            GPTConfig(vocab_size=5, n_head=2, n_embd=8, positions="rope"), 6
+        ),
+        ValueError,
+        "at most d_head=4",
+        "partial-wide",
+    ),
+    row(
+        lambda: MultiHeadAttention(8, 2, rope_dims=2),
+        ValueError,
+        "rope_dims=2 needs rope=True",
+        "mha-rope-dims-no-rope",
+    ),
+    row(
+        lambda: MultiHeadAttention(8, 2, rope=True, rope_dims=0),
+        ValueError,
+        "rope_dims must be a positive int",
+        "mha-rope-dims-0",
+    ),
+    row(
+        lambda: latent.attention_flops(2, 4, 8, 2, 0, 3, absorbed=True),
+        ValueError,
+        "n_new must be a positive int",
+        "flops-no-new",
+    ),
+    row(
+        lambda: latent.attention_flops(2, 4, 8, 2, 1, -1, absorbed=True),
+        ValueError,
+        "n_cached must be >= 0",
+        "flops-negative-cached",
+    ),
 ]
+
+
+def _grown(cache: caches.KVCache) -> caches.KVCache:
+    cache.append(t(1, 2, 3, 4), t(1, 2, 3, 4))
+    return cache
+
 
 TABLES = [PAGED, STREAMING, KVQUANT, LATENT]
 

@@ -1,5 +1,5 @@
-"""attnbook.kvquant (chapter 9): the round trip within half a step, packing, the quantised
-cache against the plain one."""
+"""attnbook.kvquant and the quantised caches of attnbook.caches (chapter 9): the round trip
+within half a step, packing 2, 4 and 8-bit codes, the quantised cache against the plain one."""
 
 from __future__ import annotations
 
@@ -10,17 +10,16 @@ from hypothesis import strategies as st
 from prop_helpers import SEEDS, randn
 
 from attnbook.gpt import GPT, GPTConfig
+from attnbook.caches import Float8KVCache, KVCache, QuantizedKVCache
 from attnbook.kvquant import (
-    QuantizedKVCache,
     dequantize,
     pack_codes,
     quantize,
     unpack_codes,
 )
-from attnbook.multihead import KVCache
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-BITS = st.sampled_from([4, 8])
+BITS = st.sampled_from([2, 4, 8])
 
 
 @given(
@@ -66,14 +65,22 @@ def test_a_constant_slice_is_exact() -> None:
     assert torch.equal(dequantize(codes, scale, lo), x)
 
 
+def test_packing_puts_the_first_code_in_the_lowest_bits() -> None:
+    codes = torch.tensor([[1, 2, 3, 0, 2, 2, 0, 1]], dtype=torch.uint8)
+    assert pack_codes(codes, 2).tolist() == [[1 | 2 << 2 | 3 << 4, 2 | 2 << 2 | 1 << 6]]
+    assert pack_codes(codes, 4).tolist() == [[1 | 2 << 4, 3, 2 | 2 << 4, 1 << 4]]
+    assert torch.equal(pack_codes(codes, 8), codes)
+    assert torch.equal(unpack_codes(pack_codes(codes, 2), 2), codes)
+
+
 @given(SEEDS, BITS, st.integers(1, 5))
-def test_packing_round_trips_and_halves_4_bit_codes(
-    seed: int, bits: int, pairs: int
+def test_packing_round_trips_in_bits_over_8_bytes(
+    seed: int, bits: int, runs: int
 ) -> None:
     codes = torch.randint(
         0,
         2**bits,
-        (3, 2 * pairs),
+        (3, 8 // bits * runs),
         generator=torch.Generator().manual_seed(seed),
         dtype=torch.uint8,
     )
@@ -109,15 +116,56 @@ def test_the_cache_holds_the_quantised_keys_and_values(
         ).all()
     _, scale, _ = quantize(want_v, bits, -1)
     assert ((got_v - want_v).abs() <= scale / 2 + 1e-12).all()
-    codes = bits * 2 * B * H * T * d // 8
+    # what it holds: packed codes of the values and the done keys, float64 scales and
+    # minima (per token for values, per group and channel for keys), the residual keys
+    held = [cache.v_quantised[0]] + ([cache.k_quantised[0]] if done else [])
+    assert all(t.dtype == torch.uint8 for t in held)
+    assert cache.v_quantised[0].shape == (B, H, T, d * bits // 8)
+    assert cache.k_residual.shape == (B, H, T - done, d)
+    codes = bits * B * H * (T + done) * d // 8
     scales = 2 * 8 * (B * H * T + B * H * d * (done // group))
-    assert (
-        cache.nbytes
-        == codes
-        - bits * B * H * (T - done) * d // 8
-        + scales
-        + B * H * (T - done) * d * 8
+    assert cache.nbytes == codes + scales + B * H * (T - done) * d * 8
+    assert cache.k is None and cache.v is None  # no dequantised copy is kept
+
+
+@given(SEEDS, BITS, st.integers(1, 4), st.integers(2, 12))
+@settings(max_examples=30, deadline=None)
+def test_decoding_token_by_token_is_causal(
+    seed: int, bits: int, group: int, T: int
+) -> None:
+    """What attention reads at step t depends on keys and values 0..t only: a later token
+    never enters the scale of an earlier group (the cache quantises complete groups)."""
+    k, v = randn(seed, 1, 2, T, 4), randn(seed + 1, 1, 2, T, 4)
+    cache, seen = QuantizedKVCache(bits, group), []
+    for t in range(T):
+        seen.append(cache.append(k[:, :, t : t + 1], v[:, :, t : t + 1]))
+    for t in range(T):  # the same tokens, the cache rebuilt: step t reads as before
+        again = QuantizedKVCache(bits, group)
+        for s in range(t + 1):
+            got = again.append(k[:, :, s : s + 1], v[:, :, s : s + 1])
+        assert torch.equal(got[0], seen[t][0]) and torch.equal(got[1], seen[t][1])
+        # and keys read at step t are the keys read later, for the complete groups
+        done = (t + 1) // group * group
+        assert torch.equal(seen[t][0][:, :, :done], seen[-1][0][:, :, :done])
+
+
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_per_token_and_per_channel_keys_take_equal_bytes_when_group_is_d(
+    bits: int,
+) -> None:
+    """One scale per 16 numbers either way: a token's 16 channels or a channel's 16 tokens."""
+    k = torch.randn(1, 4, 40, 16)
+    by_channel, by_token = (
+        QuantizedKVCache(bits, 16),
+        QuantizedKVCache(bits, 16, "token"),
     )
+    for t in range(40):
+        by_channel.append(k[:, :, t : t + 1], k[:, :, t : t + 1])
+        by_token.append(k[:, :, t : t + 1], k[:, :, t : t + 1])
+    assert by_channel.nbytes == by_token.nbytes
+    # float32: 32 keys as codes with 2 x 4 bytes per 16 numbers, 8 residual, 40 values
+    per_16 = 16 * bits // 8 + 8
+    assert by_channel.nbytes == 4 * (32 * per_16 + 8 * 16 * 4 + 40 * per_16)
 
 
 def test_a_gpt_reading_an_8_bit_cache_stays_close_to_the_plain_one() -> None:
@@ -143,7 +191,7 @@ def test_a_gpt_reading_an_8_bit_cache_stays_close_to_the_plain_one() -> None:
 
 @given(SEEDS, BITS, st.lists(st.integers(1, 5), min_size=1, max_size=3))
 @settings(max_examples=30, deadline=None)
-def test_keys_per_token_are_quantised_like_the_values(
+def test_keys_per_token_are_quantised_like_the_values_once_their_group_is_done(
     seed: int, bits: int, steps: list[int]
 ) -> None:
     cache, plain = QuantizedKVCache(bits, 4, keys_per="token"), KVCache()
@@ -151,6 +199,20 @@ def test_keys_per_token_are_quantised_like_the_values(
         k, v = randn(seed + 2 * i, 1, 2, n, 4), randn(seed + 2 * i + 1, 1, 2, n, 4)
         got_k, _ = cache.append(k, v)
         want_k, _ = plain.append(k, v)
+    done = len(cache) // 4 * 4
     codes, scale, lo = quantize(want_k, bits, -1)
-    torch.testing.assert_close(got_k, dequantize(codes, scale, lo))
-    assert cache.nbytes == 2 * (bits * want_k.numel() // 8 + 2 * 8 * scale.numel())
+    torch.testing.assert_close(
+        got_k[:, :, :done], dequantize(codes, scale, lo)[:, :, :done]
+    )
+    assert torch.equal(got_k[:, :, done:], want_k[:, :, done:])
+
+
+def test_the_float8_cache_holds_one_byte_per_number() -> None:
+    k, v = torch.randn(2, 1, 2, 5, 8) * 3
+    cache = Float8KVCache()
+    got_k, got_v = cache.append(k, v)
+    assert got_k.dtype == torch.float32 and cache.k.dtype == torch.float8_e4m3fn
+    assert cache.nbytes == k.numel() + v.numel()
+    torch.testing.assert_close(got_v, v.to(torch.float8_e4m3fn).float())
+    # e4m3 keeps 3 mantissa bits: relative error at most 2^-4
+    assert ((got_k - k).abs() <= k.abs() / 16 + 2**-9).all()

@@ -9,14 +9,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prop_helpers import SEEDS, randn
 
-from attnbook.gpt import GPTConfig
+import math
+
+from torch.utils.flop_counter import FlopCounterMode
+
+from attnbook.gpt import GPT, GPTConfig
 from attnbook.gqa import kv_cache_bytes
 from attnbook.latent import (
     LatentCache,
     MultiHeadLatentAttention,
+    attention_flops,
     cache_numbers_per_token,
     mla_gpt,
+    partial_rope_gpt,
 )
+from attnbook.positional import apply_rope
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -58,7 +65,83 @@ def test_decoding_through_the_latent_cache_is_the_full_pass(
         outs.append(mla(x[:, at : at + n], kv_cache=cache, absorbed=absorbed)[0])
         at += n
     torch.testing.assert_close(torch.cat(outs, dim=1), mla(x)[0])
-    assert cache.k.shape == (2, sum(steps), 5) and cache.v.shape == (2, sum(steps), 2)
+    assert cache.latent.shape == (2, sum(steps), 5)
+    assert cache.k_rope.shape == (2, sum(steps), 2) and len(cache) == sum(steps)
+    assert cache.nbytes == 2 * sum(steps) * (5 + 2) * 8  # float64
+
+
+@pytest.mark.parametrize("absorbed", [False, True])
+def test_the_layer_is_the_formula_written_out(absorbed: bool) -> None:
+    """softmax([q ; q_r] . [c U^T ; k_r] / sqrt(d_head + d_rope)) (c V^T), causal, per head."""
+    H, dh, dc, dr, T = 2, 4, 6, 2, 5
+    mla = layer(3, H, dh, dc, dr)
+    x = randn(4, 1, T, H * dh)[0]  # (T, d_model)
+    pos = torch.arange(T)
+    c, k_r = x @ mla.W_dkv.weight.T, apply_rope(x @ mla.W_kr.weight.T, pos)
+    heads = []
+    for h in range(H):
+        rows = slice(h * dh, (h + 1) * dh)
+        q = x @ mla.W_q.weight[rows].T
+        q_r = apply_rope(x @ mla.W_qr.weight[h * dr : (h + 1) * dr].T, pos)
+        k, v = c @ mla.W_uk.weight[rows].T, c @ mla.W_uv.weight[rows].T
+        scores = (q @ k.T + q_r @ k_r.T) / math.sqrt(dh + dr)
+        scores = scores.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
+        heads.append(torch.softmax(scores, dim=-1) @ v)
+    want = torch.cat(heads, dim=-1) @ mla.W_o.weight.T
+    torch.testing.assert_close(mla(x[None], absorbed=absorbed)[0][0], want)
+
+
+@pytest.mark.parametrize(("n_new", "n_cached"), [(1, 11), (12, 0), (3, 5)])
+@pytest.mark.parametrize("absorbed", [False, True])
+def test_attention_flops_counts_what_the_layer_computes(
+    n_new: int, n_cached: int, absorbed: bool
+) -> None:
+    mla = layer(0, 4, 8, 12, 4)
+    x = randn(1, 1, n_cached + n_new, 32)
+    cache = LatentCache()
+    if n_cached:
+        mla(x[:, :n_cached], kv_cache=cache)
+    with FlopCounterMode(display=False) as counter:
+        mla(x[:, n_cached:], kv_cache=cache, absorbed=absorbed)
+    want = attention_flops(4, 8, 12, 4, n_new, n_cached, absorbed=absorbed, d_model=32)
+    assert counter.get_total_flops() == want
+
+
+def test_absorbing_pays_in_decode_and_costs_in_prefill_at_deepseek_v2_size() -> None:
+    size = dict(n_head=128, d_head=128, d_latent=512, d_rope=64)
+    decode = [
+        attention_flops(**size, n_new=1, n_cached=4095, absorbed=a) for a in (0, 1)
+    ]
+    prefill = [
+        attention_flops(**size, n_new=4096, n_cached=0, absorbed=a) for a in (0, 1)
+    ]
+    assert (
+        decode[1] * 50 < decode[0]
+    )  # explicit: every cached latent up-projected again
+    # prefill: the projections cost the same, but each query-key pair costs
+    # 2 x 512 + 64 against 2 x 128 + 64 multiply-adds
+    assert prefill[1] > 2 * prefill[0]
+
+
+def test_partial_rope_rotates_only_the_first_features() -> None:
+    config = GPTConfig(
+        vocab_size=9, block_size=8, n_layer=1, n_head=2, n_embd=16, positions="rope"
+    )
+    torch.manual_seed(0)
+    full = GPT(config)
+    torch.manual_seed(0)
+    half = partial_rope_gpt(config, 4)
+    attn = half.blocks[0].attn
+    x, pos = torch.randn(1, 2, 5, 8), torch.arange(3, 8)
+    rotated = attn.rotate(x, pos)
+    assert torch.equal(rotated[..., 4:], x[..., 4:])
+    torch.testing.assert_close(rotated[..., :4], apply_rope(x[..., :4], pos))
+    # the same weights as the fully rotary model, a different function
+    assert all(torch.equal(p, q) for p, q in zip(full.parameters(), half.parameters()))
+    ids = torch.randint(0, 9, (1, 8))
+    assert not torch.allclose(full(ids)[0], half(ids)[0])
+    torch.manual_seed(0)
+    torch.testing.assert_close(partial_rope_gpt(config, 8)(ids)[0], full(ids)[0])
 
 
 def test_the_output_at_a_position_ignores_later_tokens() -> None:

@@ -49,6 +49,11 @@ TESTS = [
     "tests/test_serving.py",
     "tests/test_bad_inputs_ch9.py",
     "tests/test_bad_inputs_serving.py",
+    # chapter 9's caches, streaming and latent attention
+    "tests/test_caches.py",
+    "tests/test_kvquant.py",
+    "tests/test_streaming.py",
+    "tests/test_latent.py",
 ]
 
 
@@ -136,7 +141,7 @@ MUTATIONS = [
     ),
     Mutation(
         "cache-appends-in-front",
-        "multihead.py",
+        "caches.py",
         "torch.cat([self.k, k], dim=-2)",
         "torch.cat([k, self.k], dim=-2)",
     ),
@@ -243,6 +248,92 @@ MUTATIONS = [
         "seq.table.length = seq.cached = len(reused) * size",
         "seq.cached = len(reused) * size",
         ("tests/test_serving.py",),
+    ),
+    # chapter 9: the three the code review found surviving, then the key lines of the
+    # quantised, streaming and latent caches
+    Mutation(
+        "rolling-keeps-the-sinks",
+        "streaming.py",
+        "StreamingCache(capacity, kept)",
+        "StreamingCache(capacity, sinks)",
+    ),
+    Mutation(
+        "latent-scale-ignores-rope",
+        "latent.py",
+        "math.sqrt(query.shape[-1] / (self.d_head + self.d_rope))",
+        "math.sqrt(query.shape[-1] / self.d_head)",
+    ),
+    Mutation(
+        "mask-with-cache-ignores-cache-length",
+        "multihead.py",
+        "key.shape[1] + (0 if kv_cache is None else len(kv_cache)),",
+        "key.shape[1],",
+    ),
+    Mutation(
+        "codes-packed-last-first",
+        "kvquant.py",
+        "packed |= codes[..., j::per_byte] << (j * bits)",
+        "packed |= codes[..., j::per_byte] << ((per_byte - 1 - j) * bits)",
+    ),
+    Mutation(
+        "keys-per-token-in-the-channel-layout",
+        "caches.py",
+        "quantize_packed(group[:, :, None], self.bits, -2)",
+        "quantize_packed(group[:, :, None], self.bits, -1)",
+    ),
+    Mutation(
+        "values-per-channel",
+        "caches.py",
+        "quantize_packed(v, self.bits, -1)",
+        "quantize_packed(v, self.bits, -2)",
+    ),
+    Mutation(
+        "full-group-kept-in-the-residual",
+        "caches.py",
+        "while recent.shape[-2] >= self.group:",
+        "while recent.shape[-2] > self.group:",
+    ),
+    Mutation(
+        "fp8-cache-stores-float32",
+        "caches.py",
+        "k.to(torch.float8_e4m3fn), v.to(torch.float8_e4m3fn)",
+        "k, v",
+    ),
+    Mutation(
+        "streaming-evicts-the-newest",
+        "caches.py",
+        "torch.arange(self.sinks + excess, len(self))",
+        "torch.arange(self.sinks, len(self) - excess)",
+    ),
+    Mutation(
+        "streaming-query-one-slot-late",
+        "streaming.py",
+        "attn.rotate(q, torch.tensor([n - 1]))",
+        "attn.rotate(q, torch.tensor([n]))",
+    ),
+    Mutation(
+        "reencode-sinks-drops-the-sinks",
+        "streaming.py",
+        "[streams[:, : min(kept, t + 1)], streams[:, recent : t + 1]], dim=1",
+        "[streams[:, recent : t + 1]], dim=1",
+    ),
+    Mutation(
+        "partial-rope-rotates-the-rest",
+        "multihead.py",
+        "torch.cat([apply_rope(x[..., :r], positions), x[..., r:]], dim=-1)",
+        "torch.cat([x[..., :r], apply_rope(x[..., r:], positions)], dim=-1)",
+    ),
+    Mutation(
+        "absorbed-flops-at-head-width",
+        "latent.py",
+        "pairs = 2 * H * T_q * T_k * (d_latent + d_rope + d_latent)",
+        "pairs = 2 * H * T_q * T_k * (d_head + d_rope + d_head)",
+    ),
+    Mutation(
+        "start-token-model-loses-its-token",
+        "streaming.py",
+        "vocab_size = tok.vocab_size + (start_id is not None)",
+        "vocab_size = tok.vocab_size",
     ),
 ]
 

@@ -22,8 +22,10 @@ later chapter and by the exercises' tests:
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
 - ``attnbook.memory``      chapter 8: the peak bytes of tensors a computation holds
 - ``attnbook.paged``       chapter 9: a paged key/value cache (block pool, block tables)
-- ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPT
-- ``attnbook.kvquant``     chapter 9: a quantised cache (keys per channel, values per token)
+- ``attnbook.caches``      chapters 6-9: the key/value cache family (plain, quantised, fp8,
+                           streaming, latent)
+- ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPTs
+- ``attnbook.kvquant``     chapter 9: 2, 4 and 8-bit codes, packed (keys per channel, values per token)
 - ``attnbook.latent``      chapter 9: multi-head latent attention, cache sizes by kind
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """

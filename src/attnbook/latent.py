@@ -20,47 +20,29 @@ Cache per token and layer: d_latent + d_rope numbers, against 2 x H_kv x d_head 
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import positive_int, tensor
+from .attention import attend
+from .caches import KVCache, LatentCache
 from .gpt import GPT, GPTConfig
-from .gqa import kv_cache_bytes
-from .multihead import KVCache, merge_heads, split_heads
+from .multihead import MultiHeadAttention, kv_cache_bytes, merge_heads, split_heads
 from .positional import apply_rope
 
 __all__ = [
     "LatentCache",
     "MultiHeadLatentAttention",
     "mla_gpt",
+    "partial_rope_gpt",
     "cache_numbers_per_token",
+    "attention_flops",
     "KINDS",
 ]
 
 KINDS = ("MHA", "GQA", "MQA", "MLA")
-
-
-class LatentCache(KVCache):
-    """Latents c (B, T, d_latent) in `k` and rotated key parts (B, T, d_rope) in `v` (chapter 9);
-    pass it wherever a `KVCache` goes into a model whose blocks use latent attention."""
-
-    def __len__(self) -> int:
-        return 0 if self.k is None else self.k.shape[-2]
-
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Add latents k (B, T_new, d_latent) and rope keys v (B, T_new, d_rope); return all."""
-        tensor("latents", k, "(B, T_new, d_latent)", dims=(3,))
-        tensor("rope keys", v, "(B, T_new, d_rope)", dims=(3,))
-        if self.k is None or self.v is None:
-            self.k, self.v = k, v
-        else:
-            self.k, self.v = (
-                torch.cat([self.k, k], dim=-2),
-                torch.cat([self.v, v], dim=-2),
-            )
-        return self.k, self.v
 
 
 class MultiHeadLatentAttention(nn.Module):
@@ -141,46 +123,34 @@ class MultiHeadLatentAttention(nn.Module):
         q = split_heads(self.W_q(query), self.n_head)  # (B, H, T, d_head)
         # (B, H, T, d_rope)
         q_r = apply_rope(split_heads(self.W_qr(query), self.n_head), positions)
-        T_k = c.shape[1]
-        causal = torch.ones(T, T_k, dtype=torch.bool, device=query.device).tril(T_k - T)
-        scale = 1.0 / math.sqrt(self.d_head + self.d_rope)
         if absorbed:
-            heads = self._absorbed(q, q_r, c, k_r, causal, scale)
-        else:
+            heads = self._absorbed(q, q_r, c, k_r)
+        else:  # per-head keys [c U_h^T ; k_r] (B, H, T_k, dh + dr), values c V_h^T
             k = torch.cat(
                 [
                     split_heads(self.W_uk(c), self.n_head),
-                    # (B, H, T_k, dh + dr)
                     k_r[:, None].expand(-1, self.n_head, -1, -1),
                 ],
                 dim=-1,
             )
             v = split_heads(self.W_uv(c), self.n_head)  # (B, H, T_k, d_head)
-            heads = F.scaled_dot_product_attention(
-                torch.cat([q, q_r], dim=-1), k, v, attn_mask=causal, scale=scale
-            )
+            # scores scaled by 1 / sqrt(dh + dr), the width of [q ; q_r]
+            heads, _ = attend(torch.cat([q, q_r], dim=-1), k, v, is_causal=True)
         return self.W_o(merge_heads(heads)), None
 
-    def _absorbed(
-        self,
-        q: Tensor,
-        q_r: Tensor,
-        c: Tensor,
-        k_r: Tensor,
-        causal: Tensor,
-        scale: float,
-    ) -> Tensor:
-        """Attention over the latents: q (B, H, T, dh) -> (q U_h) (B, H, T, d_latent)."""
+    def _absorbed(self, q: Tensor, q_r: Tensor, c: Tensor, k_r: Tensor) -> Tensor:
+        """Attention over the latents, as multi-query attention with one shared key
+        [c ; k_r] (B, 1, T_k, d_latent + d_rope) and value c: q (B, H, T, dh) becomes
+        [q U_h ; q_r] (B, H, T, d_latent + d_rope). Returns the heads (B, H, T, d_head)."""
         # (H, dh, d_latent)
         U = self.W_uk.weight.view(self.n_head, self.d_head, self.d_latent)
         V = self.W_uv.weight.view(self.n_head, self.d_head, self.d_latent)
-        q_lat = q @ U  # (B, H, T, d_latent)
-        scores = (
-            q_lat @ c[:, None].transpose(-2, -1) + q_r @ k_r[:, None].transpose(-2, -1)
-        ) * scale
-        # (B, H, T, T_k)
-        weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
-        return (weights @ c[:, None]) @ V.transpose(-2, -1)  # (B, H, T, d_head)
+        query = torch.cat([q @ U, q_r], dim=-1)  # (B, H, T, d_latent + d_rope)
+        # `attend` scales by 1 / sqrt(d_latent + d_rope); the scores need 1 / sqrt(dh + dr)
+        query = query * math.sqrt(query.shape[-1] / (self.d_head + self.d_rope))
+        key = torch.cat([c, k_r], dim=-1)[:, None]  # (B, 1, T_k, d_latent + d_rope)
+        mixed, _ = attend(query, key, c[:, None], is_causal=True)  # (B, H, T, d_latent)
+        return mixed @ V.transpose(-2, -1)  # (B, H, T, d_head)
 
 
 def mla_gpt(config: GPTConfig, d_latent: int, d_rope: int) -> GPT:
@@ -204,6 +174,69 @@ def mla_gpt(config: GPTConfig, d_latent: int, d_rope: int) -> GPT:
             std = 0.02 / math.sqrt(2 * config.n_layer) if name == "W_o.weight" else 0.02
             nn.init.normal_(p, mean=0.0, std=std)
     return model
+
+
+def partial_rope_gpt(config: GPTConfig, rope_dims: int) -> GPT:
+    """The tiny GPT with multi-head attention that rotates only the first `rope_dims` features
+    of each head, as MLA's decoupled part does (chapter 9's fair MHA arm); the weights are
+    those `GPT(config)` draws, so one seed gives the full- and partial-rotary arms one start."""
+    if config.positions != "rope":
+        raise ValueError(
+            f"partial_rope_gpt needs positions='rope', got {config.positions!r}"
+        )
+    d_head = config.n_embd // config.n_head
+    if positive_int("rope_dims", rope_dims) % 2 or rope_dims > d_head:
+        raise ValueError(
+            f"rope_dims={rope_dims} must be even and at most d_head={d_head}"
+        )
+    model = GPT(config)
+    for block in model.blocks:
+        cast(MultiHeadAttention, block.attn).rope_dims = rope_dims
+    return model
+
+
+def attention_flops(
+    n_head: int,
+    d_head: int,
+    d_latent: int,
+    d_rope: int,
+    n_new: int,
+    n_cached: int,
+    *,
+    absorbed: bool,
+    d_model: int | None = None,
+) -> int:
+    """Floating-point operations (2 per multiply-add) of one `MultiHeadLatentAttention`
+    layer on `n_new` tokens after `n_cached` cached ones, every query-key pair counted
+    (causal masking skips up to half of them in prefill, in both forms) (chapter 9).
+
+    Both forms project the new tokens (W_q, W_qr, W_dkv, W_kr, W_o; counted only if d_model
+    is given). The explicit form up-projects all T_k = n_cached + n_new latents to keys and
+    values (2 x 2 T_k d_latent H d_head) and attends over d_head + d_rope wide keys; the
+    absorbed form folds U_h into each new query and V_h after the weights (2 x 2 n_new H
+    d_head d_latent) and attends over d_latent + d_rope wide keys, d_latent wide values.
+    """
+    for name, value in (
+        ("n_head", n_head),
+        ("d_head", d_head),
+        ("d_latent", d_latent),
+        ("n_new", n_new),
+    ):
+        positive_int(name, value)
+    positive_int("d_rope", d_rope, allow_zero=True)
+    positive_int("n_cached", n_cached, allow_zero=True)
+    H, T_q, T_k = n_head, n_new, n_cached + n_new
+    if absorbed:
+        projection = 2 * 2 * T_q * H * d_head * d_latent
+        pairs = 2 * H * T_q * T_k * (d_latent + d_rope + d_latent)
+    else:
+        projection = 2 * 2 * T_k * d_latent * H * d_head
+        pairs = 2 * H * T_q * T_k * (d_head + d_rope + d_head)
+    own = 0
+    if d_model is not None:
+        positive_int("d_model", d_model)
+        own = 2 * T_q * d_model * (2 * H * d_head + H * d_rope + d_latent + d_rope)
+    return projection + pairs + own
 
 
 def cache_numbers_per_token(

@@ -21,13 +21,12 @@ distance penalty to the scores (causal attention only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import Tensor, nn
 
 from ._checks import boolean, positive_int, tensor
 from .attention import attend
+from .caches import KVCache  # the cache family lives in `caches` (chapter 9)
 from .positional import alibi_bias, apply_rope
 
 __all__ = [
@@ -54,44 +53,6 @@ def merge_heads(x: Tensor) -> Tensor:
     tensor("x", x, "(B, H, T, d_k)", dims=(4,))
     B, H, T, d_k = x.shape
     return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
-
-
-@dataclass
-class KVCache:
-    """Keys and values of the positions seen so far, each (B, H, T_seen, d_k) (chapter 6)."""
-
-    k: Tensor | None = None
-    v: Tensor | None = None
-
-    def __len__(self) -> int:
-        return 0 if self.k is None else self.k.shape[-2]
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the cached keys and values (chapter 8)."""
-        if self.k is None or self.v is None:
-            return 0
-        return self.k.nbytes + self.v.nbytes  # `gqa.kv_cache_bytes` predicts it
-
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Add the new positions' keys and values; return all keys and values so far."""
-        tensor("k", k, "(B, H, T_new, d_k)", dims=(4,))
-        tensor("v", v, "(B, H, T_new, d_k)", dims=(4,))
-        if k.shape != v.shape:
-            raise ValueError(
-                f"k and v must have the same shape, got {tuple(k.shape)} and {tuple(v.shape)}"
-            )
-        if self.k is None or self.v is None:
-            self.k, self.v = k, v
-            return k, v
-        if self.k.shape[:2] != k.shape[:2] or self.k.shape[3] != k.shape[3]:
-            raise ValueError(
-                f"k of shape {tuple(k.shape)} does not fit the cached keys "
-                f"{tuple(self.k.shape)}: B, H and d_k must agree"
-            )
-        self.k = torch.cat([self.k, k], dim=-2)  # (B, H, T_seen, d_k)
-        self.v = torch.cat([self.v, v], dim=-2)
-        return self.k, self.v
 
 
 def kv_cache_bytes(
@@ -129,7 +90,8 @@ class MultiHeadAttention(nn.Module):
 
     Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
     `n_kv_head` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
-    penalty on the scores (chapter 8), `dropout` on the attention weights in training.
+    penalty on the scores (chapter 8), `dropout` on the attention weights in training,
+    `rope_dims`: rotate only the first rope_dims features of each head (chapter 9).
     """
 
     def __init__(
@@ -141,6 +103,7 @@ class MultiHeadAttention(nn.Module):
         n_kv_head: int | None = None,
         alibi: bool = False,
         dropout: float = 0.0,
+        rope_dims: int | None = None,
     ) -> None:
         super().__init__()
         n_kv_head = n_head if n_kv_head is None else n_kv_head
@@ -176,6 +139,14 @@ class MultiHeadAttention(nn.Module):
             )
         # rotate queries and keys by their positions (chapter 5's apply_rope)
         self.rope = rope
+        # chapter 9: rotate only the first rope_dims features of each head (None: all d_k)
+        if rope_dims is not None and (
+            not rope or positive_int("rope_dims", rope_dims) % 2 or rope_dims > self.d_k
+        ):
+            raise ValueError(
+                f"rope_dims={rope_dims} needs rope=True and an even width <= d_k={self.d_k}"
+            )
+        self.rope_dims = self.d_k if rope_dims is None else rope_dims
         self.n_kv_head, self.alibi = n_kv_head, bool(alibi)  # chapter 8
         self.dropout = dropout  # attention dropout, applied in training mode only
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
@@ -210,8 +181,8 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
         seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
         if self.rope:  # positions continue after the cached ones
-            q = apply_rope(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
-            k = apply_rope(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
+            q = self.rotate(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
+            k = self.rotate(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
         if kv_cache is not None:
             # (B, H_kv, T_seen + T_k, d_k): only the shared heads
             k, v = kv_cache.append(k, v)
@@ -235,6 +206,16 @@ class MultiHeadAttention(nn.Module):
         if unbatched:
             return out.squeeze(0), None if weights is None else weights.squeeze(0)
         return out, weights
+
+    def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
+        """RoPE on the first `rope_dims` features of each head of x (B, H, T, d_k), positions
+        (T,); the rest pass unrotated (partial rotary, chapter 9). Identity without `rope`."""
+        if not self.rope:
+            return x
+        r = self.rope_dims
+        if r == x.shape[-1]:
+            return apply_rope(x, positions)
+        return torch.cat([apply_rope(x[..., :r], positions), x[..., r:]], dim=-1)
 
     def _checked(
         self,
@@ -309,6 +290,8 @@ class MultiHeadAttention(nn.Module):
 
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""
+        if self.rope and self.rope_dims != self.d_k:
+            rope += f", rope_dims={self.rope_dims}"
         drop = f", dropout={self.dropout}" if self.dropout else ""
         kv = f", n_kv_head={self.n_kv_head}" if self.n_kv_head != self.n_head else ""
         alibi = ", alibi=True" if self.alibi else ""
