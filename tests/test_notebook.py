@@ -70,3 +70,21 @@ def test_agree_rejects_nan_and_mismatched_shapes():
         agree("x", np.zeros(2), np.zeros(3), atol=1e-6)
     with pytest.raises(ValueError, match="atol"):
         agree("x", np.zeros(2), np.zeros(2), atol=0)
+
+
+def test_glue_stores_numpy_scalars_as_plain_numbers():
+    import numpy as np
+
+    from attnbook.notebook import plain_number
+
+    for value, expected in [
+        (np.float64(3.25), 3.25),
+        (np.int64(7), 7),
+        (np.float32(0.5), 0.5),
+    ]:
+        plain = plain_number(value)
+        assert type(plain) is type(expected) and plain == expected
+        assert repr(plain) == repr(expected)  # what the book's glue role formats
+    array = np.arange(3)
+    assert plain_number(array) is array  # arrays and other values pass through
+    assert plain_number("text") == "text"

@@ -73,6 +73,17 @@ def agree(label: str, actual, expected, atol: float) -> bool:
     return ok
 
 
+def plain_number(value):
+    """A NumPy scalar as the Python number it holds (anything else as it is).
+
+    NumPy 2 writes ``np.float64(3.2)`` for a scalar, which the book's ``{glue:text}`` roles
+    cannot format; a Python float is written ``3.2``.
+    """
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
+
+
 def glue(name: str, value, display: bool = False) -> None:
     """Store ``value`` under ``name`` for the book's prose (myst-nb's ``glue``).
 
@@ -80,6 +91,7 @@ def glue(name: str, value, display: bool = False) -> None:
     agree. Where myst-nb is not installed (Colab, Binder) nothing is stored; the value is
     shown when ``display`` is true.
     """
+    value = plain_number(value)
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

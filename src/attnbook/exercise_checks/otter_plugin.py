@@ -13,7 +13,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otter.plugins import AbstractOtterPlugin
+try:
+    from otter.plugins import AbstractOtterPlugin
+except ImportError:  # no otter here (or none that imports: it needs ipywidgets), so no
+    # `otter run` to refuse either; the module still imports, as every module of the package
+    AbstractOtterPlugin = object
 
 __all__ = ["EngineOnly", "REFUSAL", "engine_only_config"]
 
