@@ -179,3 +179,15 @@ WRONG_ANSWERS.update({  # issue 28: correct answers written differently, each mu
          "    return np.stack(rows)"),
     ],
 })
+
+WRONG_ANSWERS.update({  # issue 28, item 6: a loop the question rules out, read from the source
+    "angles filled one position at a time in a for loop (the question rules out loops)": [
+        ("    positions = np.arange(seq_len, dtype=float)[:, None]  # (seq_len, 1)\n"
+         "    return positions * angle_rates(d_model)[None, :]  # (seq_len, ceil(d_model / 2))",
+         "    rates = angle_rates(d_model)\n"
+         "    out = np.zeros((seq_len, len(rates)))\n"
+         "    for pos in range(seq_len):\n"
+         "        out[pos] = pos * rates\n"
+         "    return out"),
+    ],
+})

@@ -3,6 +3,8 @@
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
 as usual. Every call
 
+* fails, with ``loops=False``, if the function's source (or that of a notebook function it
+  calls) holds a Python ``for``/``while`` loop or a comprehension;
 * fails if the function reaches into the course package ``attnbook`` (any module, whatever
   the name of the function), into a library the question rules out, or into a routine the
   question asks the student to write;
@@ -38,6 +40,7 @@ import numpy as np
 import torch
 
 from attnbook.exercise_checks.probes import Remote, calls_of, grad_of, gradient_call
+from attnbook.exercise_checks.loop_rule import local_loop
 from attnbook.exercise_checks.watch import Watcher
 
 __all__ = ["guarded", "grad_of", "gradient_call", "calls_of"]
@@ -133,6 +136,7 @@ def guarded(
     global_torch_rng: bool = False,
     new_object: bool = True,
     no_views: bool = False,
+    loops: bool = True,
 ) -> Callable:
     """Wrap a student's function so that each call is checked as the module docstring says.
 
@@ -141,6 +145,9 @@ def guarded(
     the function may draw from PyTorch's global generator (sampling without a generator).
     new_object: fail if a returned object (or an item of a returned tuple) is an input.
     no_views: fail if it is a view of an input too (a question that asks for a new tensor).
+    loops: False fails a function whose source (or that of a notebook function it calls)
+    holds a Python for/while loop or a comprehension (a question that asks for whole-array
+    operations); read from the source, here with `inspect`, in the grader from the submission.
     """
     rules = {
         "libraries": list(libraries),
@@ -149,6 +156,7 @@ def guarded(
         "global_torch_rng": global_torch_rng,
         "new_object": new_object,
         "no_views": no_views,
+        "loops": loops,
     }
     if isinstance(fn, Remote):
         return fn.with_rules(rules)
@@ -161,9 +169,12 @@ def guarded(
     except (TypeError, ValueError):
         signature = None
     libraries, names = tuple(libraries), tuple(names)
+    looping = None if loops else local_loop(fn)
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if looping:
+            raise AssertionError(looping)
         try:
             bound = signature.bind(*args, **kwargs).arguments if signature else {}
         except TypeError:
