@@ -1,0 +1,107 @@
+"""The house rules of issue 28, item 6, that the grading engine decides beyond the values:
+
+* the loop rule (``guarded(f, loops=False)``), read from the submitted source in the grader
+  (`source_rules`) and from a live function's source in the student's process (`loop_rule`):
+  a for/while loop or a comprehension in the function or a notebook function it calls fails,
+  with the line; whole-array code and functions the grader swaps for the reference's pass.
+
+Cost: a few milliseconds (no grading runs here; the proofs grade the exercises).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnbook.exercise_checks import source_rules
+from attnbook.exercise_checks.grading import guarded
+from attnbook.exercise_checks.loop_rule import first_loop, local_loop
+
+NO_LOOPS = {"loops": False}
+
+
+# --------------------------------------------------------------------------- loops: source
+@pytest.mark.parametrize(
+    ("body", "kind", "line"),
+    [
+        ("    for t in range(3):\n        x = x + t\n    return x", "for loop", 2),
+        ("    while x.sum() < 3:\n        x = x + 1\n    return x", "while loop", 2),
+        ("    return np.array([v * 2 for v in x])", "comprehension", 2),
+        ("    return {k: 1 for k in range(2)}", "comprehension", 2),
+        ("    return np.stack(list(v for v in x))", "generator expression", 2),
+        ("    def inner(y):\n        return [v for v in y]\n    return inner(x)", "comprehension", 3),
+    ],
+)
+def test_each_kind_of_loop_is_read_from_the_source(body, kind, line):
+    source = f"import numpy as np\ndef f(x):\n{body}\n"
+    found = source_rules.scan(["x = 1", source]).shortcut("f", NO_LOOPS)
+    assert found is not None and found.startswith("loop:"), found
+    assert kind in found and f"f, cell 1, line {line + 1}" in found, found
+    assert source_rules.scan([source]).shortcut("f", {}) is None  # loops allowed by default
+
+
+def test_a_loop_in_a_function_it_calls_counts_unless_swapped():
+    source = (
+        "import numpy as np\n"
+        "def rates(d):\n    return np.array([1.0 / (i + 1) for i in range(d)])\n\n"
+        "def angles(t, d):\n    return np.arange(t)[:, None] * rates(d)[None, :]\n"
+    )
+    reading = source_rules.scan([source])
+    found = reading.shortcut("angles", NO_LOOPS)
+    assert found is not None and "rates, cell 0, line 3" in found, found
+    # while `angles` is graded, `rates` (another question's answer) is the reference's
+    assert reading.shortcut("angles", NO_LOOPS, skip={"rates"}) is None
+
+
+def test_whole_array_code_passes():
+    source = (
+        "import numpy as np\n"
+        "def f(q, k):\n    dots = np.sum(q * k, axis=1)\n    return float(np.var(dots))\n"
+    )
+    assert source_rules.scan([source]).shortcut("f", NO_LOOPS) is None
+    assert first_loop(compile(source, "s", "exec", flags=0x400)) is None  # ast.PyCF_ONLY_AST
+
+
+def test_the_shortcut_message_comes_before_the_loop_message():
+    source = "import torch\ndef f(x):\n    return [torch.tensor(v) for v in x]\n"
+    found = source_rules.scan([source]).shortcut(
+        "f", {"libraries": ["torch"], "loops": False}
+    )
+    assert found is not None and found.startswith("shortcut:"), found
+
+
+# --------------------------------------------------------------------------- loops: local
+def _rates_in_a_loop(d):
+    out = []
+    for i in range(0, d, 2):
+        out.append(10000.0 ** (-i / d))
+    return np.array(out)
+
+
+def _angles_calling_a_loop(t, d):
+    return np.arange(t)[:, None] * _rates_in_a_loop(d)[None, :]
+
+
+def _angles_by_broadcasting(t, d):
+    return np.arange(t)[:, None] * 10000.0 ** (-np.arange(0, d, 2)[None, :] / d)
+
+
+def test_the_public_check_reads_the_live_function():
+    with pytest.raises(AssertionError, match=r"^loop: .*for loop.*_rates_in_a_loop, line"):
+        guarded(_angles_calling_a_loop, loops=False)(3, 4)
+    line = _rates_in_a_loop.__code__.co_firstlineno + 2  # the `for` line in this file
+    message = local_loop(_rates_in_a_loop)
+    assert message is not None and f"_rates_in_a_loop, line {line}" in message
+    assert local_loop(_angles_by_broadcasting) is None
+    np.testing.assert_allclose(
+        guarded(_angles_by_broadcasting, loops=False)(3, 4),
+        _angles_calling_a_loop(3, 4),
+    )
+    assert guarded(_angles_calling_a_loop)(2, 2).shape == (2, 1)  # loops allowed by default
+
+
+def test_no_source_to_read_leaves_the_verdict_to_the_hidden_tests():
+    assert local_loop(len) is None
+    namespace: dict = {}
+    exec("def made(x):\n    return [x for _ in range(2)]\n", namespace)  # noqa: S102
+    assert local_loop(namespace["made"]) is None  # no source: the grader reads the notebook
