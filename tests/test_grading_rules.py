@@ -3,7 +3,10 @@
 * the loop rule (``guarded(f, loops=False)``), read from the submitted source in the grader
   (`source_rules`) and from a live function's source in the student's process (`loop_rule`):
   a for/while loop or a comprehension in the function or a notebook function it calls fails,
-  with the line; whole-array code and functions the grader swaps for the reference's pass.
+  with the line; whole-array code and functions the grader swaps for the reference's pass;
+* tensors on the ``meta`` device cross the wire (`wire`) as shape, dtype and device, both
+  ways, and the memory rules (`verdicts`, `grading.guarded`) never call two meta tensors the
+  same memory (they hold none): only identity counts there.
 
 Cost: a few milliseconds (no grading runs here; the proofs grade the exercises).
 """
@@ -12,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
-from attnbook.exercise_checks import source_rules
+from attnbook.exercise_checks import sandbox, source_rules, verdicts, wire
 from attnbook.exercise_checks.grading import guarded
 from attnbook.exercise_checks.loop_rule import first_loop, local_loop
 
@@ -105,3 +109,41 @@ def test_no_source_to_read_leaves_the_verdict_to_the_hidden_tests():
     namespace: dict = {}
     exec("def made(x):\n    return [x for _ in range(2)]\n", namespace)  # noqa: S102
     assert local_loop(namespace["made"]) is None  # no source: the grader reads the notebook
+
+
+# --------------------------------------------------------------------------- meta tensors
+def test_meta_tensors_cross_the_wire_as_shape_dtype_and_device():
+    x = torch.empty(2, 0, 3, dtype=torch.bfloat16, device="meta")
+    y = torch.empty(4, 5, dtype=torch.float64, device="meta").requires_grad_()
+    sent = wire.loads(wire.dumps({"v": wire.encode([x, (y, torch.ones(2))])}))
+    a, (b, c) = wire.decode(sent["v"])
+    assert a.device.type == b.device.type == "meta" and c.device.type == "cpu"
+    assert (a.shape, a.dtype) == (x.shape, x.dtype) and (b.shape, b.dtype) == (y.shape, y.dtype)
+    assert b.requires_grad and not a.requires_grad
+    assert "data" not in sent["v"][0]  # no numbers travel
+    wire.update_in_place(x, a)  # nothing to copy: no error, x as it was
+    assert x.device.type == "meta"
+
+
+def test_the_memory_rules_on_meta_tensors_count_identity_only():
+    x = torch.empty(2, 3, device="meta")
+    same_shape = x.view(2, 3)  # a view on meta: no memory to compare, so it passes
+    new = torch.empty(2, 3, device="meta")
+    for result in (same_shape, new):
+        facts = sandbox.memory_facts({"x": x}, result)
+        rules = {"new_object": True, "no_views": True}
+        assert verdicts.returned_inputs(facts, rules) is None
+    facts = sandbox.memory_facts({"x": x}, x)
+    assert verdicts.returned_inputs(facts, {"new_object": True}) is not None  # x itself
+    out = guarded(lambda t: t.reshape(3, 2), no_views=True)(x)
+    assert out.device.type == "meta" and out.shape == (3, 2)
+
+
+def test_a_cpu_tensor_beside_meta_inputs_fails_loudly():
+    def on_the_cpu(t):
+        out = torch.empty(t.shape, dtype=t.dtype)  # no device=: the CPU
+        out[:] = t
+        return out
+
+    with pytest.raises(NotImplementedError):
+        guarded(on_the_cpu)(torch.empty(2, 2, device="meta"))

@@ -73,6 +73,8 @@ def _same(now: Any, before: Any) -> bool:
             or now.dtype != before.dtype
         ):
             return False
+        if "meta" in (now.device.type, before.device.type):  # no numbers to compare
+            return now.device == before.device
         a, b = now.detach().cpu().contiguous(), before.cpu().contiguous()
         if a.dtype in (torch.bfloat16,):
             a, b = a.float(), b.float()
@@ -247,6 +249,7 @@ def _alias(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return (
             a is not b
+            and "meta" not in (a.device.type, b.device.type)  # no memory to share
             and a.numel() > 0
             and a.data_ptr() == b.data_ptr()
             and a.shape == b.shape
@@ -270,6 +273,7 @@ def _shares_memory(a: Any, b: Any) -> bool:
         return (
             a.numel() > 0
             and b.numel() > 0
+            and "meta" not in (a.device.type, b.device.type)
             and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
         )
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):

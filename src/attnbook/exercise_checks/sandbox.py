@@ -238,6 +238,7 @@ def _fact(value: Any) -> dict:
             shape=list(value.shape),
             strides=list(value.stride()),
             dtype=str(value.dtype),
+            meta=meta,
         )
     elif isinstance(value, np.ndarray):
         lo, hi = _byte_bounds(value)

@@ -49,9 +49,11 @@ def house_rules(changed: list[str], moved: list[str], rules: dict) -> None:
 
 
 def _alias(a: dict, b: dict) -> bool:
-    """`a` is another name for all of `b`: same first byte, shape, strides and dtype."""
+    """`a` is another name for all of `b`: same first byte, shape, strides and dtype (never
+    for tensors on the ``meta`` device: they hold no memory, only their identity counts)."""
     return (
         a["kind"] == b["kind"] in ("tensor", "array")
+        and not (a.get("meta") or b.get("meta"))
         and a["id"] != b["id"]
         and a["numel"] > 0
         and a["ptr"] == b["ptr"]
@@ -65,7 +67,7 @@ def _shares_memory(a: dict, b: dict) -> bool:
     """`a` and `b` share memory: tensors of one storage, arrays whose bytes overlap."""
     if a["kind"] != b["kind"] or a["kind"] not in ("tensor", "array"):
         return False
-    if not (a["numel"] > 0 and b["numel"] > 0):
+    if not (a["numel"] > 0 and b["numel"] > 0) or a.get("meta") or b.get("meta"):
         return False
     if a["kind"] == "tensor":
         return a["storage"] == b["storage"]
