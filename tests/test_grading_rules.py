@@ -147,3 +147,43 @@ def test_a_cpu_tensor_beside_meta_inputs_fails_loudly():
 
     with pytest.raises(NotImplementedError):
         guarded(on_the_cpu)(torch.empty(2, 2, device="meta"))
+
+
+# --------------------------------------------------------------------------- separate results
+_CACHE: dict = {}
+
+
+def _cached_table(n):
+    """A table kept between calls and handed out itself: the second call shares memory."""
+    if n not in _CACHE:
+        _CACHE[n] = np.arange(float(n))
+    return _CACHE[n]
+
+
+def _copied_table(n):
+    return _cached_table(n).copy()
+
+
+def test_two_results_that_share_memory_fail_in_the_students_process():
+    checked = guarded(_cached_table, separate_results=True)
+    first = checked(3)
+    with pytest.raises(AssertionError, match="earlier call's result also holds"):
+        checked(3)
+    assert first.shape == (3,)
+    copied = guarded(_copied_table, separate_results=True)
+    assert [copied(3).sum() for _ in range(3)] == [3.0, 3.0, 3.0]
+    assert guarded(_cached_table)(3) is _CACHE[3]  # the rule is off by default
+
+
+def test_two_results_that_share_memory_fail_from_the_childs_facts():
+    table = np.arange(6.0)
+    rules = {"separate_results": True}
+    facts = sandbox.memory_facts({"n": 3}, table[:3], [table, (np.ones(2), 1.0)])
+    assert len(facts["earlier"]) == 3 and len(facts["results"]) == 1
+    assert verdicts.shared_results(facts, rules) is not None  # a slice of an earlier table
+    assert verdicts.shared_results(facts, {}) is None  # the rule is off by default
+    fresh = sandbox.memory_facts({"n": 3}, table.copy(), [table])
+    assert verdicts.shared_results(fresh, rules) is None
+    tensor = torch.zeros(4)
+    facts = sandbox.memory_facts({}, (tensor[1:], torch.ones(1)), [tensor])
+    assert verdicts.shared_results(facts, rules) is not None  # one storage

@@ -191,3 +191,26 @@ WRONG_ANSWERS.update({  # issue 28, item 6: a loop the question rules out, read 
          "    return out"),
     ],
 })
+
+WRONG_ANSWERS.update({  # issue 28, item 6: two calls whose results must not share memory
+    "tables cached in a mutable default argument and the cached array itself returned": [
+        ("def sinusoidal_encoding(seq_len, d_model):",
+         "def sinusoidal_encoding(seq_len, d_model, _tables={}):"),
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    if (seq_len, d_model) in _tables:\n        return _tables[seq_len, d_model]\n"
+         "    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"),
+        ("    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n    return pe",
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    _tables[seq_len, d_model] = pe\n    return pe"),
+    ],
+    "correct: tables cached in a dict keyed by both sizes, a copy returned each call": [
+        ("def sinusoidal_encoding(seq_len, d_model):",
+         "_TABLES = {}\n\n\ndef sinusoidal_encoding(seq_len, d_model):"),
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    if (seq_len, d_model) in _TABLES:\n        return _TABLES[seq_len, d_model].copy()\n"
+         "    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"),
+        ("    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n    return pe",
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    _TABLES[seq_len, d_model] = pe\n    return pe.copy()"),
+    ],
+})

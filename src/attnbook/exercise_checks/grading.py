@@ -139,6 +139,7 @@ def guarded(
     new_object: bool = True,
     no_views: bool = False,
     loops: bool = True,
+    separate_results: bool = False,
 ) -> Callable:
     """Wrap a student's function so that each call is checked as the module docstring says.
 
@@ -150,6 +151,8 @@ def guarded(
     loops: False fails a function whose source (or that of a notebook function it calls)
     holds a Python for/while loop or a comprehension (a question that asks for whole-array
     operations); read from the source, here with `inspect`, in the grader from the submission.
+    separate_results: fail if a result shares memory with what an earlier call (of this
+    wrapper; in the grader, of the function) returned (a table cached and handed out twice).
     """
     rules = {
         "libraries": list(libraries),
@@ -159,6 +162,7 @@ def guarded(
         "new_object": new_object,
         "no_views": no_views,
         "loops": loops,
+        "separate_results": separate_results,
     }
     if isinstance(fn, Remote):
         return fn.with_rules(rules)
@@ -172,6 +176,7 @@ def guarded(
         signature = None
     libraries, names = tuple(libraries), tuple(names)
     looping = None if loops else local_loop(fn)
+    earlier: list = []  # the last results, kept alive (separate_results)
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -238,9 +243,28 @@ def guarded(
                             f"your function returned a view of its input `{label}` "
                             "(the two share memory): return a new tensor or array"
                         )
+        if separate_results:
+            _check_separate(result, earlier)
         return result
 
     return call
+
+
+def _check_separate(result: Any, earlier: list) -> None:
+    """The separate-results rule: `result` shares no memory with the `earlier` results (kept
+    alive, so that their memory cannot be reused); then `result` joins them."""
+    items = result if isinstance(result, tuple) else (result,)
+    for old in earlier:
+        for item in items:
+            array = isinstance(item, (torch.Tensor, np.ndarray, list))
+            if (item is old and array) or _shares_memory(item, old):
+                raise AssertionError(
+                    "your function returned memory that an earlier call's result also "
+                    "holds (a table kept between calls and returned again?): a caller who "
+                    "changes one result changes the other; return a new array each call "
+                    "(a copy of what you keep)"
+                )
+    earlier[:] = [*earlier, *items][-4:]
 
 
 def _alias(a: Any, b: Any) -> bool:

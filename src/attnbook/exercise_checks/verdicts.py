@@ -16,6 +16,7 @@ __all__ = [
     "RNG_NAMES",
     "house_rules",
     "returned_inputs",
+    "shared_results",
     "process_events",
     "is_memory_error",
     "MEMORY_MESSAGE",
@@ -96,6 +97,26 @@ def returned_inputs(facts: dict, rules: dict) -> str | None:
                 return (
                     f"your function returned a view of its input `{label}` "
                     "(the two share memory): return a new tensor or array"
+                )
+    return None
+
+
+def shared_results(facts: dict, rules: dict) -> str | None:
+    """The separate-results rule (``separate_results=True``): no returned item shares memory
+    with an item an earlier call of the same function returned, both alive in the child
+    (a table cached between calls and handed out again: the caller who writes into one
+    result writes into the other). From `sandbox.memory_facts`' "results" and "earlier"."""
+    if not rules.get("separate_results"):
+        return None
+    for item in facts.get("results", []):
+        for old in facts.get("earlier", []):
+            same = item["id"] == old["id"] and item["kind"] in ("tensor", "array", "list")
+            if same or _shares_memory(item, old):
+                return (
+                    "your function returned memory that an earlier call's result also "
+                    "holds (a table kept between calls and returned again?): a caller who "
+                    "changes one result changes the other; return a new array each call "
+                    "(a copy of what you keep)"
                 )
     return None
 
