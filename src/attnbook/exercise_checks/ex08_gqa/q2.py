@@ -29,7 +29,6 @@ def test_gqa_house_rules(gqa_attention, q, k, v):
     from attnbook.exercise_checks.grading import guarded
     out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
     assert out.shape == (2, 4, 6, 8)
-    import torch
     on_meta = [t.to('meta') for t in (q, k, v)]
     try:
         meta = gqa_attention(*on_meta, True)
