@@ -33,7 +33,11 @@ NO_LOOPS = {"loops": False}
         ("    return np.array([v * 2 for v in x])", "comprehension", 2),
         ("    return {k: 1 for k in range(2)}", "comprehension", 2),
         ("    return np.stack(list(v for v in x))", "generator expression", 2),
-        ("    def inner(y):\n        return [v for v in y]\n    return inner(x)", "comprehension", 3),
+        (
+            "    def inner(y):\n        return [v for v in y]\n    return inner(x)",
+            "comprehension",
+            3,
+        ),
     ],
 )
 def test_each_kind_of_loop_is_read_from_the_source(body, kind, line):
@@ -41,7 +45,9 @@ def test_each_kind_of_loop_is_read_from_the_source(body, kind, line):
     found = source_rules.scan(["x = 1", source]).shortcut("f", NO_LOOPS)
     assert found is not None and found.startswith("loop:"), found
     assert kind in found and f"f, cell 1, line {line + 1}" in found, found
-    assert source_rules.scan([source]).shortcut("f", {}) is None  # loops allowed by default
+    assert (
+        source_rules.scan([source]).shortcut("f", {}) is None
+    )  # loops allowed by default
 
 
 def test_a_loop_in_a_function_it_calls_counts_unless_swapped():
@@ -63,7 +69,9 @@ def test_whole_array_code_passes():
         "def f(q, k):\n    dots = np.sum(q * k, axis=1)\n    return float(np.var(dots))\n"
     )
     assert source_rules.scan([source]).shortcut("f", NO_LOOPS) is None
-    assert first_loop(compile(source, "s", "exec", flags=0x400)) is None  # ast.PyCF_ONLY_AST
+    assert (
+        first_loop(compile(source, "s", "exec", flags=0x400)) is None
+    )  # ast.PyCF_ONLY_AST
 
 
 def test_the_shortcut_message_comes_before_the_loop_message():
@@ -91,7 +99,9 @@ def _angles_by_broadcasting(t, d):
 
 
 def test_the_public_check_reads_the_live_function():
-    with pytest.raises(AssertionError, match=r"^loop: .*for loop.*_rates_in_a_loop, line"):
+    with pytest.raises(
+        AssertionError, match=r"^loop: .*for loop.*_rates_in_a_loop, line"
+    ):
         guarded(_angles_calling_a_loop, loops=False)(3, 4)
     line = _rates_in_a_loop.__code__.co_firstlineno + 2  # the `for` line in this file
     message = local_loop(_rates_in_a_loop)
@@ -101,14 +111,19 @@ def test_the_public_check_reads_the_live_function():
         guarded(_angles_by_broadcasting, loops=False)(3, 4),
         _angles_calling_a_loop(3, 4),
     )
-    assert guarded(_angles_calling_a_loop)(2, 2).shape == (2, 1)  # loops allowed by default
+    assert guarded(_angles_calling_a_loop)(2, 2).shape == (
+        2,
+        1,
+    )  # loops allowed by default
 
 
 def test_no_source_to_read_leaves_the_verdict_to_the_hidden_tests():
     assert local_loop(len) is None
     namespace: dict = {}
     exec("def made(x):\n    return [x for _ in range(2)]\n", namespace)  # noqa: S102
-    assert local_loop(namespace["made"]) is None  # no source: the grader reads the notebook
+    assert (
+        local_loop(namespace["made"]) is None
+    )  # no source: the grader reads the notebook
 
 
 # --------------------------------------------------------------------------- meta tensors
@@ -118,7 +133,10 @@ def test_meta_tensors_cross_the_wire_as_shape_dtype_and_device():
     sent = wire.loads(wire.dumps({"v": wire.encode([x, (y, torch.ones(2))])}))
     a, (b, c) = wire.decode(sent["v"])
     assert a.device.type == b.device.type == "meta" and c.device.type == "cpu"
-    assert (a.shape, a.dtype) == (x.shape, x.dtype) and (b.shape, b.dtype) == (y.shape, y.dtype)
+    assert (a.shape, a.dtype) == (x.shape, x.dtype) and (b.shape, b.dtype) == (
+        y.shape,
+        y.dtype,
+    )
     assert b.requires_grad and not a.requires_grad
     assert "data" not in sent["v"][0]  # no numbers travel
     wire.update_in_place(x, a)  # nothing to copy: no error, x as it was
@@ -180,7 +198,9 @@ def test_two_results_that_share_memory_fail_from_the_childs_facts():
     rules = {"separate_results": True}
     facts = sandbox.memory_facts({"n": 3}, table[:3], [table, (np.ones(2), 1.0)])
     assert len(facts["earlier"]) == 3 and len(facts["results"]) == 1
-    assert verdicts.shared_results(facts, rules) is not None  # a slice of an earlier table
+    assert (
+        verdicts.shared_results(facts, rules) is not None
+    )  # a slice of an earlier table
     assert verdicts.shared_results(facts, {}) is None  # the rule is off by default
     fresh = sandbox.memory_facts({"n": 3}, table.copy(), [table])
     assert verdicts.shared_results(fresh, rules) is None

@@ -54,7 +54,7 @@ _PROCESS_EVENTS = (
     "pty.spawn",
 )
 _events: list[str] = []
-_KEPT: dict[str, list] = {}  # name -> its last results, alive (the separate_results rule)
+_KEPT: dict[str, list] = {}  # name -> its last results, alive (separate_results)
 
 
 def _audit(event: str, args: tuple) -> None:

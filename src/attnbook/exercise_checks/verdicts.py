@@ -110,7 +110,11 @@ def shared_results(facts: dict, rules: dict) -> str | None:
         return None
     for item in facts.get("results", []):
         for old in facts.get("earlier", []):
-            same = item["id"] == old["id"] and item["kind"] in ("tensor", "array", "list")
+            same = item["id"] == old["id"] and item["kind"] in (
+                "tensor",
+                "array",
+                "list",
+            )
             if same or _shares_memory(item, old):
                 return (
                     "your function returned memory that an earlier call's result also "
