@@ -246,3 +246,9 @@ WRONG_ANSWERS.update({
          "    state = (np.zeros(t_q), np.zeros(t_q), np.zeros((t_q, values.shape[-1])))"),
     ],
 })
+
+WRONG_ANSWERS.update({  # issue 28, item 6: a loop the question rules out, read from the source
+    "dot products in a comprehension, one pair at a time (the question rules out loops)": [
+        ("dots = np.sum(q * k, axis=1)", "dots = np.array([q[i] @ k[i] for i in range(n_samples)])"),
+    ],
+})

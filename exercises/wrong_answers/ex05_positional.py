@@ -179,3 +179,38 @@ WRONG_ANSWERS.update({  # issue 28: correct answers written differently, each mu
          "    return np.stack(rows)"),
     ],
 })
+
+WRONG_ANSWERS.update({  # issue 28, item 6: a loop the question rules out, read from the source
+    "angles filled one position at a time in a for loop (the question rules out loops)": [
+        ("    positions = np.arange(seq_len, dtype=float)[:, None]  # (seq_len, 1)\n"
+         "    return positions * angle_rates(d_model)[None, :]  # (seq_len, ceil(d_model / 2))",
+         "    rates = angle_rates(d_model)\n"
+         "    out = np.zeros((seq_len, len(rates)))\n"
+         "    for pos in range(seq_len):\n"
+         "        out[pos] = pos * rates\n"
+         "    return out"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # issue 28, item 6: two calls whose results must not share memory
+    "tables cached in a mutable default argument and the cached array itself returned": [
+        ("def sinusoidal_encoding(seq_len, d_model):",
+         "def sinusoidal_encoding(seq_len, d_model, _tables={}):"),
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    if (seq_len, d_model) in _tables:\n        return _tables[seq_len, d_model]\n"
+         "    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"),
+        ("    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n    return pe",
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    _tables[seq_len, d_model] = pe\n    return pe"),
+    ],
+    "correct: tables cached in a dict keyed by both sizes, a copy returned each call": [
+        ("def sinusoidal_encoding(seq_len, d_model):",
+         "_TABLES = {}\n\n\ndef sinusoidal_encoding(seq_len, d_model):"),
+        ("    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n",
+         "    if (seq_len, d_model) in _TABLES:\n        return _TABLES[seq_len, d_model].copy()\n"
+         "    theta = angles(seq_len, d_model)  # (seq_len, ceil(d_model / 2))\n"),
+        ("    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n    return pe",
+         "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
+         "    _TABLES[seq_len, d_model] = pe\n    return pe.copy()"),
+    ],
+})

@@ -123,3 +123,19 @@ WRONG_ANSWERS.update({
          "    from attnbook.attention import repeat_kv\n    return repeat_kv(x, n_rep).clone()"),
     ],
 })
+
+# issue 28, item 6: a tensor built on the CPU beside inputs on another device (the meta
+# device in the checks, a GPU in real use)
+WRONG_ANSWERS.update({
+    "expand_kv fills a torch.empty(...) made without device= (on the CPU) head by head": [
+        ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    B, H_kv, T, d = x.shape\n    out = torch.empty(B, H_kv * n_rep, T, d, dtype=x.dtype)\n"
+         "    for h in range(H_kv * n_rep):\n        out[:, h] = x[:, h // n_rep]\n"
+         "    return out"),
+    ],
+    "gqa_attention builds the causal mask without device= (on the CPU)": [
+        ("torch.ones(T_q, T_k, dtype=torch.bool, device=q.device)",
+         "torch.ones(T_q, T_k, dtype=torch.bool)"),
+    ],
+})

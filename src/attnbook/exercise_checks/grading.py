@@ -3,6 +3,8 @@
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
 as usual. Every call
 
+* fails, with ``loops=False``, if the function's source (or that of a notebook function it
+  calls) holds a Python ``for``/``while`` loop or a comprehension;
 * fails if the function reaches into the course package ``attnbook`` (any module, whatever
   the name of the function), into a library the question rules out, or into a routine the
   question asks the student to write;
@@ -38,6 +40,7 @@ import numpy as np
 import torch
 
 from attnbook.exercise_checks.probes import Remote, calls_of, grad_of, gradient_call
+from attnbook.exercise_checks.loop_rule import local_loop
 from attnbook.exercise_checks.watch import Watcher
 
 __all__ = ["guarded", "grad_of", "gradient_call", "calls_of"]
@@ -70,6 +73,8 @@ def _same(now: Any, before: Any) -> bool:
             or now.dtype != before.dtype
         ):
             return False
+        if "meta" in (now.device.type, before.device.type):  # no numbers to compare
+            return now.device == before.device
         a, b = now.detach().cpu().contiguous(), before.cpu().contiguous()
         if a.dtype in (torch.bfloat16,):
             a, b = a.float(), b.float()
@@ -133,6 +138,8 @@ def guarded(
     global_torch_rng: bool = False,
     new_object: bool = True,
     no_views: bool = False,
+    loops: bool = True,
+    separate_results: bool = False,
 ) -> Callable:
     """Wrap a student's function so that each call is checked as the module docstring says.
 
@@ -141,6 +148,11 @@ def guarded(
     the function may draw from PyTorch's global generator (sampling without a generator).
     new_object: fail if a returned object (or an item of a returned tuple) is an input.
     no_views: fail if it is a view of an input too (a question that asks for a new tensor).
+    loops: False fails a function whose source (or that of a notebook function it calls)
+    holds a Python for/while loop or a comprehension (a question that asks for whole-array
+    operations); read from the source, here with `inspect`, in the grader from the submission.
+    separate_results: fail if a result shares memory with what an earlier call (of this
+    wrapper; in the grader, of the function) returned (a table cached and handed out twice).
     """
     rules = {
         "libraries": list(libraries),
@@ -149,6 +161,8 @@ def guarded(
         "global_torch_rng": global_torch_rng,
         "new_object": new_object,
         "no_views": no_views,
+        "loops": loops,
+        "separate_results": separate_results,
     }
     if isinstance(fn, Remote):
         return fn.with_rules(rules)
@@ -161,9 +175,13 @@ def guarded(
     except (TypeError, ValueError):
         signature = None
     libraries, names = tuple(libraries), tuple(names)
+    looping = None if loops else local_loop(fn)
+    earlier: list = []  # the last results, kept alive (separate_results)
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if looping:
+            raise AssertionError(looping)
         try:
             bound = signature.bind(*args, **kwargs).arguments if signature else {}
         except TypeError:
@@ -225,9 +243,28 @@ def guarded(
                             f"your function returned a view of its input `{label}` "
                             "(the two share memory): return a new tensor or array"
                         )
+        if separate_results:
+            _check_separate(result, earlier)
         return result
 
     return call
+
+
+def _check_separate(result: Any, earlier: list) -> None:
+    """The separate-results rule: `result` shares no memory with the `earlier` results (kept
+    alive, so that their memory cannot be reused); then `result` joins them."""
+    items = result if isinstance(result, tuple) else (result,)
+    for old in earlier:
+        for item in items:
+            array = isinstance(item, (torch.Tensor, np.ndarray, list))
+            if (item is old and array) or _shares_memory(item, old):
+                raise AssertionError(
+                    "your function returned memory that an earlier call's result also "
+                    "holds (a table kept between calls and returned again?): a caller who "
+                    "changes one result changes the other; return a new array each call "
+                    "(a copy of what you keep)"
+                )
+    earlier[:] = [*earlier, *items][-4:]
 
 
 def _alias(a: Any, b: Any) -> bool:
@@ -236,6 +273,7 @@ def _alias(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return (
             a is not b
+            and "meta" not in (a.device.type, b.device.type)  # no memory to share
             and a.numel() > 0
             and a.data_ptr() == b.data_ptr()
             and a.shape == b.shape
@@ -259,6 +297,7 @@ def _shares_memory(a: Any, b: Any) -> bool:
         return (
             a.numel() > 0
             and b.numel() > 0
+            and "meta" not in (a.device.type, b.device.type)
             and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
         )
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):

@@ -54,6 +54,7 @@ _PROCESS_EVENTS = (
     "pty.spawn",
 )
 _events: list[str] = []
+_KEPT: dict[str, list] = {}  # name -> its last results, alive (separate_results)
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -238,6 +239,7 @@ def _fact(value: Any) -> dict:
             shape=list(value.shape),
             strides=list(value.stride()),
             dtype=str(value.dtype),
+            meta=meta,
         )
     elif isinstance(value, np.ndarray):
         lo, hi = _byte_bounds(value)
@@ -256,12 +258,16 @@ def _fact(value: Any) -> dict:
     return fact
 
 
-def memory_facts(labelled: dict[str, Any], result: Any) -> dict:
-    """Where the inputs and the returned items live, as data for `verdicts.returned_inputs`."""
-    items = result if isinstance(result, tuple) else (result,)
+def memory_facts(labelled: dict[str, Any], result: Any, earlier: Any = ()) -> dict:
+    """Where the inputs, the result's items and `earlier` results' (alive) live: `verdicts`."""
+
+    def facts(value: Any) -> list[dict]:
+        return [_fact(v) for v in (value if isinstance(value, tuple) else (value,))]
+
     return {
         "inputs": {label: _fact(v) for label, v in labelled.items()},
-        "results": [_fact(item) for item in items],
+        "results": facts(result),
+        "earlier": [fact for value in earlier for fact in facts(value)],
     }
 
 
@@ -330,7 +336,9 @@ def _call(
             )
         elif rules is not None:
             result, reply["watcher"] = _watched(fn, rules, args, kwargs)
-            reply["memory"] = memory_facts(_labelled(fn, args, kwargs), result)
+            kept = _KEPT.setdefault(name, []) if rules.get("separate_results") else []
+            reply["memory"] = memory_facts(_labelled(fn, args, kwargs), result, kept)
+            kept[:] = [*kept, result][-4:]
         else:
             result = fn(*args, **kwargs)
         reply["result"] = wire.encode(result)

@@ -38,6 +38,7 @@ _PRELOAD = [
     "IPython.core.inputtransformer2",
     "attnbook.exercise_checks.sandbox",
     "attnbook.exercise_checks.grading",
+    "attnbook.exercise_checks.meta_kernels",  # PyTorch's lazy imports for the meta device
     "attnbook.plot",
 ]
 _context: Any = None
@@ -274,7 +275,9 @@ class Session:
         if rules is not None:
             verdicts.house_rules(changed, moved, rules)
             _second_opinion(reply)
-            aliased = verdicts.returned_inputs(reply.get("memory") or {}, rules)
+            memory = reply.get("memory") or {}
+            aliased = verdicts.returned_inputs(memory, rules)
+            aliased = aliased or verdicts.shared_results(memory, rules)
             if aliased:
                 raise AssertionError(aliased)
         if "raised" in reply:

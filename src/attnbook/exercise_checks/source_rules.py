@@ -7,7 +7,8 @@ reaches: imports, attribute chains and the names bound to them (``F = torch.nn.f
 ``from attnbook.kvquant import quantize as q``), in its body and in the functions of the
 notebook it calls. `Reading.shortcut` answers a hidden test's rules (``guarded(f,
 libraries=..., names=..., allow_attnbook=...)``) from that: the course package ``attnbook``,
-a library the question rules out, a routine the question asks the student to write.
+a library the question rules out, a routine the question asks the student to write, and
+(``loops=False``, `loop_rule`) a Python loop or comprehension.
 
 Code whose effect cannot be read from the source is a verdict of its own, "dynamic code /
 tampering" (`Reading.tampering`, messages for the instructor): ``eval``, ``exec``,
@@ -16,7 +17,7 @@ tampering" (`Reading.tampering`, messages for the instructor): ``eval``, ``exec`
 sys.modules``), the profiler and tracer hooks, the import machinery, ``builtins``,
 ``ctypes``, frames and code objects, the grading package's own modules and otter's
 internals, and any write to an attribute of a module. Cells identical to a cell of the
-reference notebook (the setup cell, the data) are trusted. Imports nothing else of the
+reference notebook (the setup cell, the data) are trusted. Imports only `loop_rule` of the
 grading package.
 """
 
@@ -25,6 +26,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection
 from dataclasses import dataclass, field
+
+from attnbook.exercise_checks.loop_rule import first_loop, loop_message
 
 __all__ = ["Reading", "scan"]
 
@@ -116,6 +119,12 @@ class Reading:
                 if attr in names:
                     why = "the routine this question asks you to write"
                     return _shortcut(attr, why, where, line)
+        if rules.get("loops", True) is False:  # a question that rules out Python loops
+            for fn in self.reach(name, set(skip)):
+                found = first_loop(self.functions[fn].node)
+                if found:
+                    where = f"{fn}, cell {self.functions[fn].cell}, line {found[0]}"
+                    return loop_message(found[1], where)
         return None
 
     def tampering(self, question_functions: dict[str, set[str]]) -> dict[str, str]:

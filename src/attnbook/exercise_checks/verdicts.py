@@ -16,6 +16,7 @@ __all__ = [
     "RNG_NAMES",
     "house_rules",
     "returned_inputs",
+    "shared_results",
     "process_events",
     "is_memory_error",
     "MEMORY_MESSAGE",
@@ -49,9 +50,11 @@ def house_rules(changed: list[str], moved: list[str], rules: dict) -> None:
 
 
 def _alias(a: dict, b: dict) -> bool:
-    """`a` is another name for all of `b`: same first byte, shape, strides and dtype."""
+    """`a` is another name for all of `b`: same first byte, shape, strides and dtype (never
+    for tensors on the ``meta`` device: they hold no memory, only their identity counts)."""
     return (
         a["kind"] == b["kind"] in ("tensor", "array")
+        and not (a.get("meta") or b.get("meta"))
         and a["id"] != b["id"]
         and a["numel"] > 0
         and a["ptr"] == b["ptr"]
@@ -65,7 +68,7 @@ def _shares_memory(a: dict, b: dict) -> bool:
     """`a` and `b` share memory: tensors of one storage, arrays whose bytes overlap."""
     if a["kind"] != b["kind"] or a["kind"] not in ("tensor", "array"):
         return False
-    if not (a["numel"] > 0 and b["numel"] > 0):
+    if not (a["numel"] > 0 and b["numel"] > 0) or a.get("meta") or b.get("meta"):
         return False
     if a["kind"] == "tensor":
         return a["storage"] == b["storage"]
@@ -94,6 +97,30 @@ def returned_inputs(facts: dict, rules: dict) -> str | None:
                 return (
                     f"your function returned a view of its input `{label}` "
                     "(the two share memory): return a new tensor or array"
+                )
+    return None
+
+
+def shared_results(facts: dict, rules: dict) -> str | None:
+    """The separate-results rule (``separate_results=True``): no returned item shares memory
+    with an item an earlier call of the same function returned, both alive in the child
+    (a table cached between calls and handed out again: the caller who writes into one
+    result writes into the other). From `sandbox.memory_facts`' "results" and "earlier"."""
+    if not rules.get("separate_results"):
+        return None
+    for item in facts.get("results", []):
+        for old in facts.get("earlier", []):
+            same = item["id"] == old["id"] and item["kind"] in (
+                "tensor",
+                "array",
+                "list",
+            )
+            if same or _shares_memory(item, old):
+                return (
+                    "your function returned memory that an earlier call's result also "
+                    "holds (a table kept between calls and returned again?): a caller who "
+                    "changes one result changes the other; return a new array each call "
+                    "(a copy of what you keep)"
                 )
     return None
 

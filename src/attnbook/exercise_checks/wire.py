@@ -1,7 +1,9 @@
 """The data format between the grader and the process that runs a submission (exercises 1-9).
 
 Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
-scalars, PyTorch tensors, dtypes, shapes and random generators' states, as JSON text with the
+scalars, PyTorch tensors (as CPU copies; a tensor on the ``meta`` device, which holds no
+numbers, as its shape and dtype, and it arrives on ``meta``), dtypes, shapes and random
+generators' states, as JSON text with the
 array bytes in base64. Decoding builds nothing else, so a submission can send the grader wrong
 numbers but never an object with code of its own (no pickle anywhere). Anything else a
 student's function returns arrives as an `Opaque` placeholder that equals nothing.
@@ -95,6 +97,13 @@ def encode(value: Any) -> Any:
         and str(value.dtype) in _TORCH_DTYPES
         and value.layout == torch.strided
     ):
+        if value.device.type == "meta":  # shape, dtype and device only: no numbers
+            return {
+                "$torch": str(value.dtype),
+                "shape": list(value.shape),
+                "meta": True,
+                "grad": bool(value.requires_grad),
+            }
         t = value.detach().cpu().contiguous()
         raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t
         return {
@@ -162,6 +171,10 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
         if dtype is None:
             raise WireError(f"unknown dtype {item['$torch']!r}")
         shape = _shape(item)
+        if item.get("meta") is True:
+            tensor = torch.empty(shape, dtype=dtype, device="meta")
+            grad = bool(item.get("grad")) and tensor.is_floating_point()
+            return tensor.requires_grad_(grad)
         as_numpy = torch.int16 if dtype == torch.bfloat16 else dtype
         array = np.frombuffer(
             _bytes(item), dtype=torch.empty(0, dtype=as_numpy).numpy().dtype
@@ -243,6 +256,7 @@ def update_in_place(target: Any, source: Any) -> None:
         same_kind = target.shape == source.shape and target.dtype == source.dtype
         if (
             same_kind
+            and "meta" not in (target.device.type, source.device.type)  # no numbers
             and not torch.equal(target.detach(), source)
             and not _overlaps(target)
         ):

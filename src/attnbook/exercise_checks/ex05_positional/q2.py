@@ -29,7 +29,7 @@ def test_positions_count_from_zero(angles):
 def test_angles_float64_and_house_rules(angles):
     from attnbook.exercise_checks.grading import guarded
     import numpy as np
-    a = guarded(angles, libraries=('torch',))(4, 5)
+    a = guarded(angles, libraries=('torch',), loops=False)(4, 5)
     assert a.dtype == np.float64, f'work in float64: the hidden tests compare at 1e-9, got {a.dtype}'
     assert a.shape == (4, 3), f'd_model = 5 has ceil(5 / 2) = 3 pairs: expected (4, 3), got {a.shape}'
 

@@ -27,4 +27,9 @@ def test_expand_house_rules(expand_kv, k):
     out = guarded(expand_kv, new_object=False)(k, 2)
     assert torch.equal(k, before), 'expand_kv changed the keys it was given'
     assert out.shape == (2, 4, 6, 8)
+    try:
+        meta = expand_kv(torch.empty(2, 2, 6, 8, device='meta'), 2)
+    except (RuntimeError, NotImplementedError, TypeError) as err:
+        raise AssertionError(f'keys on the meta device failed ({err}): ' + 'build new tensors from x or on x.device (torch.zeros(..., device=x.device)), never on the CPU by default') from None
+    assert meta.device.type == 'meta' and tuple(meta.shape) == (2, 4, 6, 8), f'keys on the meta device gave a {tuple(meta.shape)} result on {meta.device}: ' + 'build new tensors from x or on x.device (torch.zeros(..., device=x.device)), never on the CPU by default'
 

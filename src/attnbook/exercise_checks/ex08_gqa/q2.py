@@ -29,6 +29,12 @@ def test_gqa_house_rules(gqa_attention, q, k, v):
     from attnbook.exercise_checks.grading import guarded
     out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
     assert out.shape == (2, 4, 6, 8)
+    on_meta = [t.to('meta') for t in (q, k, v)]
+    try:
+        meta = gqa_attention(*on_meta, True)
+    except (RuntimeError, NotImplementedError, TypeError) as err:
+        raise AssertionError(f'inputs on the meta device failed ({err}): build the mask on q.device (torch.ones(..., device=q.device)), never on the CPU by default') from None
+    assert meta.device.type == 'meta' and tuple(meta.shape) == (2, 4, 6, 8), f'inputs on the meta device gave a {tuple(meta.shape)} output on {meta.device}'
 
 @test_case(points=None, hidden=False)
 def test_gqa_decoding_in_float64_at_width_4(gqa_attention):
