@@ -15,7 +15,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard book/*.ipynb) $(wildcard exercises/masters/*.ipynb)
 
-.PHONY: book test setup lint unit nbval nbval-native nbval-portable exercises exercises-publish exercises-check \
+.PHONY: book test setup lint unit unit-package unit-grading unit-setup-cell nbval nbval-native nbval-portable exercises exercises-publish exercises-check \
         exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
         python-version release-files lint-workflows run-chapters
 
@@ -76,11 +76,18 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check $(FORMATTED)
 	$(VENV)/bin/mypy
 
-unit: unit-package unit-setup-cell
+unit: unit-package unit-grading unit-setup-cell
 
-# (split in two so that `make test` can put them in different lanes)
+# (split in three so that `make test` can put them in different lanes: the tests of the
+# grading engine and the exercise pipeline grade real submissions and take most of the time)
+GRADING_TESTS := tests/test_exercises.py tests/test_grading_engine.py tests/test_grading_rules.py \
+    tests/test_solutions.py tests/test_exercise_headers.py tests/test_exercise_public_rule.py
 unit-package: $(STAMP)
-	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py
+	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py \
+	    $(addprefix --ignore=,$(GRADING_TESTS))
+
+unit-grading: $(STAMP)
+	$(PY) -m pytest $(GRADING_TESTS) -m "not browser and not site"
 
 unit-setup-cell: $(STAMP)
 	$(PY) -m pytest tests/test_setup_cell.py
@@ -155,10 +162,12 @@ browser: $(STAMP)
 site-scan: $(STAMP)
 	$(PY) -m pytest tests -m site
 
-# `make test` keeps both cores busy: most steps use one. Two phases:
-#   1. lint, lint-workflows, the setup-cell test, nbval-portable (one thread), book-strict  ||
-#      the other unit tests, nbval-native
-#   2. exercises-prove (two workers)  ||  the browser tests, the built-site scan
+# `make test` keeps both cores busy: most steps use one. Two phases, each lane about as long
+# as the other on a 2-core machine:
+#   1. lint, lint-workflows, nbval-portable (one thread), the package's unit tests,
+#      book-strict  ||  nbval-native, the grading and exercise-pipeline tests
+#   2. exercises-prove (two workers)  ||  the browser tests, the built-site scan, the
+#      setup-cell test
 # Each step prints its wall time; a failing step stops the run.
 define timed
 start=$$(date +%s); echo "=== make $(1)"; \
@@ -169,13 +178,13 @@ endef
 test-lane-portable: $(STAMP)
 	@$(call timed,lint)
 	@$(call timed,lint-workflows)
-	@$(call timed,unit-setup-cell)
 	@$(call timed,nbval-portable)
+	@$(call timed,unit-package)
 	@$(call timed,book-strict)
 
 test-lane-checks: $(STAMP)
-	@$(call timed,unit-package)
 	@$(call timed,nbval-native)
+	@$(call timed,unit-grading)
 
 test-lane-prove: $(STAMP)
 	@$(call timed,exercises-prove)
@@ -183,14 +192,15 @@ test-lane-prove: $(STAMP)
 test-lane-site: $(STAMP)
 	@$(call timed,browser)
 	@$(call timed,site-scan)
+	@$(call timed,unit-setup-cell)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	echo "=== phase 1: lint, lint-workflows, unit-setup-cell, nbval-portable, book-strict || unit-package, nbval-native"; \
+	echo "=== phase 1: lint, lint-workflows, nbval-portable, unit-package, book-strict || nbval-native, unit-grading"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"
-	@start=$$(date +%s); echo "=== phase 2: exercises-prove || browser, site-scan"; \
+	@start=$$(date +%s); echo "=== phase 2: exercises-prove || browser, site-scan, unit-setup-cell"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-prove test-lane-site \
 	    || { echo "=== phase 2 FAILED"; exit 1; }; \
 	echo "=== phase 2: $$(( $$(date +%s) - start )) s"
