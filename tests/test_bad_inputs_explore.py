@@ -147,6 +147,13 @@ EXPLORE = [
     ),
 ]
 
+EXPLORE += [
+    row(lambda: explore.explore(AB, uniform(2, 2), layer=1), ValueError,
+        r"layer must be in 0..0, got 1", "layer-range"),
+    row(lambda: explore.explore(AB, uniform(3, 2, 2), head=1.0), TypeError,
+        "head must be an int, got float", "head-float"),
+]  # fmt: skip
+
 STREAM_ATTENTION = [
     row(
         lambda: streaming.stream_attention(gpt(), torch.arange(4)[None], 4),

@@ -136,6 +136,8 @@ class AttentionView:
         key_tokens: Sequence[str] | None = None,
         layer_names: Sequence[str] | None = None,
         head_names: Sequence[str] | None = None,
+        layer: int = 0,
+        head: int = 0,
         query: int | None = None,
         title: str | None = None,
     ) -> None:
@@ -153,15 +155,20 @@ class AttentionView:
         )
         self.layer_names = _names("layer", layer_names, n_layer)
         self.head_names = _names("head", head_names, n_head)
-        if query is None:
-            query = n_q - 1
-        if isinstance(query, bool) or not isinstance(query, int):
-            raise TypeError(f"query must be an int, got {type(query).__name__}")
-        if not 0 <= query < n_q:
-            raise ValueError(f"query must be in 0..{n_q - 1}, got {query}")
+        query = n_q - 1 if query is None else query
+        chosen = (
+            ("layer", layer, n_layer),
+            ("head", head, n_head),
+            ("query", query, n_q),
+        )
+        for name, value, n in chosen:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            if not 0 <= value < n:
+                raise ValueError(f"{name} must be in 0..{n - 1}, got {value}")
         if title is not None and not isinstance(title, str):
             raise TypeError(f"title must be a string, got {type(title).__name__}")
-        self.query, self.title = query, title
+        self.layer, self.head, self.query, self.title = layer, head, query, title
         self.weights = np.rint(np.clip(w, 0.0, 1.0) * SCALE).astype(np.int64)
 
     @property
@@ -177,7 +184,7 @@ class AttentionView:
             "keys": self.key_tokens,
             "layers": self.layer_names,
             "heads": self.head_names,
-            "query": self.query,
+            "start": [self.layer, self.head, self.query],
             "scale": SCALE,
             "w": self.weights.tolist(),
         }
@@ -285,7 +292,7 @@ class AttentionView:
 
     # -- picture -----------------------------------------------------------------------------
     def to_png(self) -> bytes:
-        """A PNG of the opening state: the first head's shading for the default query, and
+        """A PNG of the opening state: the chosen head's shading for the chosen query, and
         the grid of heads (at most 16), in the course's colours."""
         w = self.weights / SCALE
         n_layer, n_head, n_q, n_k = w.shape
@@ -318,14 +325,14 @@ class AttentionView:
         ax.axis("off")
         q = self.query
         ax.set_title(
-            f"{self.layer_names[0]}, {self.head_names[0]}: query {q} "
+            f"{self.layer_names[self.layer]}, {self.head_names[self.head]}: query {q} "
             f"{_shown(self.tokens[q])!r} (outlined), keys shaded by weight",
             fontsize=10,
             loc="left",
         )
         for y, line in enumerate(lines):
             for k, x0 in line:
-                weight = float(w[0, 0, q, k])
+                weight = float(w[self.layer, self.head, q, k])
                 outline = k == q and self.key_tokens is None
                 box = dict(
                     facecolor=cmap(weight),
@@ -369,29 +376,13 @@ class AttentionView:
         )
 
 
-def explore(
-    tokens: Sequence[str],
-    weights: object,
-    *,
-    key_tokens: Sequence[str] | None = None,
-    layer_names: Sequence[str] | None = None,
-    head_names: Sequence[str] | None = None,
-    query: int | None = None,
-    title: str | None = None,
-) -> AttentionView:
+def explore(tokens: Sequence[str], weights: object, **options: Any) -> AttentionView:
     """An interactive view of attention weights; display it (last line of a cell).
 
     tokens: the T_q query tokens as strings; weights: (T_q, T_k), (heads, T_q, T_k) or
-    (layers, heads, T_q, T_k), a torch tensor or NumPy array of weights in [0, 1];
-    key_tokens: the T_k keys when they are not the queries; layer_names, head_names: the
-    controls' labels; query: the query chosen at first (default the last); title: a caption.
+    (layers, heads, T_q, T_k), a torch tensor or NumPy array of weights in [0, 1].
+    options: key_tokens, the T_k keys when they are not the queries; layer_names and
+    head_names, the controls' labels; layer, head and query, the choice at first (default
+    0, 0 and the last query); title, a caption.
     """
-    return AttentionView(
-        tokens,
-        weights,
-        key_tokens=key_tokens,
-        layer_names=layer_names,
-        head_names=head_names,
-        query=query,
-        title=title,
-    )
+    return AttentionView(tokens, weights, **options)

@@ -8,7 +8,7 @@
   var data = JSON.parse(root.querySelector(".attnx-data").textContent);
   var W = data.w, scale = data.scale;
   var nQ = W[0][0].length, nK = W[0][0][0].length;
-  var state = { layer: 0, head: 0, query: data.query };
+  var state = { layer: data.start[0], head: data.start[1], query: data.start[2] };
   var queries = Array.prototype.slice.call(root.querySelectorAll("[data-q]"));
   var keys = Array.prototype.slice.call(root.querySelectorAll("[data-k]"));
   var cells = Array.prototype.slice.call(root.querySelectorAll(".attnx-cell"));
