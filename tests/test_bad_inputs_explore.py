@@ -152,6 +152,8 @@ EXPLORE += [
         r"layer must be in 0..0, got 1", "layer-range"),
     row(lambda: explore.explore(AB, uniform(3, 2, 2), head=1.0), TypeError,
         "head must be an int, got float", "head-float"),
+    row(lambda: explore.explore(AB, uniform(2, 2), layer_label=None), TypeError,
+        "layer_label must be a string, got NoneType", "layer-label"),
 ]  # fmt: skip
 
 STREAM_ATTENTION = [

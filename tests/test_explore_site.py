@@ -99,6 +99,10 @@ def test_views_follow_hover_tap_controls_and_keys(loaded) -> None:
             ".querySelector('.attnx-data').textContent)",
             i,
         )
+        size = page.evaluate(
+            "i => document.querySelectorAll('.attnx')[i].outerHTML.length", i
+        )
+        assert size < 200_000, f"view {i} takes {size} characters of the page"
         n_layer, n_head = len(data["w"]), len(data["w"][0])
         n_q = len(data["w"][0][0])
         layer, head, _ = data["start"]

@@ -136,6 +136,7 @@ class AttentionView:
         key_tokens: Sequence[str] | None = None,
         layer_names: Sequence[str] | None = None,
         head_names: Sequence[str] | None = None,
+        layer_label: str = "layer",
         layer: int = 0,
         head: int = 0,
         query: int | None = None,
@@ -166,8 +167,10 @@ class AttentionView:
                 raise TypeError(f"{name} must be an int, got {type(value).__name__}")
             if not 0 <= value < n:
                 raise ValueError(f"{name} must be in 0..{n - 1}, got {value}")
-        if title is not None and not isinstance(title, str):
-            raise TypeError(f"title must be a string, got {type(title).__name__}")
+        for name, text in (("title", title or ""), ("layer_label", layer_label)):
+            if not isinstance(text, str):
+                raise TypeError(f"{name} must be a string, got {type(text).__name__}")
+        self.layer_label = layer_label
         self.layer, self.head, self.query, self.title = layer, head, query, title
         self.weights = np.rint(np.clip(w, 0.0, 1.0) * SCALE).astype(np.int64)
 
@@ -190,8 +193,8 @@ class AttentionView:
         }
 
     def element_id(self) -> str:
-        """A deterministic id: a hash of the data and the title."""
-        text = json.dumps([self.payload(), self.title], sort_keys=True)
+        """A deterministic id: a hash of the data and the labels."""
+        text = json.dumps([self.payload(), self.title, self.layer_label])
         return "attnx-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
     # -- HTML ------------------------------------------------------------------------------
@@ -272,7 +275,7 @@ class AttentionView:
         return (
             f'<div class="attnx" id="{vid}"><style>{_asset("explore.css")}</style>'
             f'<div class="attnx-bar">{title}'
-            f"{self._select('attnx-layer', 'layer', self.layer_names)}"
+            f"{self._select('attnx-layer', html.escape(self.layer_label), self.layer_names)}"
             f"{self._select('attnx-head', 'head', self.head_names)}</div>"
             '<p class="attnx-help">Hover or tap a token (or tab to it and use the arrow keys) '
             "to choose the query: every key is shaded by its weight.</p>"
@@ -382,7 +385,8 @@ def explore(tokens: Sequence[str], weights: object, **options: Any) -> Attention
     tokens: the T_q query tokens as strings; weights: (T_q, T_k), (heads, T_q, T_k) or
     (layers, heads, T_q, T_k), a torch tensor or NumPy array of weights in [0, 1].
     options: key_tokens, the T_k keys when they are not the queries; layer_names and
-    head_names, the controls' labels; layer, head and query, the choice at first (default
-    0, 0 and the last query); title, a caption.
+    head_names, the controls' labels; layer_label, what the first control chooses (default
+    "layer": e.g. "model" for the states of one layer before and after training); layer,
+    head and query, the choice at first (default 0, 0 and the last query); title, a caption.
     """
     return AttentionView(tokens, weights, **options)
