@@ -163,6 +163,10 @@ def test_size_stays_under_200_kb_at_the_limit() -> None:
 def test_one_head_and_cross_attention() -> None:
     one = explore(["a", "b"], torch.tensor([[1.0, 0.0], [0.25, 0.75]]))
     assert one.shape == (1, 1, 2, 2) and "<select" not in one.to_html()
+    states = explore(["a", "b"], torch.full((2, 1, 2, 2), 0.5), layer_label="model",
+                     layer_names=["before", "after"], layer=1, query=0)  # fmt: skip
+    assert "<label>model <select" in states.to_html()
+    assert states.payload()["start"] == [1, 0, 0]
     cross = explore(["x", "y"], torch.full((2, 3), 1 / 3), key_tokens=["p", "q", "r"])
     page = parse(cross.to_html())
     assert sum(1 for t, a in page.tags if a.get("data-k") is not None) == 3
