@@ -6,8 +6,7 @@ book it displays as one HTML block with its script, style and weights inline (no
 any server, no kernel): hover, tap or arrow-key through the tokens to shade every key by the
 weight the chosen query gives it, pick the layer and head from the controls or from the grid
 of all heads, and open the chosen query's weights as numbers. The same display bundle holds a
-PNG of the view's opening state, which is what an untrusted notebook, GitHub's viewer or a
-Colab output without scripts shows.
+PNG of the view's opening state, for where scripts do not run (GitHub's viewer, say).
 
 The weights travel as integers in thousandths (``SCALE``): ``view.payload()["w"]`` is the
 tensor rounded to 0.001. Element ids come from a hash of that data, so the same weights give
@@ -22,6 +21,7 @@ import html
 import importlib.resources
 import io
 import json
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -318,7 +318,8 @@ class AttentionView:
         n_grid = min(n_layer * n_head, _GRID_PICTURE) if n_layer * n_head > 1 else 0
         ncols = min(n_grid, 8) or 1
         grid_rows = -(-n_grid // ncols) if n_grid else 0
-        strip_h, cell_h = 0.3 * len(lines) + 0.5, COLUMN_WIDTH / ncols
+        strip_h = 0.3 * len(lines) + 0.5
+        cell_h = COLUMN_WIDTH / ncols
         fig = Figure(figsize=(COLUMN_WIDTH, strip_h + grid_rows * (cell_h + 0.25)))
         heights = [strip_h] + [cell_h + 0.25] * grid_rows
         gs = fig.add_gridspec(1 + grid_rows, ncols, height_ratios=heights, hspace=0.35)
@@ -327,12 +328,12 @@ class AttentionView:
         ax.set_ylim(len(lines), -0.6)
         ax.axis("off")
         q = self.query
-        ax.set_title(
+        chosen = (
             f"{self.layer_names[self.layer]}, {self.head_names[self.head]}: query {q} "
-            f"{_shown(self.tokens[q])!r} (outlined), keys shaded by weight",
-            fontsize=10,
-            loc="left",
+            f"{_shown(self.tokens[q])!r} (outlined), keys shaded by weight"
         )
+        caption = textwrap.wrap(self.title, 80) if self.title else []
+        ax.set_title("\n".join([*caption, chosen]), fontsize=10, loc="left")
         for y, line in enumerate(lines):
             for k, x0 in line:
                 weight = float(w[self.layer, self.head, q, k])
@@ -361,7 +362,14 @@ class AttentionView:
             cell.set_xticks([])
             cell.set_yticks([])
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+        fig.savefig(
+            buffer,
+            format="png",
+            dpi=100,
+            bbox_inches="tight",
+            pad_inches=0.1,
+            metadata={"Software": None},
+        )
         return buffer.getvalue()
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
