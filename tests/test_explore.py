@@ -132,7 +132,7 @@ def test_png_decodes_to_the_picture(bundle) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     image = mpimg.imread(io.BytesIO(png))
     height, width = image.shape[:2]
-    assert 300 < width <= 720 and height > 100  # at most the text column (7 in, 100 dpi)
+    assert 300 < width <= 720 and height > 100  # within the column (7 in at 100 dpi)
     assert "2 layers x 3 heads" in bundle["text/plain"]
 
 
