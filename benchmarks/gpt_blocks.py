@@ -122,14 +122,15 @@ def interleaved_step_times(blocks: list[str], rounds: int) -> dict[str, float]:
 
 
 def commit() -> str:
-    """The git commit of the package source, with "+changes" if the tree differs from it."""
+    """The git commit of the package source, with "+changes" if its code (records aside)
+    differs from it."""
     root = Path(__file__).resolve().parent.parent
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "src"],
+            ["git", "status", "--porcelain", "src", ":(exclude)src/attnbook/data"],
             cwd=root,
             capture_output=True,
             text=True,
@@ -157,7 +158,8 @@ def main() -> None:
     ladder = ngram_losses(train_data, val_data, vocab, max_n=5)
 
     results = []
-    for seed in seeds:  # seed-major: every block sees the machine in about the same state
+    # seed-major: every block sees the machine in about the same state
+    for seed in seeds:
         for block in blocks:
             r = run(block, seed, args.steps)
             results.append(r)
