@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -121,25 +119,6 @@ def interleaved_step_times(blocks: list[str], rounds: int) -> dict[str, float]:
     return {block: 1000 * statistics.median(t) for block, t in times.items()}
 
 
-def commit() -> str:
-    """The git commit of the package source, with "+changes" if its code (records aside)
-    differs from it."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "src", ":(exclude)src/attnbook/data"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
-    return (head or "unknown") + ("+changes" if dirty else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -181,7 +160,6 @@ def main() -> None:
             seeds,
             results,
             corpus="shakespeare",
-            commit=commit(),
             threads=torch.get_num_threads(),
             blocks={b: BLOCKS[b] for b in blocks},
             steps=args.steps,
