@@ -33,7 +33,6 @@ def test_rmsnorm_equals_the_formula_computed_by_hand():
     assert torch.allclose(F.layer_norm(const, (8,)), torch.zeros(1, 8))
 
 
-@pytest.mark.skipif(not hasattr(torch.nn, "RMSNorm"), reason="torch < 2.4")
 def test_rmsnorm_equals_torch_rmsnorm():
     x = torch.randn(3, 7, 16, generator=torch.Generator().manual_seed(1))
     ours, theirs = RMSNorm(16, eps=1e-6), torch.nn.RMSNorm(16, eps=1e-6)
