@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnbook.gpt import GPTConfig
-from attnbook.layers import RMSNorm, SwiGLU, swiglu_hidden
+from attnbook.layers import RMSNorm, SwiGLU, norm_layer, swiglu_hidden
 
 
 def row(call: Callable[[], object], error: type[Exception], match: str, id: str):  # noqa: A002
@@ -64,6 +64,12 @@ LAYERS = [
         TypeError,
         "x must be a floating-point",
         "swiglu-x-integer",
+    ),
+    row(
+        lambda: norm_layer("batchnorm", 8),
+        ValueError,
+        r"norm must be one of \('layernorm', 'rmsnorm'\), got 'batchnorm'",
+        "norm-layer-kind",
     ),
     row(
         lambda: GPTConfig(vocab_size=10, norm="batchnorm"),

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from attnbook.gpt import GPT, MLP, GPTConfig
-from attnbook.layers import RMSNorm, SwiGLU, swiglu_hidden
+from attnbook.layers import RMSNorm, SwiGLU, norm_layer, swiglu_hidden
 from attnbook.multihead import KVCache
 
 
@@ -100,6 +100,8 @@ def test_gpt_builds_the_block_it_is_asked_for():
         8 * 24 * 24 - 3 * 64 * 24
     )
     assert tiny("rmsnorm").num_parameters() == default.num_parameters()
+    assert norm_layer("layernorm", 8, bias=True).bias is not None
+    assert isinstance(norm_layer("rmsnorm", 8, bias=True), RMSNorm)  # never a bias
     assert all(b is None for n, b in modern.named_parameters() if n.endswith("bias"))
 
 

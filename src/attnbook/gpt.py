@@ -31,23 +31,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import positive_int
-from .layers import RMSNorm, SwiGLU
+from .layers import MLPS, NORMS, SwiGLU, norm_layer
 from .multihead import KVCache, MultiHeadAttention
 from .positional import POSITIONS, embed_tokens, position_embedding
 
-__all__ = [
-    "GPTConfig",
-    "GPT",
-    "Block",
-    "MLP",
-    "sample_next_token",
-    "POSITIONS",
-    "NORMS",
-    "MLPS",
-]
-
-NORMS = ("layernorm", "rmsnorm")  # GPTConfig.norm
-MLPS = ("gelu", "swiglu")  # GPTConfig.mlp
+__all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token", "POSITIONS"]
 
 
 @dataclass
@@ -113,13 +101,6 @@ class GPTConfig:
             raise ValueError(f"mlp must be one of {MLPS}, got {self.mlp!r}")
 
 
-def norm_layer(config: GPTConfig) -> nn.Module:
-    """The normalisation `config.norm` asks for, over the last dimension of width n_embd."""
-    if config.norm == "rmsnorm":
-        return RMSNorm(config.n_embd)
-    return nn.LayerNorm(config.n_embd, bias=config.bias)
-
-
 def feed_forward(config: GPTConfig) -> nn.Module:
     """The block's feed-forward layer: GPT-2's GELU MLP, or SwiGLU (`config.mlp`)."""
     if config.mlp == "swiglu":
@@ -147,7 +128,7 @@ class Block(nn.Module):
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        self.ln_1 = norm_layer(config)
+        self.ln_1 = norm_layer(config.norm, config.n_embd, config.bias)
         self.causal = config.causal
         self.attn = MultiHeadAttention(
             config.n_embd,
@@ -159,7 +140,7 @@ class Block(nn.Module):
             # on the attention weights
             dropout=config.dropout,
         )
-        self.ln_2 = norm_layer(config)
+        self.ln_2 = norm_layer(config.norm, config.n_embd, config.bias)
         self.mlp = feed_forward(config)
         self.dropout = nn.Dropout(config.dropout)
 
@@ -252,7 +233,7 @@ class GPT(nn.Module):
         )
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
-        self.ln_f = norm_layer(config)
+        self.ln_f = norm_layer(config.norm, config.n_embd, config.bias)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         # weight tying: one matrix reads and writes tokens
         self.head.weight = self.tok_emb.weight

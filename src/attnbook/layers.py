@@ -10,7 +10,8 @@ with SiLU(z) = z * sigmoid(z), * elementwise, W_gate and W_up of shape (C, h) an
 has 3 * h * C; `swiglu_hidden` gives h = 2/3 * 4C rounded to the nearest integer, so that the
 two cost (nearly) the same (the LLaMA models round up to a multiple of 256 as well, which at
 the course's widths would make the layer half again as big). Neither layer has biases.
-`attnbook.gpt.GPTConfig(norm="rmsnorm", mlp="swiglu")` builds its blocks from them.
+`attnbook.gpt.GPTConfig(norm="rmsnorm", mlp="swiglu")` builds its blocks from them
+(`norm_layer` picks the normalisation).
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from torch import Tensor, nn
 
 from ._checks import floating, positive_float, positive_int, tensor
 
-__all__ = ["RMSNorm", "SwiGLU", "swiglu_hidden"]
+__all__ = ["RMSNorm", "SwiGLU", "swiglu_hidden", "norm_layer", "NORMS", "MLPS"]
+
+NORMS = ("layernorm", "rmsnorm")  # the choices of GPTConfig.norm
+MLPS = ("gelu", "swiglu")  # the choices of GPTConfig.mlp
 
 
 def swiglu_hidden(n_embd: int) -> int:
@@ -93,3 +97,13 @@ class SwiGLU(nn.Module):
             )
         hidden = F.silu(self.gate(x)) * self.up(x)  # (..., h)
         return self.dropout(self.proj(hidden))  # (..., C)
+
+
+def norm_layer(kind: str, n_embd: int, bias: bool = False) -> nn.Module:
+    """A normalisation over the last dimension of width n_embd: "layernorm" (PyTorch's, with
+    a bias if `bias`) or "rmsnorm" (never a bias)."""
+    if kind not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {kind!r}")
+    if kind == "rmsnorm":
+        return RMSNorm(n_embd)
+    return nn.LayerNorm(n_embd, bias=bias)
