@@ -86,8 +86,10 @@ unit-package: $(STAMP)
 	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py \
 	    $(addprefix --ignore=,$(GRADING_TESTS))
 
+# (on one thread: in `make test` they share the cores with nbval-native, and the grading
+# tests' own tensors are small; a second thread only waits, as in exercises-prove)
 unit-grading: $(STAMP)
-	$(PY) -m pytest $(GRADING_TESTS) -m "not browser and not site"
+	env $(ONE_THREAD_ENV) $(PY) -m pytest $(GRADING_TESTS) -m "not browser and not site"
 
 unit-setup-cell: $(STAMP)
 	$(PY) -m pytest tests/test_setup_cell.py
@@ -99,8 +101,9 @@ unit-setup-cell: $(STAMP)
 # holds on other CPUs too (CONTRIBUTING.md).
 NBVAL := $(PY) -m pytest --nbval \
     --nbval-sanitize-with tools/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider -q
-PORTABLE_ENV := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-    OPENBLAS_NUM_THREADS=1 NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
+ONE_THREAD_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+PORTABLE_ENV := ATEN_CPU_CAPABILITY=default $(ONE_THREAD_ENV) \
+    NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
 nbval: $(STAMP)
 	$(MAKE) --no-print-directory nbval-native
