@@ -86,8 +86,10 @@ unit-package: $(STAMP)
 	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py \
 	    $(addprefix --ignore=,$(GRADING_TESTS))
 
+# (on one thread: in `make test` they share the cores with nbval-native, and the grading
+# tests' own tensors are small; a second thread only waits, as in exercises-prove)
 unit-grading: $(STAMP)
-	$(PY) -m pytest $(GRADING_TESTS) -m "not browser and not site"
+	env $(ONE_THREAD_ENV) $(PY) -m pytest $(GRADING_TESTS) -m "not browser and not site"
 
 unit-setup-cell: $(STAMP)
 	$(PY) -m pytest tests/test_setup_cell.py
@@ -96,11 +98,13 @@ unit-setup-cell: $(STAMP)
 # against the same stored outputs: as the machine is, and under a second numerical
 # configuration with other kernels and another reduction order (PyTorch's non-vectorised
 # kernels on one thread, NumPy without its AVX2/AVX-512 paths). An output that passes both
-# holds on other CPUs too (CONTRIBUTING.md).
+# holds on other CPUs too (CONTRIBUTING.md). Each run lists its ten slowest cells.
 NBVAL := $(PY) -m pytest --nbval \
-    --nbval-sanitize-with tools/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider -q
-PORTABLE_ENV := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-    OPENBLAS_NUM_THREADS=1 NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
+    --nbval-sanitize-with tools/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider -q \
+    --durations=10
+ONE_THREAD_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+PORTABLE_ENV := ATEN_CPU_CAPABILITY=default $(ONE_THREAD_ENV) \
+    NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
 nbval: $(STAMP)
 	$(MAKE) --no-print-directory nbval-native
@@ -164,8 +168,8 @@ site-scan: $(STAMP)
 
 # `make test` keeps both cores busy: most steps use one. Two phases, each lane about as long
 # as the other on a 2-core machine:
-#   1. lint, lint-workflows, nbval-portable (one thread), the package's unit tests,
-#      book-strict  ||  nbval-native, the grading and exercise-pipeline tests
+#   1. nbval-portable (one thread), the package's unit tests, book-strict  ||  lint,
+#      nbval-native, the grading and exercise-pipeline tests, lint-workflows
 #   2. exercises-prove (two workers)  ||  the browser tests, the built-site scan, the
 #      setup-cell test
 # Each step prints its wall time; a failing step stops the run.
@@ -176,15 +180,15 @@ echo "=== make $(1): $$(( $$(date +%s) - start )) s"
 endef
 
 test-lane-portable: $(STAMP)
-	@$(call timed,lint)
-	@$(call timed,lint-workflows)
 	@$(call timed,nbval-portable)
 	@$(call timed,unit-package)
 	@$(call timed,book-strict)
 
 test-lane-checks: $(STAMP)
+	@$(call timed,lint)
 	@$(call timed,nbval-native)
 	@$(call timed,unit-grading)
+	@$(call timed,lint-workflows)
 
 test-lane-prove: $(STAMP)
 	@$(call timed,exercises-prove)
@@ -196,7 +200,7 @@ test-lane-site: $(STAMP)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	echo "=== phase 1: lint, lint-workflows, nbval-portable, unit-package, book-strict || nbval-native, unit-grading"; \
+	echo "=== phase 1: nbval-portable, unit-package, book-strict || lint, nbval-native, unit-grading, lint-workflows"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import nbformat
 
+from attnbook.exercise_checks.processes import ONE_THREAD
 from tools.exercise_build import (
     ANSWER_TAG,
     BUILD,
@@ -308,6 +309,12 @@ def prove_worker(folder: Path, timeout: float, names: list[str]) -> None:
             (folder / f"{name}.log").write_text(traceback.format_exc())
 
 
+_WORKER_MAIN = (
+    "import sys; from pathlib import Path; from tools.exercise_proof import prove_worker; "
+    "prove_worker(Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:])"
+)
+
+
 def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
     """Every proof of every exercise: `jobs` worker processes share the exercises, the
     longest proofs first."""
@@ -315,7 +322,12 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
     order = sorted(names, key=_expected_cost, reverse=True)
     with tempfile.TemporaryDirectory(prefix="attnbook-prove-") as tmp:
         folder = Path(tmp)
-        cmd = [sys.executable, "-m", "tools.exercises", "_prove-worker", tmp]
+        # `python -c`: a main module with neither a name nor a file, so the children that
+        # run the submissions (forked from the process server) skip multiprocessing's
+        # import of the main module; the tests in the workers on one thread (two workers
+        # share two cores: a second thread per worker only waits on the other)
+        cmd = [sys.executable, "-c", _WORKER_MAIN, tmp]
+        env = {**os.environ, **ONE_THREAD}
         workers = []
         for i in range(max(1, min(jobs, len(order)))):
             log = open(folder / f"worker-{i}.out", "w")  # noqa: SIM115 - closed below
@@ -324,6 +336,7 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
                     subprocess.Popen(
                         [*cmd, str(timeout), *order],
                         cwd=ROOT,
+                        env=env,
                         stdout=log,
                         stderr=subprocess.STDOUT,
                     ),

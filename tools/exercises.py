@@ -294,9 +294,6 @@ def _run(argv: list[str]) -> int:
         env = {**os.environ, "ATTNBOOK_MASTERS": str(folder)}
         command = [sys.executable, "-m", "tools.exercises", *argv[2:]]
         return subprocess.run(command, env=env, cwd=ROOT).returncode
-    if argv[:1] == ["_prove-worker"]:
-        prove_worker(Path(argv[1]), float(argv[2]), argv[3:])
-        return 0
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
