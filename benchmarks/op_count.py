@@ -3,6 +3,7 @@
 
     python benchmarks/op_count.py                  # nanoGPT's CPU baby GPT (4 x 4 heads x 128, block 64, batch 12)
     python benchmarks/op_count.py --n-layer 6 --n-head 6 --n-embd 384 --block 256 --batch 64
+    python benchmarks/op_count.py --nanogpt ../nanoGPT   # also nanoGPT's own model.py
 
 A `TorchDispatchMode` sees every operator that reaches a kernel (below autograd), so it counts
 what a step costs in launches, whatever the clock says on a shared machine. Counted:
@@ -24,9 +25,12 @@ Deterministic: no timing, and the same counts on every CPU with this torch versi
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
+import io
+import sys
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -98,7 +102,9 @@ class RefBlock(nn.Module):
 
 
 class RefGPT(nn.Module):
-    def __init__(self, vocab: int, block: int, layers: int, heads: int, width: int) -> None:
+    def __init__(
+        self, vocab: int, block: int, layers: int, heads: int, width: int
+    ) -> None:
         super().__init__()
         self.tokens = nn.Embedding(vocab, width)
         self.positions = nn.Embedding(block, width)
@@ -150,14 +156,18 @@ def count(fn: Callable[[], object]) -> OpCounter:
     return counter
 
 
+Steps = Callable[[nn.Module, tuple[Tensor, Tensor], int], None]
+
+
 def measure(
     name: str,
     build: Callable[[], nn.Module],
-    run_steps: Callable[[nn.Module, tuple[Tensor, Tensor], int], None],
+    run_steps: Steps,
     batch: tuple[Tensor, Tensor],
-) -> dict[str, float]:
-    model = build()
-    model.train()
+    show: bool,
+) -> float:
+    """Print a model's operators per forward and per training step; return the latter."""
+    model = build().train()
     forward = count(lambda: model(*batch))
     one = count(lambda: run_steps(build(), batch, 1))
     three = count(lambda: run_steps(build(), batch, 3))
@@ -165,12 +175,16 @@ def measure(
     products = (three.products - one.products) / 2
     kernels = (three.attention_kernels - one.attention_kernels) / 2
     print(
-        f"{name:10s} forward {forward.total:4d} ops, {forward.products:3d} products "
+        f"{name:27s} forward {forward.total:4d} ops, {forward.products:3d} products "
         f"+ {forward.attention_kernels} attention kernels | "
-        f"training step {per_step:6.1f} ops, {products:5.1f} products "
-        f"+ {kernels:.0f} attention kernels (forward and backward)"
+        f"step {per_step:6.1f} ops, {products:5.1f} products + {kernels:.0f} attention kernels"
     )
-    return {"forward": forward.total, "step": per_step, "products": products}
+    if show:
+        diff = {k: (three.ops[k] - one.ops[k]) / 2 for k in three.ops}
+        for op, n in sorted(diff.items(), key=lambda kv: (-kv[1], kv[0])):
+            if n:
+                print(f"    {n:6.1f}  {op}")
+    return per_step
 
 
 def main() -> None:
@@ -184,7 +198,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=12)
     parser.add_argument("--vocab", type=int, default=65)
     parser.add_argument(
-        "--show", action="store_true", help="list each model's operators per step"
+        "--show", action="store_true", help="list the operators of each training step"
+    )
+    parser.add_argument(
+        "--nanogpt",
+        metavar="PATH",
+        help="a checkout of nanoGPT: also count its own model.py under the reference loop",
     )
     args = parser.parse_args()
     L, H, C, T, B, V = (
@@ -198,30 +217,66 @@ def main() -> None:
     gen = torch.Generator().manual_seed(0)
     idx = torch.randint(V, (B, T + 1), generator=gen)
     batch = (idx[:, :-1].contiguous(), idx[:, 1:].contiguous())
-    print(f"torch {torch.__version__}; {L} layers, {H} heads, width {C}, block {T}, batch {B}")
-    config = GPTConfig(vocab_size=V, block_size=T, n_layer=L, n_head=H, n_embd=C)
-    ours = measure("package", lambda: GPT(config), package_steps, batch)
-    ref = measure(
-        "reference", lambda: RefGPT(V, T, L, H, C), reference_steps, batch
-    )
-    verdict = "at or below" if ours["step"] <= ref["step"] else "ABOVE"
     print(
-        f"package / reference per training step: {ours['step']:.1f} / {ref['step']:.1f} ops "
-        f"= {ours['step'] / ref['step']:.3f} ({verdict} the reference); products "
-        f"{ours['products']:.0f} / {ref['products']:.0f}"
+        f"torch {torch.__version__}; {L} layers, {H} heads, width {C}, block {T}, batch {B}"
     )
-    if args.show:
-        for name, build, run in (
-            ("package", lambda: GPT(config), package_steps),
-            ("reference", lambda: RefGPT(V, T, L, H, C), reference_steps),
-        ):
-            one = count(lambda: run(build(), batch, 1)).ops
-            three = count(lambda: run(build(), batch, 3)).ops
-            diff = {k: (three[k] - one[k]) / 2 for k in three if three[k] != one[k]}
-            print(f"\n{name}, operators per step:")
-            for op, n in sorted(diff.items(), key=lambda kv: -kv[1]):
-                print(f"  {n:6.1f}  {op}")
-    assert math.isfinite(ours["step"])
+    config = GPTConfig(vocab_size=V, block_size=T, n_layer=L, n_head=H, n_embd=C)
+    ref = measure(
+        "reference model, its loop",
+        lambda: RefGPT(V, T, L, H, C),
+        reference_steps,
+        batch,
+        args.show,
+    )
+    model = measure(
+        "package model, same loop",
+        lambda: GPT(config),
+        reference_steps,
+        batch,
+        args.show,
+    )
+    loop = measure(
+        "package model, train_loop",
+        lambda: GPT(config),
+        package_steps,
+        batch,
+        args.show,
+    )
+    if args.nanogpt:
+        sys.path.insert(0, str(Path(args.nanogpt).resolve()))
+        import model as nanogpt  # nanoGPT's model.py, imported from the checkout
+
+        nano_config = nanogpt.GPTConfig(
+            block_size=T,
+            vocab_size=V,
+            n_layer=L,
+            n_head=H,
+            n_embd=C,
+            dropout=0.0,
+            bias=False,
+        )
+
+        def build_nanogpt() -> nn.Module:
+            with contextlib.redirect_stdout(io.StringIO()):  # it prints its size
+                return nanogpt.GPT(nano_config)
+
+        measure(
+            "nanoGPT's model.py, ref. loop",
+            build_nanogpt,
+            reference_steps,
+            batch,
+            False,
+        )
+    for what, ops in (("model", model), ("model and train_loop", loop)):
+        verdict = "at or below" if ops <= ref else "ABOVE"
+        print(
+            f"package {what} / reference: {ops:.1f} / {ref:.1f} ops per step "
+            f"= {ops / ref:.3f} ({verdict} the reference)"
+        )
+    print(
+        "train_loop's own: a detach per step keeps each step's loss (chapter 6 plots them); "
+        "nanoGPT's train.py divides its loss by gradient_accumulation_steps each step"
+    )
 
 
 if __name__ == "__main__":

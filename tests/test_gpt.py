@@ -265,3 +265,41 @@ def test_gpt_dropout_also_drops_attention_weights():
     plain = model(idx)[0]
     model.train()
     assert not torch.allclose(model(idx)[0], plain)
+
+
+def test_init_draws_the_numbers_it_drew_with_separate_projections():
+    """Fingerprint of the tiny GPT's attention weights at seed 0, recorded with the three
+    separate W_q, W_k, W_v layers before they were fused (n_kv_head=1: unequal widths)."""
+    torch.manual_seed(0)
+    model = GPT(
+        GPTConfig(
+            vocab_size=11, block_size=16, n_layer=2, n_head=2, n_embd=16, n_kv_head=1
+        )
+    )
+    attn = model.blocks[1].attn
+    sums = [
+        float(lin.weight.detach().double().sum())
+        for lin in (attn.W_q, attn.W_k, attn.W_v, attn.W_o)
+    ]
+    recorded = [-0.154670951, 0.026525039855, -0.048368254051, 0.097323817754]
+    assert sums == pytest.approx(recorded, abs=1e-11, rel=0)
+
+
+def test_chapter9_weights_saved_with_separate_projections_load_into_the_fused_layer():
+    import importlib.resources
+    import io
+
+    from attnbook.streaming import WEIGHTS, load_ch9_model
+
+    raw = (
+        importlib.resources.files("attnbook.data")
+        .joinpath(WEIGHTS["plain"])
+        .read_bytes()
+    )
+    saved = torch.load(io.BytesIO(raw), weights_only=True)["state_dict"]
+    assert "blocks.0.attn.W_k.weight" in saved  # the file keeps the old layout
+    model, _ = load_ch9_model("plain")
+    for i, block in enumerate(model.blocks):
+        for role in ("W_q", "W_k", "W_v"):
+            want = saved[f"blocks.{i}.attn.{role}.weight"].float()
+            assert torch.equal(getattr(block.attn, role).weight, want)

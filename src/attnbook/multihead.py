@@ -179,11 +179,15 @@ class MultiHeadAttention(nn.Module):
         self.qkv_bias = (
             nn.Parameter(torch.empty(d_model + 2 * kv_dim)) if bias else None
         )
-        with torch.no_grad():  # each block as its own nn.Linear would be, in the same order
+        with (
+            torch.no_grad()
+        ):  # each block as its own nn.Linear would be, in the same order
             for lin in (self.W_q, self.W_k, self.W_v):
                 nn.init.kaiming_uniform_(lin.weight, a=math.sqrt(5))
                 if lin.bias is not None:
-                    nn.init.uniform_(lin.bias, -1 / math.sqrt(d_model), 1 / math.sqrt(d_model))
+                    nn.init.uniform_(
+                        lin.bias, -1 / math.sqrt(d_model), 1 / math.sqrt(d_model)
+                    )
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
         self.register_load_state_dict_pre_hook(join_separate_projections)
 
