@@ -19,8 +19,10 @@ alternating for --rounds rounds so that a change in the machine's load hits both
 package runs `train.train_loop` (step_times=True: each step synchronised and timed); nanoGPT
 runs the step of its train.py (its `configure_optimizers`: AdamW, not fused on a CPU; the loss
 divided by gradient_accumulation_steps = 1; clipping at 1; gradients set to None), timed
-the same way. Reported: each one's median step time over all rounds (the first step of each
-round left out: it creates the optimiser state). On cores shared with other busy processes,
+the same way. Reported: each one's median wall time per step over all rounds (the first
+step of each round left out: it creates the optimiser state), and the process's CPU time per
+step in each round (median over the rounds), which a busy machine disturbs less than the
+wall time (with one thread, --threads 1). On cores shared with other busy processes,
 two OpenMP threads per process slow both 3-4x: --threads 1 (or OMP_NUM_THREADS=1) avoids it.
 """
 
@@ -100,24 +102,27 @@ def side_by_side(
             nanogpt.GPTConfig(vocab_size=vocab, dropout=0.0, bias=False, **SIZE)
         )
     times: dict[str, list[float]] = {"package": [], "nanoGPT": []}
+    cpu: dict[str, list[float]] = {"package": [], "nanoGPT": []}  # per step, each round
     for r in range(rounds):
-        order = ("package", "nanoGPT") if r % 2 == 0 else ("nanoGPT", "package")
-        for name in order:
+        for name in ("package", "nanoGPT") if r % 2 == 0 else ("nanoGPT", "package"):
+            start = time.process_time()
             if name == "package":
                 times[name] += package_round(ours, data, steps, seed=r)
             else:
                 times[name] += nanogpt_round(theirs, data, steps, seed=r)
+            cpu[name].append((time.process_time() - start) / steps)
     tokens = BATCH * SIZE["block_size"]
     for name, t in times.items():
-        median = statistics.median(t)
+        median, (q1, _, q3) = statistics.median(t), statistics.quantiles(t, n=4)
         print(
-            f"{name:8s} median step {1000 * median:6.2f} ms (quartiles "
-            f"{1000 * statistics.quantiles(t, n=4)[0]:.2f}-"
-            f"{1000 * statistics.quantiles(t, n=4)[2]:.2f} ms), "
-            f"{tokens / median:,.0f} training tokens/s, {len(t)} steps"
+            f"{name:8s} wall time per step: median {1000 * median:6.2f} ms (quartiles "
+            f"{1000 * q1:.2f}-{1000 * q3:.2f}), {tokens / median:,.0f} training tokens/s; "
+            f"CPU time per step {1000 * statistics.median(cpu[name]):.2f} ms "
+            f"(median of {rounds} rounds of {steps} steps)"
         )
-    ratio = statistics.median(times["package"]) / statistics.median(times["nanoGPT"])
-    print(f"package / nanoGPT step time: {ratio:.3f}")
+    for what, pair in (("wall", times), ("CPU", cpu)):
+        ratio = statistics.median(pair["package"]) / statistics.median(pair["nanoGPT"])
+        print(f"package / nanoGPT, {what} time per step: {ratio:.3f}")
 
 
 def main() -> None:
