@@ -90,14 +90,19 @@ CLAIMS: dict[int, list[Claim]] = {
             "11 - max(favourites.values())",
         ),
         Claim(
-            "query variance in (0.2, 0.5)",
-            "q_s = layer.W_q(embeddings)",
-            "min(q_s.var().item() - 0.2, 0.5 - q_s.var().item())",
+            "200 layers: median query variance in (0.28, 0.40)",
+            "spreads = np.array(",
+            "min(q_var - 0.28, 0.40 - q_var)",
         ),
         Claim(
-            "scaled scores: std below 0.6",
-            "q_s = layer.W_q(embeddings)",
-            "0.6 - scaled_scores.std().item()",
+            "200 layers: median scaled-score std in (0.28, 0.40)",
+            "spreads = np.array(",
+            "min(score_std - 0.28, 0.40 - score_std)",
+        ),
+        Claim(
+            "200 layers: 90th percentile of the std below 0.6",
+            "spreads = np.array(",
+            "0.6 - high",
         ),
         Claim(
             "lookup head untrained: accuracy below 0.45",
@@ -118,6 +123,37 @@ CLAIMS: dict[int, list[Claim]] = {
             "lookup head trained: weight on the entry above 0.8",
             "losses = train_lookup_head(",
             "after['weight_on_entry'] - 0.8",
+        ),
+        Claim(
+            "reversal untrained: aligned weight below 0.2 (both scores)",
+            "rev_scores = {}",
+            "0.2 - max(b['weight_on_aligned'] for b, _ in rev_scores.values())",
+        ),
+        Claim(
+            "reversal untrained: under 1 % of sequences reversed (both)",
+            "rev_scores = {}",
+            "0.01 - max(b['sequence_accuracy'] for b, _ in rev_scores.values())",
+        ),
+        Claim(
+            "reversal trained: over 95 % of sequences reversed (both)",
+            "rev_scores = {}",
+            "min(a['sequence_accuracy'] for _, a in rev_scores.values()) - 0.95",
+        ),
+        Claim(
+            "reversal trained, dot product: aligned weight above 0.9",
+            "rev_scores = {}",
+            "rev_scores['dot'][1]['weight_on_aligned'] - 0.9",
+        ),
+        Claim(
+            "reversal trained, additive: aligned weight above 0.75",
+            "rev_scores = {}",
+            "rev_scores['additive'][1]['weight_on_aligned'] - 0.75",
+        ),
+        Claim(
+            "reversal trained: additive less concentrated than dot product",
+            "rev_scores = {}",
+            "rev_scores['dot'][1]['weight_on_aligned']"
+            " - rev_scores['additive'][1]['weight_on_aligned']",
         ),
     ],
     6: [

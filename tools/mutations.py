@@ -39,6 +39,8 @@ TESTS = [
     "tests/test_ngram.py",
     "tests/test_cars.py",
     "tests/test_lookup.py",
+    "tests/test_cross.py",
+    "tests/test_bad_inputs_ch1.py",
     "tests/test_memory.py",
     "tests/test_blockwise.py",
     "tests/test_bad_inputs.py",
@@ -184,6 +186,27 @@ MUTATIONS = [
         "lookup.py",
         "x = self.letter(letter) + self.slot(slot)",
         "x = self.slot(slot)",
+    ),
+    Mutation(
+        "reversal-target-not-reversed",
+        "cross.py",
+        "target = source.flip(-1)  # target[:, t]",
+        "target = source  # target[:, t]",
+        ("tests/test_cross.py",),
+    ),
+    Mutation(
+        "additive-score-without-tanh",
+        "cross.py",
+        "hidden = torch.tanh(self.W_a(q).unsqueeze(-2) + self.U_a(k).unsqueeze(-3))",
+        "hidden = self.W_a(q).unsqueeze(-2) + self.U_a(k).unsqueeze(-3)",
+        ("tests/test_cross.py",),
+    ),
+    Mutation(
+        "scores-hook-ignores-the-mask",
+        "attention.py",
+        "return _weigh(scores, v, mask, 0.0, guard=True)",
+        "return _weigh(scores, v, None, 0.0, guard=True)",
+        ("tests/test_cross.py",),
     ),
     # chapter 9: the paged cache, the serving engine, blockwise attention's window
     Mutation(

@@ -7,6 +7,8 @@ later chapter and by the exercises' tests:
                            row entropy of attention weights; ``attend``, the one attention
                            core every layer of chapters 3-8 calls
 - ``attnbook.lookup``      chapter 1: a lookup-table task and one head trained on it
+- ``attnbook.cross``       chapter 1: additive (Bahdanau) scores; cross-attention trained
+                           to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax

@@ -7,7 +7,8 @@ keys K (T_k, d_k) and values V (T_k, d_v),
     weights = softmax(Q K^T / sqrt(d_k))   (T_q, T_k), each row sums to 1
     output  = weights V                    (T_q, d_v)
 
-Entry (i, j) of ``weights`` is how much query i attends to key j.
+Entry (i, j) of ``weights`` is how much query i attends to key j. `attention_from_scores` runs
+the same softmax and weighted sum on scores computed another way (chapter 1's additive score).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import positive_int, tensor
+from ._checks import floating, positive_int, tensor
 from .masks import causal_mask
 
 __all__ = [
     "scaled_dot_product_attention",
+    "attention_from_scores",
     "attend",
     "repeat_kv",
     "SelfAttention",
@@ -74,6 +76,18 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
             f"the leading (batch) dimensions of q {tuple(q.shape)}, k {tuple(k.shape)} and "
             f"v {tuple(v.shape)} do not broadcast together"
         ) from None
+    _check_mask(
+        mask,
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]),
+        q.shape[-2],
+        k.shape[-2],
+    )
+
+
+def _check_mask(
+    mask: Tensor | None, batch: tuple[int, ...], t_q: int, t_k: int
+) -> None:
+    """A boolean mask that broadcasts to the weights' shape (*batch, t_q, t_k), or None."""
     if mask is None:
         return
     if not isinstance(mask, Tensor):
@@ -86,8 +100,7 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
             "for an additive 0/-inf mask, add it to the scores yourself or convert it with "
             "`mask == 0`"
         )
-    t_q, t_k = q.shape[-2], k.shape[-2]
-    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), t_q, t_k)
+    target = (*batch, t_q, t_k)
     ok = mask.dim() >= 1
     if ok:
         try:
@@ -123,6 +136,54 @@ def scaled_dot_product_attention(
     return _explicit(q, k, v, mask, None, 0.0)
 
 
+def attention_from_scores(
+    scores: Tensor, v: Tensor, mask: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
+    """The softmax and weighted sum of `scaled_dot_product_attention`, on scores computed
+    some other way, e.g. chapter 1's additive (Bahdanau) score.
+
+    Args:
+        scores: (..., T_q, T_k), entry (i, j) the score of query i for key j, already scaled
+            as wanted (nothing is divided here); -inf blocks a key.
+        v: values, shape (..., T_k, d_v).
+        mask: optional boolean tensor broadcastable to (..., T_q, T_k), True = may attend.
+
+    Returns:
+        ``(output, weights)`` with shapes (..., T_q, d_v) and (..., T_q, T_k), as
+        `scaled_dot_product_attention` returns them: a query with no key left gets zeros.
+    """
+    for name, t in (("scores", scores), ("v", v)):
+        tensor(
+            name,
+            t,
+            "(..., T_q, T_k)" if name == "scores" else "(..., T_k, d_v)",
+            min_dims=2,
+        )
+        floating(name, t)
+    if scores.dtype != v.dtype:
+        raise TypeError(
+            f"scores and v must have the same dtype, got {scores.dtype} and {v.dtype}"
+        )
+    if scores.shape[-1] != v.shape[-2] or v.shape[-2] == 0:
+        raise ValueError(
+            f"scores need one column per key and v one row per key (T_k >= 1): scores "
+            f"{tuple(scores.shape)} has {scores.shape[-1]}, v {tuple(v.shape)} has {v.shape[-2]}"
+        )
+    try:
+        batch = torch.broadcast_shapes(scores.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading (batch) dimensions of scores {tuple(scores.shape)} and "
+            f"v {tuple(v.shape)} do not broadcast together"
+        ) from None
+    if torch.isnan(scores).any() or torch.isposinf(scores).any():
+        raise ValueError(
+            "scores must be finite numbers or -inf (a blocked key), got NaN or +inf"
+        )
+    _check_mask(mask, tuple(batch), scores.shape[-2], scores.shape[-1])
+    return _weigh(scores, v, mask, 0.0, guard=True)
+
+
 def _explicit(
     q: Tensor,
     k: Tensor,
@@ -131,13 +192,23 @@ def _explicit(
     bias: Tensor | None,
     dropout_p: float,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(q k^T / sqrt(d_k) + bias, masked) v with its weights: the one masked softmax.
+    """softmax(q k^T / sqrt(d_k) + bias, masked) v with its weights (through `_weigh`).
     A query row whose keys are all blocked gets weights and output exactly 0."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
     if bias is not None:
         # additive: ALiBi's distance penalty (chapter 8), -inf = blocked
         scores = scores + bias
-    if mask is None and bias is None:
+    return _weigh(
+        scores, v, mask, dropout_p, guard=mask is not None or bias is not None
+    )
+
+
+def _weigh(
+    scores: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, guard: bool
+) -> tuple[Tensor, Tensor]:
+    """softmax(scores, masked) v with its weights: the one masked softmax and weighted sum.
+    guard: a row may have no key left (a mask, or -inf scores); it gets weights and output 0."""
+    if not guard:
         weights = torch.softmax(scores, dim=-1)  # softmax subtracts the row max: stable
     else:
         if mask is not None:
