@@ -28,8 +28,6 @@ distance penalty to the scores (causal attention only).
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -40,6 +38,7 @@ from .caches import KVCache  # the cache family lives in `caches` (chapter 9)
 from .multihead_weights import (
     ProjectionRows,
     from_torch,
+    init_as_separate_linears,
     join_separate_projections,
     to_torch,
 )
@@ -179,15 +178,7 @@ class MultiHeadAttention(nn.Module):
         self.qkv_bias = (
             nn.Parameter(torch.empty(d_model + 2 * kv_dim)) if bias else None
         )
-        with (
-            torch.no_grad()
-        ):  # each block as its own nn.Linear would be, in the same order
-            for lin in (self.W_q, self.W_k, self.W_v):
-                nn.init.kaiming_uniform_(lin.weight, a=math.sqrt(5))
-                if lin.bias is not None:
-                    nn.init.uniform_(
-                        lin.bias, -1 / math.sqrt(d_model), 1 / math.sqrt(d_model)
-                    )
+        init_as_separate_linears(self)  # the numbers W_q, W_k, W_v drew as nn.Linear
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
         self.register_load_state_dict_pre_hook(join_separate_projections)
 
@@ -260,11 +251,8 @@ class MultiHeadAttention(nn.Module):
     def _qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """x (B, T, d_model) -> q (B, H, T, d_k), k and v (B, H_kv, T, d_k): one product."""
         q, k, v = F.linear(x, self.qkv_weight, self.qkv_bias).split(self.qkv_widths, -1)
-        return (
-            _split(q, self.n_head),
-            _split(k, self.n_kv_head),
-            _split(v, self.n_kv_head),
-        )
+        H, H_kv = self.n_head, self.n_kv_head
+        return _split(q, H), _split(k, H_kv), _split(v, H_kv)
 
     def _attend(
         self,

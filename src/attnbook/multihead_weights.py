@@ -5,6 +5,7 @@
 matrix product. Here:
 
     ProjectionRows              the rows of one role, used as the nn.Linear W_q, W_k or W_v
+    init_as_separate_linears    the fused matrix starts as the three nn.Linear layers did
     join_separate_projections   loads checkpoints saved with three separate layers
     to_torch, from_torch        the same weights in torch.nn.MultiheadAttention, which
                                 stacks them the same way (its in_proj_weight)
@@ -12,6 +13,7 @@ matrix product. Here:
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -21,7 +23,13 @@ from torch import Tensor, nn
 if TYPE_CHECKING:
     from .multihead import MultiHeadAttention
 
-__all__ = ["ProjectionRows", "join_separate_projections", "to_torch", "from_torch"]
+__all__ = [
+    "ProjectionRows",
+    "init_as_separate_linears",
+    "join_separate_projections",
+    "to_torch",
+    "from_torch",
+]
 
 
 class ProjectionRows:
@@ -52,6 +60,18 @@ class ProjectionRows:
             f"Linear(in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None})"
         )
+
+
+def init_as_separate_linears(layer: MultiHeadAttention) -> None:
+    """Fill W_q, W_k and W_v, in that order, as `nn.Linear` fills its weight and bias: the
+    fused layer draws the very random numbers the three separate layers drew, so that seeded
+    results (the book's stored outputs, the shipped benchmark records) stay the same."""
+    bound = 1 / math.sqrt(layer.d_model)  # nn.Linear's bias bound, 1 / sqrt(fan_in)
+    with torch.no_grad():
+        for rows in (layer.W_q, layer.W_k, layer.W_v):
+            nn.init.kaiming_uniform_(rows.weight, a=math.sqrt(5))
+            if rows.bias is not None:
+                nn.init.uniform_(rows.bias, -bound, bound)
 
 
 def join_separate_projections(
