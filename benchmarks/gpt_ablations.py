@@ -36,7 +36,7 @@ from torch import Tensor, nn
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.ngram import ngram_losses
-from attnbook.data import write_benchmark_record
+from attnbook.data import source_commit, write_benchmark_record
 from attnbook.text import CORPORA, CharTokenizer, load_corpus, split_train_val
 from attnbook.train import TrainConfig, train
 
@@ -270,8 +270,9 @@ def main() -> None:
 
 def add_to(path: str, results: list[dict], ladder: list[float]) -> None:
     """Append `results` to the record at `path` (runs of the same variant and seed are
-    replaced), add their seeds to its "seeds", and list under "added" the command,
-    versions and machine that produced them."""
+    replaced, and struck from the "added" entry that listed them), add their seeds to its
+    "seeds", and list under "added" the command, versions, commit and machine that
+    produced them."""
     import json
     import os
     import platform
@@ -289,6 +290,13 @@ def add_to(path: str, results: list[dict], ladder: list[float]) -> None:
     ]
     record["results"] += results
     record["seeds"] = sorted({r["seed"] for r in record["results"]})
+    for entry in added:
+        kept = [r for r in entry["runs"] if (r["variant"], r["seed"]) not in new]
+        if len(kept) < len(entry["runs"]):
+            entry["replaced"] = entry.get("replaced", []) + [
+                r for r in entry["runs"] if (r["variant"], r["seed"]) in new
+            ]
+            entry["runs"] = kept
     added.append(
         {
             "command": command,
@@ -298,6 +306,7 @@ def add_to(path: str, results: list[dict], ladder: list[float]) -> None:
                 "torch": torch.__version__,
                 "numpy": numpy.__version__,
             },
+            "commit": source_commit(),
             "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores",
             "threads": torch.get_num_threads(),
             "date": time.strftime("%Y-%m-%d"),

@@ -89,3 +89,12 @@ def test_record_names_the_processor(tmp_path, monkeypatch):
     path = tmp_path / "benchmark_demo.json"
     write_benchmark_record(str(path), "python benchmarks/demo.py", [], [])
     assert json.loads(path.read_text())["machine"].endswith("CPU cores (Test CPU 9000)")
+
+
+def test_record_names_the_commit(tmp_path):
+    import re
+
+    path = tmp_path / "benchmark_demo.json"
+    write_benchmark_record(str(path), "python benchmarks/demo.py", [], [])
+    commit = json.loads(path.read_text())["commit"]
+    assert commit == "unknown" or re.fullmatch(r"[0-9a-f]{40}(\+changes)?", commit)

@@ -2,6 +2,8 @@
 
 - Search results quote each page's text with its formulas as raw TeX: `search_snippets.js`
   (in html_static_path) turns them into plain text first, on the search page only.
+- Clicking a symbol in a formula highlights the same name in the page's code cells
+  (`notation.js`, on every page).
 - sphinx-thebe 0.3.1 registers its inline configuration script twice under Jupyter Book 1,
   and the second `const THEBE_JS_URL` is a console error on every page: each page keeps only
   the first copy of any script.
@@ -31,6 +33,7 @@ def add_search_snippets(app, pagename, templatename, context, doctree) -> None:
 
 
 def setup(app):
+    app.add_js_file("notation.js", loading_method="defer")
     app.connect("html-page-context", add_search_snippets)
     app.connect("html-page-context", drop_duplicate_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -56,6 +56,9 @@ TESTS = [
     "tests/test_kvquant.py",
     "tests/test_streaming.py",
     "tests/test_latent.py",
+    # chapter 8's block around attention
+    "tests/test_layers.py",
+    "tests/test_bad_inputs_layers.py",
 ]
 
 
@@ -207,6 +210,21 @@ MUTATIONS = [
         "return _weigh(scores, v, mask, 0.0, guard=True)",
         "return _weigh(scores, v, None, 0.0, guard=True)",
         ("tests/test_cross.py",),
+    ),
+    # chapter 8: RMSNorm and SwiGLU
+    Mutation(
+        "rmsnorm-divides-by-the-mean-not-the-rms",
+        "layers.py",
+        "inv_rms = torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)",
+        "inv_rms = torch.rsqrt(x32.mean(dim=-1, keepdim=True).abs() + self.eps)",
+        ("tests/test_layers.py",),
+    ),
+    Mutation(
+        "swiglu-gates-the-wrong-branch",
+        "layers.py",
+        "hidden = F.silu(self.gate(x)) * self.up(x)  # (..., h)",
+        "hidden = self.gate(x) * F.silu(self.up(x))  # (..., h)",
+        ("tests/test_layers.py",),
     ),
     # chapter 9: the paged cache, the serving engine, blockwise attention's window
     Mutation(

@@ -11,6 +11,7 @@ later chapter and by the exercises' tests:
                            to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
+- ``attnbook.explore``     chapters 1, 3, 6, 7, 9: interactive attention views in the page
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
 - ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions

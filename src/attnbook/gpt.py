@@ -16,6 +16,9 @@ fixed table, added), "rope" (queries and keys rotated in every block), "alibi" (
 distance penalty on the scores) or "none". `scale_embeddings` multiplies the token embeddings
 by sqrt(n_embd) before positions are added, as the original transformer does; by default
 only with "sinusoidal" (the table's entries are of size 1, the embeddings start at 0.02).
+`norm="rmsnorm"` and `mlp="swiglu"` build today's block instead of GPT-2's (`attnbook.layers`):
+RMSNorm in place of every LayerNorm, a SwiGLU feed-forward layer of about the same size in
+place of the GELU MLP.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import positive_int
+from .layers import MLPS, NORMS, SwiGLU, norm_layer
 from .multihead import KVCache, MultiHeadAttention
 from .positional import POSITIONS, embed_tokens, position_embedding
 
@@ -53,6 +57,9 @@ class GPTConfig:
     positions: str = "learned"  # one of POSITIONS (chapters 5 and 8)
     # x sqrt(n_embd) first; None: only with "sinusoidal"
     scale_embeddings: bool | None = None
+    # today's block (chapter 8): "rmsnorm" for every LayerNorm, "swiglu" for the GELU MLP
+    norm: str = "layernorm"  # one of NORMS
+    mlp: str = "gelu"  # one of MLPS
 
     @property
     def embedding_scale(self) -> float | None:
@@ -88,6 +95,17 @@ class GPTConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
+        if self.mlp not in MLPS:
+            raise ValueError(f"mlp must be one of {MLPS}, got {self.mlp!r}")
+
+
+def feed_forward(config: GPTConfig) -> nn.Module:
+    """The block's feed-forward layer: GPT-2's GELU MLP, or SwiGLU (`config.mlp`)."""
+    if config.mlp == "swiglu":
+        return SwiGLU(config.n_embd, bias=config.bias, dropout=config.dropout)
+    return MLP(config)
 
 
 class MLP(nn.Module):
@@ -110,7 +128,7 @@ class Block(nn.Module):
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.ln_1 = norm_layer(config.norm, config.n_embd, config.bias)
         self.causal = config.causal
         self.attn = MultiHeadAttention(
             config.n_embd,
@@ -122,8 +140,8 @@ class Block(nn.Module):
             # on the attention weights
             dropout=config.dropout,
         )
-        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
-        self.mlp = MLP(config)
+        self.ln_2 = norm_layer(config.norm, config.n_embd, config.bias)
+        self.mlp = feed_forward(config)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(
@@ -216,7 +234,7 @@ class GPT(nn.Module):
         )
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
-        self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.ln_f = norm_layer(config.norm, config.n_embd, config.bias)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         # weight tying: one matrix reads and writes tokens
         self.head.weight = self.tok_emb.weight

@@ -43,6 +43,7 @@ __all__ = [
     "StreamingCache",
     "stream_losses",
     "first_token_mass",
+    "stream_attention",
     "load_ch9_model",
     "MODES",
     "WEIGHTS",
@@ -57,9 +58,12 @@ WEIGHTS = {
 }
 
 
-def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
+def _block_step(
+    block: Block, x: Tensor, cache: StreamingCache, need_weights: bool = False
+) -> tuple[Tensor, Tensor | None]:
     """One block on the newest token x (B, 1, C), reading and updating its streaming cache:
-    `Block.forward` with keys rotated by their slot in the cache at every step."""
+    `Block.forward` with keys rotated by their slot in the cache at every step. Returns the
+    new x and, if `need_weights`, the weights on the cached tokens (B, H, 1, n)."""
     attn = block.attn
     h = block.ln_1(x)
     q = split_heads(attn.W_q(h), attn.n_head)  # (B, H, 1, d)
@@ -70,9 +74,11 @@ def _block_step(block: Block, x: Tensor, cache: StreamingCache) -> Tensor:
     n = k.shape[-2]  # (B, H_kv, n, d): positions are the cache slots 0 .. n-1
     q, k = attn.rotate(q, torch.tensor([n - 1])), attn.rotate(k, torch.arange(n))
     bias = alibi_bias(attn.n_head, 1, n, dtype=q.dtype) if attn.alibi else None
-    heads, _ = attend(q, k, v, is_causal=True, bias=bias)  # (B, H, 1, d)
+    heads, weights = attend(
+        q, k, v, is_causal=True, bias=bias, need_weights=need_weights
+    )
     x = x + attn.W_o(merge_heads(heads))  # (B, 1, C)
-    return x + block.mlp(block.ln_2(x))
+    return x + block.mlp(block.ln_2(x)), weights
 
 
 def _check_model(model: GPT) -> None:
@@ -121,10 +127,42 @@ def stream_losses(
             else:
                 x = model.tok_emb(streams[:, t : t + 1])  # (B, 1, C)
                 for block, cache in zip(model.blocks, caches):
-                    x = _block_step(cast(Block, block), x, cache)
+                    x, _ = _block_step(cast(Block, block), x, cache)
                 logits = model.head(model.ln_f(x))[:, -1]  # (B, vocab)
             losses[:, t] = F.cross_entropy(logits, streams[:, t + 1], reduction="none")
     return losses.view(*ids.shape[:-1], -1)
+
+
+@torch.no_grad()
+def stream_attention(model: GPT, ids: Tensor, capacity: int, sinks: int = 0) -> Tensor:
+    """Read `ids` (N,) one token at a time through a `StreamingCache` of `capacity` tokens
+    (the first `sinks` kept for good) and return every query's weights by position in the
+    text, (n_layer, H, N, N): row t holds query t's weights on the tokens it still has in
+    the cache, and 0 on the later ones and on those already evicted (chapter 9)."""
+    _check_model(model)
+    tensor("ids", ids, "(N,)", dims=(1,))
+    positive_int("capacity", capacity)
+    if capacity > model.config.block_size:
+        raise ValueError(
+            f"capacity={capacity} exceeds the model's block_size={model.config.block_size}"
+        )
+    N = ids.shape[0]
+    caches = [StreamingCache(capacity, sinks) for _ in model.blocks]
+    maps = torch.zeros(len(model.blocks), model.config.n_head, N, N)
+    with evaluating(model):
+        for t in range(N):
+            held = torch.arange(t + 1)  # the positions the cache holds after token t
+            if t + 1 > capacity:
+                recent = torch.arange(t + 1 - (capacity - sinks), t + 1)
+                held = torch.cat([torch.arange(sinks), recent])
+            x = model.tok_emb(ids[t : t + 1].long()[None])  # (1, 1, C)
+            for layer, (block, cache) in enumerate(zip(model.blocks, caches)):
+                x, weights = _block_step(
+                    cast(Block, block), x, cache, need_weights=True
+                )
+                assert weights is not None and weights.shape[-1] == len(held)
+                maps[layer, :, t, held] = weights[0, :, 0]
+    return maps
 
 
 @torch.no_grad()

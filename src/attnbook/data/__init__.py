@@ -8,7 +8,7 @@ import importlib.resources
 import json
 from typing import Any
 
-__all__ = ["benchmark_record"]
+__all__ = ["benchmark_record", "write_benchmark_record", "source_commit"]
 
 
 def benchmark_record(name: str) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def write_benchmark_record(
     path: str, command: str, seeds: list[int], results: Any, **extra: Any
 ) -> None:
     """Write a benchmark record (the format `benchmark_record` reads) to `path`: the command,
-    the seeds, the results, and the versions and machine that produced them."""
+    the seeds, the results, and the versions, commit and machine that produced them."""
     import datetime
     import os
     import platform
@@ -57,12 +57,41 @@ def write_benchmark_record(
             "numpy": numpy.__version__,
             "attnbook": getattr(attnbook, "__version__", "?"),
         },
+        "commit": source_commit(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores ({_processor_name()})",
         "date": datetime.date.today().isoformat(),
         **extra,
         "results": results,
     }
     Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def source_commit() -> str:
+    """The git commit of the package's checkout, "+changes" added if its code (these
+    records aside) differs from that commit; "unknown" outside a git checkout."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]  # src/attnbook/data -> the checkout
+    if not (root / ".git").exists():
+        return "unknown"
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    try:
+        head = git("rev-parse", "HEAD")
+        changed = git(
+            "status",
+            "--porcelain",
+            "src",
+            ":(exclude,glob)src/attnbook/data/benchmark_*",
+        )
+    except OSError:  # no git
+        return "unknown"
+    return (head or "unknown") + ("+changes" if changed else "")
 
 
 def _processor_name() -> str:

@@ -1,0 +1,400 @@
+"""Explore attention in the page: an interactive view of attention weights (chapters 1, 3, 6,
+7, 9), self-contained, with a picture of the same view for where scripts do not run.
+
+``explore(tokens, weights)`` returns an ``AttentionView``. In a notebook or on a page of the
+book it displays as one HTML block with its script, style and weights inline (no request to
+any server, no kernel): hover, tap or arrow-key through the tokens to shade every key by the
+weight the chosen query gives it, pick the layer and head from the controls or from the grid
+of all heads, and open the chosen query's weights as numbers. The same display bundle holds a
+PNG of the view's opening state, for where scripts do not run (GitHub's viewer, say).
+
+The weights travel as integers in thousandths (``SCALE``): ``view.payload()["w"]`` is the
+tensor rounded to 0.001. Element ids come from a hash of that data, so the same weights give
+the same HTML on every run and every machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import importlib.resources
+import io
+import json
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.figure import Figure
+
+from .plot import COLUMN_WIDTH, PALETTE
+
+__all__ = ["AttentionView", "explore", "MAX_WEIGHTS", "SCALE"]
+
+#: The weights are stored as integers in units of 1 / SCALE.
+SCALE = 1000
+#: At most this many weights in one view: keeps the page's HTML well under 200 KB.
+MAX_WEIGHTS = 40_000
+#: How far above 1 a weight or a row's sum may be (float rounding of a softmax).
+_SLACK = 1e-3
+_GRID_PICTURE = 16  # heads drawn in the PNG's grid, at most
+
+
+def _asset(name: str) -> str:
+    return importlib.resources.files("attnbook.data").joinpath(name).read_text("utf-8")
+
+
+def _as_array(weights: object) -> np.ndarray:
+    """The weights as a float64 (layers, heads, T_q, T_k) array, checked."""
+    if isinstance(weights, torch.Tensor):
+        if not weights.dtype.is_floating_point:
+            raise TypeError(
+                f"weights must hold floating-point numbers, got {weights.dtype}"
+            )
+        weights = weights.detach().cpu().double().numpy()
+    if not isinstance(weights, np.ndarray):
+        raise TypeError(
+            "weights must be a torch.Tensor or numpy array of shape (T_q, T_k), "
+            f"(heads, T_q, T_k) or (layers, heads, T_q, T_k), got {type(weights).__name__}"
+        )
+    if not np.issubdtype(weights.dtype, np.floating):
+        raise TypeError(
+            f"weights must hold floating-point numbers, got {weights.dtype}"
+        )
+    w = weights.astype(np.float64)
+    if w.ndim not in (2, 3, 4):
+        raise ValueError(
+            "weights must have shape (T_q, T_k), (heads, T_q, T_k) or "
+            f"(layers, heads, T_q, T_k), got {w.shape}"
+        )
+    w = w.reshape((1,) * (4 - w.ndim) + w.shape)
+    if 0 in w.shape:
+        raise ValueError(f"weights must not be empty, got shape {w.shape}")
+    if not np.isfinite(w).all():
+        raise ValueError("weights hold NaN or infinite values")
+    if w.min() < 0 or w.max() > 1 + _SLACK:
+        raise ValueError(
+            "weights must lie in [0, 1] (attention weights after the softmax), got values "
+            f"from {w.min():.4g} to {w.max():.4g}: pass the weights, not the scores"
+        )
+    sums = w.sum(-1)
+    if sums.max() > 1 + _SLACK:
+        raise ValueError(
+            f"each query's weights must sum to at most 1, a row sums to {sums.max():.4g}: "
+            "is the last axis the keys?"
+        )
+    if w.size > MAX_WEIGHTS:
+        raise ValueError(
+            f"{w.size} weights (shape {w.shape}) are too many for one view (at most "
+            f"{MAX_WEIGHTS}): show fewer tokens, layers or heads"
+        )
+    return w
+
+
+def _names(what: str, names: Sequence[str] | None, n: int) -> list[str]:
+    if names is None:
+        return [f"{what} {i}" for i in range(n)]
+    if isinstance(names, str) or not all(isinstance(s, str) for s in names):
+        raise TypeError(f"{what}_names must be a sequence of strings, got {names!r}")
+    if len(names) != n:
+        raise ValueError(f"{len(names)} {what}_names for {n} {what}s in the weights")
+    return list(names)
+
+
+def _tokens(what: str, tokens: object, n: int, axis: str) -> list[str]:
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise TypeError(
+            f"{what} must be a list of strings, one per token, got {type(tokens).__name__}"
+        )
+    if not all(isinstance(t, str) for t in tokens):
+        raise TypeError(f"{what} must all be strings, got {list(tokens)[:5]!r}...")
+    if len(tokens) != n:
+        raise ValueError(f"{len(tokens)} {what} for {n} {axis} in the weights")
+    return list(tokens)
+
+
+def _shown(token: str) -> str:
+    """A token as the view prints it: whitespace made visible where it would vanish."""
+    return {"\n": "\u21b5", "\t": "\u21e5", "": "\u2205"}.get(token, token)
+
+
+class AttentionView:
+    """An interactive view of attention weights (build it with `explore`).
+
+    weights: (layers, heads, T_q, T_k) as floats in [0, 1]; tokens: T_q strings; key_tokens:
+    T_k strings when the keys are other tokens than the queries (else None).
+    """
+
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        weights: object,
+        *,
+        key_tokens: Sequence[str] | None = None,
+        layer_names: Sequence[str] | None = None,
+        head_names: Sequence[str] | None = None,
+        layer_label: str = "layer",
+        layer: int = 0,
+        head: int = 0,
+        query: int | None = None,
+        title: str | None = None,
+    ) -> None:
+        w = _as_array(weights)
+        n_layer, n_head, n_q, n_k = w.shape
+        self.tokens = _tokens("tokens", tokens, n_q, "queries")
+        if key_tokens is None and n_k != n_q:
+            raise ValueError(
+                f"the weights have {n_q} queries and {n_k} keys: pass key_tokens"
+            )
+        self.key_tokens = (
+            None
+            if key_tokens is None
+            else _tokens("key_tokens", key_tokens, n_k, "keys")
+        )
+        self.layer_names = _names("layer", layer_names, n_layer)
+        self.head_names = _names("head", head_names, n_head)
+        query = n_q - 1 if query is None else query
+        chosen = (
+            ("layer", layer, n_layer),
+            ("head", head, n_head),
+            ("query", query, n_q),
+        )
+        for name, value, n in chosen:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            if not 0 <= value < n:
+                raise ValueError(f"{name} must be in 0..{n - 1}, got {value}")
+        for name, text in (("title", title or ""), ("layer_label", layer_label)):
+            if not isinstance(text, str):
+                raise TypeError(f"{name} must be a string, got {type(text).__name__}")
+        self.layer_label = layer_label
+        self.layer, self.head, self.query, self.title = layer, head, query, title
+        self.weights = np.rint(np.clip(w, 0.0, 1.0) * SCALE).astype(np.int64)
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(layers, heads, T_q, T_k)."""
+        n_layer, n_head, n_q, n_k = self.weights.shape
+        return n_layer, n_head, n_q, n_k
+
+    def payload(self) -> dict[str, Any]:
+        """The data the page's script reads (its inline JSON)."""
+        return {
+            "tokens": self.tokens,
+            "keys": self.key_tokens,
+            "layers": self.layer_names,
+            "heads": self.head_names,
+            "start": [self.layer, self.head, self.query],
+            "scale": SCALE,
+            "w": self.weights.tolist(),
+        }
+
+    def element_id(self) -> str:
+        """A deterministic id: a hash of the data and the labels."""
+        text = json.dumps([self.payload(), self.title, self.layer_label])
+        return "attnx-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    # -- HTML ------------------------------------------------------------------------------
+    def _token_spans(self, tokens: list[str], role: str) -> str:
+        attrs = {"q": 'data-q="{i}" tabindex="-1" role="option"', "k": 'data-k="{i}"'}
+        attr = (
+            attrs[role]
+            if self.key_tokens is not None
+            else attrs["q"] + " " + attrs["k"]
+        )
+        spans = []
+        for i, token in enumerate(tokens):
+            shown = html.escape(_shown(token))
+            spans.append(f'<span class="attnx-tok" {attr.format(i=i)}>{shown}</span>')
+            if token == "\n" and not self._spaced(tokens):
+                spans.append("<br>")
+        return "".join(spans)
+
+    @staticmethod
+    def _spaced(tokens: list[str]) -> bool:
+        """Words (shown apart) rather than characters (shown as running text)."""
+        return any(len(t) > 1 for t in tokens)
+
+    def _rows(self) -> str:
+        def row(tokens: list[str], role: str, caption: str | None) -> str:
+            kind = "attnx-words" if self._spaced(tokens) else "attnx-chars"
+            label = (
+                ""
+                if caption is None
+                else f'<span class="attnx-row-label">{caption}</span>'
+            )
+            listbox = ' role="listbox" aria-label="queries"' if role == "q" else ""
+            return f'<div class="attnx-text {kind}"{listbox}>{label}{self._token_spans(tokens, role)}</div>'
+
+        if self.key_tokens is None:
+            return row(self.tokens, "q", None)
+        return row(self.tokens, "q", "queries:") + row(self.key_tokens, "k", "keys:")
+
+    def _select(self, cls: str, what: str, names: list[str]) -> str:
+        if len(names) == 1:
+            return ""
+        options = "".join(
+            f'<option value="{i}">{html.escape(n)}</option>'
+            for i, n in enumerate(names)
+        )
+        return f'<label>{what} <select class="{cls}">{options}</select></label>'
+
+    def _cell_name(self, l: int, h: int) -> str:
+        """A head's label in the grid: "L1 H2" for the default names, else the names."""
+        layer, head = self.layer_names[l], self.head_names[h]
+        head = f"H{h}" if head == f"head {h}" else head
+        if len(self.layer_names) == 1:
+            return head
+        return f"L{l} {head}" if layer == f"layer {l}" else f"{layer}, {head}"
+
+    def _grid(self) -> str:
+        cells = []
+        for l in range(len(self.layer_names)):
+            for h in range(len(self.head_names)):
+                name = html.escape(self._cell_name(l, h))
+                cells.append(
+                    f'<button type="button" class="attnx-cell" data-layer="{l}" '
+                    f'data-head="{h}" aria-pressed="false"><canvas aria-hidden="true">'
+                    f"</canvas>{name}</button>"
+                )
+        return f'<div class="attnx-grid">{"".join(cells)}</div>'
+
+    def to_html(self) -> str:
+        """The view as one self-contained HTML block (inline style, script and data)."""
+        vid = self.element_id()
+        data = json.dumps(self.payload(), separators=(",", ":"), ensure_ascii=True)
+        data = (
+            data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        )
+        n_layer, n_head, _, _ = self.shape
+        title = f"<strong>{html.escape(self.title)}</strong>" if self.title else ""
+        heads = f"all {n_layer * n_head} heads" if n_layer * n_head > 1 else "the map"
+        return (
+            f'<div class="attnx" id="{vid}"><style>{_asset("explore.css")}</style>'
+            f'<div class="attnx-bar">{title}'
+            f"{self._select('attnx-layer', html.escape(self.layer_label), self.layer_names)}"
+            f"{self._select('attnx-head', 'head', self.head_names)}</div>"
+            '<p class="attnx-help">Hover or tap a token (or tab to it and use the arrow keys) '
+            "to choose the query: every key is shaded by its weight.</p>"
+            f"{self._rows()}"
+            '<p class="attnx-status" aria-live="polite"></p>'
+            f"<details open><summary>{heads}: click one to open it</summary>"
+            f"{self._grid() if n_layer * n_head > 1 else ''}"
+            '<div class="attnx-big"><canvas role="img" aria-label="the chosen head: rows '
+            'are queries, columns keys"></canvas></div></details>'
+            "<details><summary>the chosen query's weights as numbers</summary>"
+            '<div class="attnx-numbers-box"><table class="attnx-numbers"><thead><tr>'
+            "<th>key</th><th>token</th><th>weight</th></tr></thead><tbody></tbody>"
+            "</table></div></details>"
+            f'<script type="application/json" class="attnx-data">{data}</script>'
+            f"<script>{_asset('explore.js').replace('__ATTNX_ID__', vid)}</script></div>"
+        )
+
+    # -- picture -----------------------------------------------------------------------------
+    def to_png(self) -> bytes:
+        """A PNG of the opening state: the chosen head's shading for the chosen query, and
+        the grid of heads (at most 16), in the course's colours."""
+        w = self.weights / SCALE
+        n_layer, n_head, n_q, n_k = w.shape
+        keys = self.key_tokens or self.tokens
+        cmap = LinearSegmentedColormap.from_list("attnx", ["#ffffff", PALETTE[0]])
+        units = [
+            max(len(_shown(t)), 1) + (1 if self._spaced(keys) else 0) for t in keys
+        ]
+        per_line, x = 60, 0
+        lines: list[list[tuple[int, int]]] = [[]]  # (key, x) per line of the strip
+        for k, u in enumerate(units):
+            if x + u > per_line and lines[-1]:
+                lines.append([])
+                x = 0
+            lines[-1].append((k, x))
+            x += u
+            if keys[k] == "\n" and not self._spaced(keys):
+                lines.append([])
+                x = 0
+        n_grid = min(n_layer * n_head, _GRID_PICTURE) if n_layer * n_head > 1 else 0
+        ncols = min(n_grid, 8) or 1
+        grid_rows = -(-n_grid // ncols) if n_grid else 0
+        strip_h = 0.3 * len(lines) + 0.5
+        cell_h = COLUMN_WIDTH / ncols
+        fig = Figure(figsize=(COLUMN_WIDTH, strip_h + grid_rows * (cell_h + 0.25)))
+        heights = [strip_h] + [cell_h + 0.25] * grid_rows
+        gs = fig.add_gridspec(1 + grid_rows, ncols, height_ratios=heights, hspace=0.35)
+        ax = fig.add_subplot(gs[0, :])
+        ax.set_xlim(0, per_line)
+        ax.set_ylim(len(lines), -0.6)
+        ax.axis("off")
+        q = self.query
+        chosen = (
+            f"{self.layer_names[self.layer]}, {self.head_names[self.head]}: query {q} "
+            f"{_shown(self.tokens[q])!r} (outlined), keys shaded by weight"
+        )
+        caption = textwrap.wrap(self.title, 80) if self.title else []
+        ax.set_title("\n".join([*caption, chosen]), fontsize=10, loc="left")
+        for y, line in enumerate(lines):
+            for k, x0 in line:
+                weight = float(w[self.layer, self.head, q, k])
+                outline = k == q and self.key_tokens is None
+                box = dict(
+                    facecolor=cmap(weight),
+                    edgecolor="black" if outline else "none",
+                    boxstyle="square,pad=0.15",
+                )
+                ax.text(
+                    x0,
+                    y,
+                    _shown(keys[k]),
+                    family="monospace",
+                    fontsize=10,
+                    va="center",
+                    color="white" if weight > 0.55 else "black",
+                    bbox=box,
+                )
+        for i in range(n_grid):
+            l, h = divmod(i, n_head)
+            cell = fig.add_subplot(gs[1 + i // ncols, i % ncols])
+            cell.imshow(w[l, h], cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest")
+            name = self._cell_name(l, h)
+            cell.set_title(name, fontsize=9)
+            cell.set_xticks([])
+            cell.set_yticks([])
+        buffer = io.BytesIO()
+        fig.savefig(
+            buffer,
+            format="png",
+            dpi=100,
+            bbox_inches="tight",
+            pad_inches=0.1,
+            metadata={"Software": None},
+        )
+        return buffer.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        return {
+            "text/html": self.to_html(),
+            "image/png": base64.b64encode(self.to_png()).decode("ascii"),
+            "text/plain": repr(self),
+        }
+
+    def __repr__(self) -> str:
+        n_layer, n_head, n_q, n_k = self.shape
+        return (
+            f"AttentionView({n_layer} layers x {n_head} heads, {n_q} queries x {n_k} keys; "
+            "interactive where scripts run, a picture elsewhere)"
+        )
+
+
+def explore(tokens: Sequence[str], weights: object, **options: Any) -> AttentionView:
+    """An interactive view of attention weights; display it (last line of a cell).
+
+    tokens: the T_q query tokens as strings; weights: (T_q, T_k), (heads, T_q, T_k) or
+    (layers, heads, T_q, T_k), a torch tensor or NumPy array of weights in [0, 1].
+    options: key_tokens, the T_k keys when they are not the queries; layer_names and
+    head_names, the controls' labels; layer_label, what the first control chooses (default
+    "layer": e.g. "model" for the states of one layer before and after training); layer,
+    head and query, the choice at first (default 0, 0 and the last query); title, a caption.
+    """
+    return AttentionView(tokens, weights, **options)
