@@ -249,11 +249,10 @@ class GPT(nn.Module):
     def _init_weights(module: nn.Module) -> None:
         if isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        # a Linear, or W_q, W_k, W_v: the row blocks of an attention's fused projection
+        # each Linear, and W_q, W_k, W_v: the row blocks of an attention's fused projection
+        layers: list = [module] if isinstance(module, nn.Linear) else []
         if isinstance(module, MultiHeadAttention):
-            layers: list = [module.W_q, module.W_k, module.W_v]
-        else:
-            layers = [module] if isinstance(module, nn.Linear) else []
+            layers = [module.W_q, module.W_k, module.W_v]
         for layer in layers:
             nn.init.normal_(layer.weight, mean=0.0, std=0.02)
             if layer.bias is not None:
@@ -284,19 +283,15 @@ class GPT(nn.Module):
 
     def _check_range(self, idx: Tensor) -> None:
         """A ValueError if a token id is outside the vocabulary (reads the ids to the host)."""
-        if idx.numel() and (idx.min() < 0 or idx.max() >= self.config.vocab_size):
-            raise ValueError(
-                f"token ids must be in [0, {self.config.vocab_size}), got "
-                f"{int(idx.min())} .. {int(idx.max())}"
-            )
+        V = self.config.vocab_size
+        if idx.numel() and (idx.min() < 0 or idx.max() >= V):
+            lo, hi = int(idx.min()), int(idx.max())
+            raise ValueError(f"token ids must be in [0, {V}), got {lo} .. {hi}")
 
     def _embed(self, idx: Tensor, offset: int = 0) -> Tensor:
-        """idx (B, T) -> (B, T, C): the shared front end (`positional.embed_tokens`).
-
-        Token ids outside the vocabulary: on the CPU the embedding's own bounds check fails
-        and the error is made clear here, at no cost per step. A GPU would stop on a device
-        assert instead, so there they are checked before, outside training only (a training
-        step would wait for the read; its batches come from text checked when encoded)."""
+        """idx (B, T) -> (B, T, C) (`positional.embed_tokens`). Ids outside the vocabulary:
+        on the CPU the embedding's bounds check fails, made a clear error here at no cost per
+        step; on a GPU (a device assert) they are checked first, outside training only."""
         if idx.device.type not in ("cpu", "meta") and not self.training:
             self._check_range(idx)
         try:
