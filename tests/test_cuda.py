@@ -13,7 +13,8 @@ import torch
 from attnbook.device import model_device, pick_device
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.text import CharTokenizer, get_batch, split_train_val
-from attnbook.train import TrainConfig, estimate_loss, train, unigram_loss
+from attnbook.ngram import unigram_loss
+from attnbook.train import TrainConfig, estimate_loss, train
 
 pytestmark = [
     pytest.mark.cuda,

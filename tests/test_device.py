@@ -220,20 +220,23 @@ def test_bf16_autocast_trains_on_the_cpu():
 
 
 def test_fp16_takes_the_gradient_scaler_path(monkeypatch):
-    """fp16 is for GPUs; here the CPU stands in for one, so that the scaler's code runs in CI."""
-    import attnbook.train as train_module
+    """fp16 is for GPUs; here the CPU stands in for one, so that the scaler's code runs in CI.
+    One scaler per run, enabled only for fp16 (a disabled scaler passes every call through)."""
+    import attnbook.device as device_module
 
     scalers = []
     real_scaler = torch.amp.GradScaler
 
-    def recording_scaler(device_type):
-        scalers.append(device_type)
-        return real_scaler(device_type)
+    def recording_scaler(device_type, enabled=True):
+        scalers.append((device_type, enabled))
+        return real_scaler(device_type, enabled=enabled)
 
-    monkeypatch.setattr(train_module, "autocast_dtype", lambda amp, dev: torch.float16)
     monkeypatch.setattr(torch.amp, "GradScaler", recording_scaler)
+    tiny_run(max_iters=1)
+    assert scalers == [("cpu", False)]
+    monkeypatch.setattr(device_module, "autocast_dtype", lambda amp, dev: torch.float16)
     _, result = tiny_run()
-    assert scalers == ["cpu"]
+    assert scalers[1:] == [("cpu", True)]
     assert all(math.isfinite(h["val_loss"]) for h in result.history)
     assert result.final_val_loss < result.history[0]["val_loss"]
 

@@ -265,3 +265,72 @@ def test_gpt_dropout_also_drops_attention_weights():
     plain = model(idx)[0]
     model.train()
     assert not torch.allclose(model(idx)[0], plain)
+
+
+def test_init_draws_the_numbers_it_drew_with_separate_projections():
+    """Fingerprint of the tiny GPT's attention weights at seed 0, recorded with the three
+    separate W_q, W_k, W_v layers before they were fused (n_kv_head=1: unequal widths)."""
+    torch.manual_seed(0)
+    model = GPT(
+        GPTConfig(
+            vocab_size=11, block_size=16, n_layer=2, n_head=2, n_embd=16, n_kv_head=1
+        )
+    )
+    attn = model.blocks[1].attn
+    sums = [
+        float(lin.weight.detach().double().sum())
+        for lin in (attn.W_q, attn.W_k, attn.W_v, attn.W_o)
+    ]
+    recorded = [-0.154670951, 0.026525039855, -0.048368254051, 0.097323817754]
+    assert sums == pytest.approx(recorded, abs=1e-11, rel=0)
+
+
+def test_chapter9_weights_saved_with_separate_projections_load_into_the_fused_layer():
+    import importlib.resources
+    import io
+
+    from attnbook.streaming import WEIGHTS, load_ch9_model
+
+    raw = (
+        importlib.resources.files("attnbook.data")
+        .joinpath(WEIGHTS["plain"])
+        .read_bytes()
+    )
+    saved = torch.load(io.BytesIO(raw), weights_only=True)["state_dict"]
+    assert "blocks.0.attn.W_k.weight" in saved  # the file keeps the old layout
+    model, _ = load_ch9_model("plain")
+    for i, block in enumerate(model.blocks):
+        for role in ("W_q", "W_k", "W_v"):
+            want = saved[f"blocks.{i}.attn.{role}.weight"].float()
+            assert torch.equal(getattr(block.attn, role).weight, want)
+
+
+def test_a_training_step_dispatches_no_more_operators_than_a_minimal_reference():
+    """benchmarks/op_count.py at a tiny size: counted operators (TorchDispatchMode, not time)
+    of one step of forward, backward, clipping and AdamW. The model under the reference's own
+    loop matches the minimal nanoGPT-style model exactly, matrix products included; the
+    package's train_loop adds one operator (the detach that keeps each step's loss)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "op_count.py"
+    spec = importlib.util.spec_from_file_location("op_count", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    ids = torch.randint(11, (2, 9), generator=torch.Generator().manual_seed(0))
+    batch = (ids[:, :-1].contiguous(), ids[:, 1:].contiguous())
+    config = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=16)
+
+    def per_step(build, run):
+        one = bench.count(lambda: run(build(), batch, 1))
+        three = bench.count(lambda: run(build(), batch, 3))
+        return three.total - one.total, three.products - one.products  # two steps
+
+    ref_ops, ref_products = per_step(
+        lambda: bench.RefGPT(11, 8, 2, 2, 16), bench.reference_steps
+    )
+    ops, products = per_step(lambda: GPT(config), bench.reference_steps)
+    loop_ops, _ = per_step(lambda: GPT(config), bench.package_steps)
+    assert ops <= ref_ops and products == ref_products
+    assert loop_ops <= ref_ops + 2  # + one detach per step

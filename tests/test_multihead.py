@@ -154,3 +154,98 @@ def test_kv_cache_one_token_at_a_time_equals_the_full_causal_pass():
         steps.append(out)
     assert len(cache) == 7
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-6, rtol=0)
+
+
+# -- the fused input projection (qkv_weight) and its row views W_q, W_k, W_v ---------------------
+
+
+@pytest.mark.parametrize(
+    "d_model, n_head, n_kv_head, bias",
+    [
+        (12, 3, None, False),
+        (12, 3, None, True),
+        (32, 4, 2, True),
+        (128, 4, None, False),
+    ],
+)
+def test_fused_projection_draws_the_numbers_of_three_separate_linears(
+    d_model, n_head, n_kv_head, bias
+):
+    """The layer starts from the very numbers it had when W_q, W_k, W_v were three
+    nn.Linear layers built in that order: no stored chapter output changes with the fusion."""
+    torch.manual_seed(7)
+    ours = MultiHeadAttention(d_model, n_head, bias=bias, n_kv_head=n_kv_head)
+    kv = d_model // n_head * (n_head if n_kv_head is None else n_kv_head)
+    torch.manual_seed(7)
+    separate = [torch.nn.Linear(d_model, n, bias=bias) for n in (d_model, kv, kv)]
+    W_o = torch.nn.Linear(d_model, d_model, bias=bias)
+    for view, lin in zip((ours.W_q, ours.W_k, ours.W_v), separate):
+        assert torch.equal(view.weight, lin.weight)
+        assert (view.bias is None) == (not bias)
+        if bias:
+            assert torch.equal(view.bias, lin.bias)
+    assert torch.equal(ours.W_o.weight, W_o.weight)
+    assert ours.qkv_weight.shape == (d_model + 2 * kv, d_model)
+
+
+def test_a_checkpoint_with_separate_projections_loads_and_computes_the_same():
+    """Old layout (W_q.weight, W_k.weight, W_v.weight and biases) -> the fused layer, strictly;
+    the loaded layer computes what nn.MultiheadAttention computes with those matrices."""
+    torch.manual_seed(3)
+    d = 16
+    old = {
+        f"{role}.{kind}": torch.randn(d, d) if kind == "weight" else torch.randn(d)
+        for role in ("W_q", "W_k", "W_v", "W_o")
+        for kind in ("weight", "bias")
+    }
+    ours = MultiHeadAttention(d, 4, bias=True)
+    ours.load_state_dict(old)  # strict: no key left over, none missing
+    assert sorted(ours.state_dict()) == [
+        "W_o.bias",
+        "W_o.weight",
+        "qkv_bias",
+        "qkv_weight",
+    ]
+    for role in ("W_q", "W_k", "W_v"):
+        assert torch.equal(getattr(ours, role).weight, old[f"{role}.weight"])
+        assert torch.equal(getattr(ours, role).bias, old[f"{role}.bias"])
+    theirs = torch.nn.MultiheadAttention(d, 4, batch_first=True)
+    with torch.no_grad():  # built from the old matrices directly, not through to_torch
+        theirs.in_proj_weight.copy_(
+            torch.cat([old[f"{r}.weight"] for r in "W_q W_k W_v".split()])
+        )
+        theirs.in_proj_bias.copy_(
+            torch.cat([old[f"{r}.bias"] for r in "W_q W_k W_v".split()])
+        )
+        theirs.out_proj.weight.copy_(old["W_o.weight"])
+        theirs.out_proj.bias.copy_(old["W_o.bias"])
+    x = torch.randn(2, 5, d)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x)[0], theirs(x, x, x)[0], atol=1e-5, rtol=0)
+    # and back: the new layout round-trips, and splits into the old one
+    again = MultiHeadAttention(d, 4, bias=True)
+    again.load_state_dict(ours.state_dict())
+    assert torch.equal(again.qkv_weight, ours.qkv_weight)
+    split = again.qkv_weight.detach().split(d)
+    assert all(
+        torch.equal(w, old[f"{r}.weight"]) for w, r in zip(split, ("W_q", "W_k", "W_v"))
+    )
+
+
+def test_row_views_compute_and_write_like_linear_layers():
+    layer = make(d_model=12, n_head=3, seed=2)
+    x = torch.randn(2, 4, 12)
+    q, k, v = layer.W_q(x), layer.W_k(x), layer.W_v(x)
+    fused = x @ layer.qkv_weight.T  # (B, T, 3 d_model)
+    for part, cols in zip((q, k, v), (slice(0, 12), slice(12, 24), slice(24, 36))):
+        torch.testing.assert_close(part, fused[..., cols], atol=1e-6, rtol=0)
+    with torch.no_grad():  # chapter 3 writes each head's rows into W_q, W_k, W_v
+        layer.W_k.weight[4:8] = 1.0
+    assert (layer.qkv_weight[16:20] == 1.0).all() and (
+        layer.qkv_weight[12:16] != 1.0
+    ).all()
+    assert repr(layer.W_v) == "Linear(in_features=12, out_features=12, bias=False)"
+    # self-attention (one product) and the same input given as key and value (three)
+    out_self, _ = layer(x)
+    out_cross, _ = layer(x, x.clone(), x.clone())
+    torch.testing.assert_close(out_self, out_cross, atol=1e-6, rtol=0)

@@ -4,8 +4,7 @@ from collections import Counter
 import pytest
 import torch
 
-from attnbook.ngram import ngram_losses
-from attnbook.train import unigram_loss
+from attnbook.ngram import ngram_losses, unigram_loss
 
 
 def random_ids(n: int, vocab: int, seed: int) -> torch.Tensor:

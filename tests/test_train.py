@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from attnbook.gpt import GPT, GPTConfig
+from attnbook.ngram import unigram_loss
 from attnbook.text import CharTokenizer, split_train_val
 from attnbook.train import (
     TrainConfig,
@@ -13,7 +14,6 @@ from attnbook.train import (
     lr_at,
     train,
     train_loop,
-    unigram_loss,
 )
 
 
@@ -151,3 +151,26 @@ def test_train_loop_is_general_and_reproducible():
     )
     with pytest.raises(KeyError, match="no metric 'val_loss'"):
         _ = result.final_val_loss
+
+
+def test_plot_losses_draws_the_estimates_and_every_step():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnbook.plot import plot_losses
+    from attnbook.train import TrainResult
+
+    result = TrainResult(
+        history=[
+            {"iter": 0, "train_loss": 3.0, "val_loss": 3.1},
+            {"iter": 4, "train_loss": 2.0, "val_loss": 2.2},
+        ],
+        step_losses=[2.9, 2.7, 2.4, 2.1],
+    )
+    ax = plot_losses(result, baseline=2.5)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["train, per step", "train", "validation", "unigram baseline"]
+    assert list(ax.get_lines()[0].get_xdata()) == [1, 2, 3, 4]
+    plt.close(ax.figure)

@@ -286,14 +286,15 @@ def attend(
             f"is_causal needs T_q <= T_k (the queries are the last positions), "
             f"got T_q={T_q}, T_k={T_k}"
         )
+    fused = not need_weights and mask is None  # PyTorch's fused kernel (chapter 2)
+    if fused and bias is None and (not is_causal or T_q == T_k):
+        # its own causal band is aligned top-left: ours only when T_q == T_k
+        return F.scaled_dot_product_attention(
+            q, k, v, dropout_p=dropout_p, is_causal=is_causal
+        ), None
     # bottom-right
     causal = causal_mask(T_q, T_k, device=q.device) if is_causal else None
-    if not need_weights and mask is None:  # PyTorch's fused kernel (chapter 2)
-        if bias is None and (causal is None or T_q == T_k):
-            # its own causal band is aligned top-left: ours only when T_q == T_k
-            return F.scaled_dot_product_attention(
-                q, k, v, dropout_p=dropout_p, is_causal=is_causal
-            ), None
+    if fused:
         band = (
             causal
             if bias is None

@@ -5,14 +5,16 @@ unless an argument or the environment variable ATTNBOOK_DEVICE names one. `to_de
 batch once per training step (from pinned memory, without blocking the host, on CUDA).
 `synchronize` waits for queued GPU work, so that a timer measures it. `check_float64` gives
 the clear error MPS does not: it has no float64. `autocast_dtype`, `autocast`, `tf32` and
-`place_model` are the training loop's mixed precision, TF32 and model placement.
+`place_model` are the training loop's mixed precision, TF32 and model placement, and
+`TrainingDevice` gathers them for `train.train_loop`, so that the loop reads as its four steps.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -33,6 +35,7 @@ __all__ = [
     "autocast",
     "tf32",
     "place_model",
+    "TrainingDevice",
 ]
 
 AMP_MODES = ("auto", "none", "bf16", "fp16")  # TrainConfig.amp (chapter 6)
@@ -227,3 +230,44 @@ def place_model(model: nn.Module, device: DeviceLike | None) -> torch.device:
     if any(p.dtype == torch.float64 for p in model.parameters()):
         check_float64(dev, "a model with float64 parameters")
     return dev
+
+
+class TrainingDevice:
+    """Where and in which precision a model trains (chapter 6, "On a GPU"): the device (the
+    model is moved there; default: where it is), the autocast dtype of `amp`, one gradient
+    scaler, active only with fp16 (disabled, each of its calls is a no-op that costs no
+    operation), and the model to call, through `torch.compile` if `compile`."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        device: DeviceLike | None = None,
+        amp: str = "auto",
+        compile: bool = False,
+    ) -> None:
+        self.device = place_model(model, device)
+        self.dtype = autocast_dtype(amp, self.device)
+        self.scaler = torch.amp.GradScaler(
+            self.device.type, enabled=self.dtype == torch.float16
+        )
+        self.model = cast(nn.Module, torch.compile(model)) if compile else model
+
+    def loss(
+        self,
+        loss_fn: Callable[[nn.Module, tuple[Tensor, ...]], Tensor],
+        batch: Iterable[Tensor],
+    ) -> Tensor:
+        """loss_fn(model, batch) with the batch moved here, under autocast."""
+        with autocast(self.dtype, self.device):
+            return loss_fn(self.model, to_device(batch, self.device))
+
+    def backward(self, loss: Tensor, optimizer: torch.optim.Optimizer) -> None:
+        """Gradients of `loss`, scaled against fp16 underflow and then unscaled, so that
+        clipping sees the true ones."""
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(optimizer)
+
+    def step(self, optimizer: torch.optim.Optimizer) -> None:
+        """The optimiser's step (skipped by the scaler when an fp16 gradient overflowed)."""
+        self.scaler.step(optimizer)
+        self.scaler.update()

@@ -154,10 +154,11 @@ class Block(nn.Module):
         """x (B, T, C) -> (B, T, C), and the weights (B, H, T, T_k) if `need_weights`.
 
         key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
+        The caller (`GPT`, chapter 7's classifier) has checked its input once for all blocks.
         """
-        a, weights = self.attn(
+        a, weights = self.attn.self_attention(
             self.ln_1(x),
-            mask=key_mask,
+            None if key_mask is None else key_mask.unsqueeze(1),  # (B, 1, 1, T_k)
             is_causal=self.causal,
             need_weights=need_weights,
             kv_cache=kv_cache,
@@ -237,7 +238,8 @@ class GPT(nn.Module):
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         # weight tying: one matrix reads and writes tokens
         self.head.weight = self.tok_emb.weight
-        self.apply(self._init_weights)
+        for module in self.modules():  # parents first: W_q, W_k, W_v before W_o
+            self._init_weights(module)
         # scaled init of the residual projections
         for name, p in self.named_parameters():
             if name.endswith("attn.W_o.weight") or name.endswith("mlp.proj.weight"):
@@ -245,12 +247,16 @@ class GPT(nn.Module):
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
-        if isinstance(module, nn.Linear):
+        if isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        # each Linear, and W_q, W_k, W_v: the row blocks of an attention's fused projection
+        layers: list = [module] if isinstance(module, nn.Linear) else []
+        if isinstance(module, MultiHeadAttention):
+            layers = [module.W_q, module.W_k, module.W_v]
+        for layer in layers:
+            nn.init.normal_(layer.weight, mean=0.0, std=0.02)
+            if layer.bias is not None:
+                nn.init.zeros_(layer.bias)
 
     def num_parameters(self) -> int:
         """All trainable parameters, positional embedding included (tied weights counted once)."""
@@ -274,25 +280,27 @@ class GPT(nn.Module):
                 f"sequence of length {offset + idx.shape[1]} is longer than the "
                 f"model's block_size={self.config.block_size}"
             )
-        # The range check reads the ids back to the host: always on the CPU, and on a GPU
-        # outside training only (a training step would wait for it; its batches come from
-        # text that was checked when it was encoded).
-        check_range = idx.device.type == "cpu" or not self.training
-        if (
-            check_range
-            and idx.numel()
-            and (idx.min() < 0 or idx.max() >= self.config.vocab_size)
-        ):
-            raise ValueError(
-                f"token ids must be in [0, {self.config.vocab_size}), got "
-                f"{int(idx.min())} .. {int(idx.max())}"
-            )
+
+    def _check_range(self, idx: Tensor) -> None:
+        """A ValueError if a token id is outside the vocabulary (reads the ids to the host)."""
+        V = self.config.vocab_size
+        if idx.numel() and (idx.min() < 0 or idx.max() >= V):
+            lo, hi = int(idx.min()), int(idx.max())
+            raise ValueError(f"token ids must be in [0, {V}), got {lo} .. {hi}")
 
     def _embed(self, idx: Tensor, offset: int = 0) -> Tensor:
-        """idx (B, T) -> (B, T, C): the shared front end (`positional.embed_tokens`)."""
-        return embed_tokens(
-            self.tok_emb, self.pos_emb, idx, offset, self.config.embedding_scale
-        )
+        """idx (B, T) -> (B, T, C) (`positional.embed_tokens`). Ids outside the vocabulary:
+        on the CPU the embedding's bounds check fails, made a clear error here at no cost per
+        step; on a GPU (a device assert) they are checked first, outside training only."""
+        if idx.device.type not in ("cpu", "meta") and not self.training:
+            self._check_range(idx)
+        try:
+            return embed_tokens(
+                self.tok_emb, self.pos_emb, idx, offset, self.config.embedding_scale
+            )
+        except IndexError:
+            self._check_range(idx)
+            raise
 
     def forward(
         self,

@@ -9,6 +9,13 @@ become a batch dimension, attention runs per head, and W_o mixes the concatenate
 
 Parameters: 4 d_model^2 (+ 4 d_model with biases), whatever H is.
 
+The three input projections are stored as one matrix, `qkv_weight` (d_model + 2 kv_dim, d_model)
+= [W_q; W_k; W_v] stacked by rows (kv_dim = n_kv_head * d_k, d_model without GQA), so that
+self-attention projects queries, keys and values with one matrix product instead of three.
+`W_q`, `W_k` and `W_v` remain: each is a `ProjectionRows`, its own rows of that matrix, which
+computes and can be written exactly like the `nn.Linear` of chapter 3. A checkpoint saved with
+the three separate layers (`W_q.weight`, ...) loads as it is (`load_state_dict` joins them).
+
 For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the keys and values
 of earlier positions are kept, so each new token is projected once instead of recomputing the
 whole prefix at every step.
@@ -22,15 +29,24 @@ distance penalty to the scores (causal attention only).
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import boolean, positive_int, tensor
 from .attention import attend
 from .caches import KVCache  # the cache family lives in `caches` (chapter 9)
+from .multihead_weights import (
+    ProjectionRows,
+    from_torch,
+    init_as_separate_linears,
+    join_separate_projections,
+    to_torch,
+)
 from .positional import alibi_bias, apply_rope
 
 __all__ = [
     "MultiHeadAttention",
+    "ProjectionRows",
     "KVCache",
     "kv_cache_bytes",
     "split_heads",
@@ -42,9 +58,14 @@ def split_heads(x: Tensor, n_head: int) -> Tensor:
     """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
     tensor("x", x, "(B, T, d_model)", dims=(3,))
     positive_int("n_head", n_head)
+    if x.shape[-1] % n_head:
+        raise ValueError(f"d_model={x.shape[-1]} is not divisible by n_head={n_head}")
+    return _split(x, n_head)
+
+
+def _split(x: Tensor, n_head: int) -> Tensor:
+    """`split_heads` without the checks, for the layer's own (B, T, n_head * d_k) tensors."""
     B, T, D = x.shape
-    if D % n_head:
-        raise ValueError(f"d_model={D} is not divisible by n_head={n_head}")
     return x.view(B, T, n_head, D // n_head).transpose(1, 2)  # (B, H, T, d_k)
 
 
@@ -86,7 +107,8 @@ class MultiHeadAttention(nn.Module):
     are None, cross-attention otherwise. Inputs are (B, T, d_model) (or unbatched (T, d_model));
     `mask` is boolean, True = may attend, shaped (T_q, T_k), (B, T_q or 1, T_k) or
     (B, H or 1, T_q or 1, T_k). Returns `(output, weights)`: (B, T_q, d_model) and
-    (B, H, T_q, T_k).
+    (B, H, T_q, T_k). `self_attention` is the same without the checks, for a model that checked
+    its input once (the tiny GPT).
 
     Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
     `n_kv_head` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
@@ -149,10 +171,33 @@ class MultiHeadAttention(nn.Module):
         self.rope_dims = self.d_k if rope_dims is None else rope_dims
         self.n_kv_head, self.alibi = n_kv_head, bool(alibi)  # chapter 8
         self.dropout = dropout  # attention dropout, applied in training mode only
-        self.W_q = nn.Linear(d_model, d_model, bias=bias)
-        self.W_k = nn.Linear(d_model, n_kv_head * self.d_k, bias=bias)
-        self.W_v = nn.Linear(d_model, n_kv_head * self.d_k, bias=bias)
+        kv_dim = n_kv_head * self.d_k
+        # output widths of W_q, W_k, W_v: the row blocks of qkv_weight
+        self.qkv_widths = (d_model, kv_dim, kv_dim)
+        self.qkv_weight = nn.Parameter(torch.empty(d_model + 2 * kv_dim, d_model))
+        self.qkv_bias = (
+            nn.Parameter(torch.empty(d_model + 2 * kv_dim)) if bias else None
+        )
+        init_as_separate_linears(self)  # the numbers W_q, W_k, W_v drew as nn.Linear
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
+        self.register_load_state_dict_pre_hook(join_separate_projections)
+
+    @property
+    def W_q(self) -> ProjectionRows:
+        """The query projection d_model -> d_model: rows 0 .. d_model - 1 of qkv_weight."""
+        return ProjectionRows(self, slice(0, self.d_model))
+
+    @property
+    def W_k(self) -> ProjectionRows:
+        """The key projection d_model -> kv_dim: the next kv_dim rows of qkv_weight."""
+        q, kv, _ = self.qkv_widths
+        return ProjectionRows(self, slice(q, q + kv))
+
+    @property
+    def W_v(self) -> ProjectionRows:
+        """The value projection d_model -> kv_dim: the last kv_dim rows of qkv_weight."""
+        q, kv, _ = self.qkv_widths
+        return ProjectionRows(self, slice(q + kv, q + 2 * kv))
 
     def forward(
         self,
@@ -173,12 +218,54 @@ class MultiHeadAttention(nn.Module):
             PyTorch's fused kernel, which never materialises them (`attention.attend`).
         kv_cache: keys/values of earlier positions; this call's are appended to it.
         """
+        fused = (key is None or key is query) and (value is None or value is query)
         query, key, value, mask, unbatched = self._checked(
             query, key, value, mask, is_causal, kv_cache
         )
-        q = split_heads(self.W_q(query), self.n_head)  # (B, H, T_q, d_k)
-        k = split_heads(self.W_k(key), self.n_kv_head)  # (B, H_kv, T_k, d_k)
-        v = split_heads(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
+        if fused:  # self-attention: one product for queries, keys and values
+            q, k, v = self._qkv(query)
+        else:  # cross-attention: each role from its own input
+            q = _split(self.W_q(query), self.n_head)  # (B, H, T_q, d_k)
+            k = _split(self.W_k(key), self.n_kv_head)  # (B, H_kv, T_k, d_k)
+            v = _split(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
+        out, weights = self._attend(q, k, v, mask, is_causal, need_weights, kv_cache)
+        if unbatched:
+            return out.squeeze(0), None if weights is None else weights.squeeze(0)
+        return out, weights
+
+    def self_attention(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        is_causal: bool = False,
+        need_weights: bool = False,
+        kv_cache: KVCache | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """`forward(x, ...)` for x (B, T, d_model) that the caller has already checked (the
+        tiny GPT checks its token ids once per forward, not once per block); `mask` boolean,
+        broadcastable to (B, H, T, T_k). Returns (B, T, d_model) and the weights or None."""
+        q, k, v = self._qkv(x)
+        return self._attend(q, k, v, mask, is_causal, need_weights, kv_cache)
+
+    def _qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """x (B, T, d_model) -> q (B, H, T, d_k), k and v (B, H_kv, T, d_k): one product."""
+        q, k, v = F.linear(x, self.qkv_weight, self.qkv_bias).split(self.qkv_widths, -1)
+        H, H_kv = self.n_head, self.n_kv_head
+        return _split(q, H), _split(k, H_kv), _split(v, H_kv)
+
+    def _attend(
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None,
+        is_causal: bool,
+        need_weights: bool,
+        kv_cache: KVCache | None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Heads q (B, H, T_q, d_k), k, v (B, H_kv, T_k, d_k) -> rotated, cached, attended and
+        mixed by W_o: (B, T_q, d_model), and the weights (B, H, T_q, T_k) or None."""
         seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
         if self.rope:  # positions continue after the cached ones
             q = self.rotate(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
@@ -202,10 +289,7 @@ class MultiHeadAttention(nn.Module):
             dropout_p=self.dropout if self.training else 0.0,
             need_weights=need_weights,
         )  # (B, H, T_q, d_k)
-        out = self.W_o(merge_heads(heads))  # (B, T_q, d_model)
-        if unbatched:
-            return out.squeeze(0), None if weights is None else weights.squeeze(0)
-        return out, weights
+        return self.W_o(merge_heads(heads)), weights  # (B, T_q, d_model)
 
     def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
         """RoPE on the first `rope_dims` features of each head of x (B, H, T, d_k), positions
@@ -295,67 +379,17 @@ class MultiHeadAttention(nn.Module):
         drop = f", dropout={self.dropout}" if self.dropout else ""
         kv = f", n_kv_head={self.n_kv_head}" if self.n_kv_head != self.n_head else ""
         alibi = ", alibi=True" if self.alibi else ""
-        return f"d_model={self.d_model}, n_head={self.n_head}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
+        head = f"d_model={self.d_model}, n_head={self.n_head}, d_k={self.d_k}, bias={self.bias}{rope}{kv}{alibi}{drop}"
+        # the fused projection shown as the three layers it computes, as in chapter 3
+        roles = "".join(f"\n({n}): {getattr(self, n)!r}" for n in ("W_q", "W_k", "W_v"))
+        return head + roles
 
-    # -- interoperability with torch.nn.MultiheadAttention ---------------------------------
+    # -- interoperability with torch.nn.MultiheadAttention (`multihead_weights`) -------------
     def to_torch(self) -> nn.MultiheadAttention:
         """A `nn.MultiheadAttention(batch_first=True)` computing the same function."""
-        if self.rope:
-            raise ValueError(
-                "nn.MultiheadAttention has no rotary positions: to_torch needs rope=False"
-            )
-        if self.alibi or self.n_kv_head != self.n_head:
-            raise ValueError(
-                "nn.MultiheadAttention has one key/value head per query head and no ALiBi: "
-                "to_torch needs n_kv_head == n_head and alibi=False"
-            )
-        w = self.W_q.weight
-        mha = nn.MultiheadAttention(
-            self.d_model,
-            self.n_head,
-            bias=self.bias,
-            batch_first=True,
-            # float64 stays float64
-            device=w.device,
-            dtype=w.dtype,
-        )
-        with torch.no_grad():
-            mha.in_proj_weight.copy_(
-                torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])
-            )
-            mha.out_proj.weight.copy_(self.W_o.weight)
-            if self.bias:
-                mha.in_proj_bias.copy_(
-                    torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias])
-                )
-                mha.out_proj.bias.copy_(self.W_o.bias)
-        return mha
+        return to_torch(self)
 
     @classmethod
     def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
-        if not isinstance(mha, nn.MultiheadAttention):
-            raise TypeError(
-                f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}"
-            )
-        if not mha._qkv_same_embed_dim:
-            raise ValueError(
-                "only nn.MultiheadAttention with kdim == vdim == embed_dim can be copied"
-            )
-        bias = mha.in_proj_bias is not None
-        if bias != (mha.out_proj.bias is not None) or mha.bias_k is not None:
-            raise ValueError(
-                "the input and output projections must both have biases or both not, "
-                "and add_bias_kv is not supported"
-            )
-        ours = cls(mha.embed_dim, mha.num_heads, bias=bias)
-        d = mha.embed_dim
-        with torch.no_grad():
-            for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
-                lin.weight.copy_(mha.in_proj_weight[i * d : (i + 1) * d])
-                if bias:
-                    lin.bias.copy_(mha.in_proj_bias[i * d : (i + 1) * d])
-            ours.W_o.weight.copy_(mha.out_proj.weight)
-            if bias:
-                ours.W_o.bias.copy_(mha.out_proj.bias)
-        return ours.to(mha.in_proj_weight.device)
+        return from_torch(cls, mha)

@@ -5,6 +5,8 @@ colour-blind-safe palette for lines and bars (Okabe & Ito's eight colours), font
 at least 11 px tall on the page, figures no wider than the book's text column (7 inches at
 100 dpi, so the page never shrinks them), and sharp double-resolution images in notebooks.
 
+`plot_losses` draws a training run's losses (chapter 6).
+
 Heatmap convention: queries on the y-axis, keys on the x-axis, so row i of the picture is the
 distribution of query token i over the keys, exactly as row i of the weight matrix.
 """
@@ -12,6 +14,7 @@ distribution of query token i over the keys, exactly as row i of the weight matr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -21,12 +24,16 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+if TYPE_CHECKING:
+    from .train import TrainResult
+
 __all__ = [
     "COLUMN_WIDTH",
     "PALETTE",
     "attention_heatmap",
     "attention_heatmaps",
     "matrix_heatmap",
+    "plot_losses",
     "use_course_style",
 ]
 
@@ -261,4 +268,28 @@ def matrix_heatmap(
     ax.tick_params(axis="y", labelrotation=0)
     if title:
         ax.set_title(title)
+    return ax
+
+
+def plot_losses(
+    result: TrainResult, baseline: float | None = None, ax: Axes | None = None
+) -> Axes:
+    """Train and validation loss against iterations (with an optional baseline line), each
+    step's training loss faint underneath (chapter 6)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    its = [r["iter"] for r in result.history]
+    faint: Any = dict(color="0.5", alpha=0.35, lw=0.6, label="train, per step")
+    if result.step_losses:  # every step's own batch, under the estimates
+        ax.plot(range(1, len(result.step_losses) + 1), result.step_losses, **faint)
+    ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
+    ax.plot(
+        its, [r["val_loss"] for r in result.history], marker="o", label="validation"
+    )
+    if baseline is not None:
+        ax.axhline(baseline, color="grey", linestyle="--", label="unigram baseline")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cross-entropy (nats per token)")
+    ax.set_title("Tiny GPT: loss during training")
+    ax.legend()
     return ax

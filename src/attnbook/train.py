@@ -22,17 +22,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.axes import Axes
 from torch import Tensor, nn
 
 # the text bar: widget bars would need JavaScript from a CDN in the book
 from tqdm import tqdm
 
-from .device import (  # AMP_MODES and autocast_dtype: re-exported for TrainConfig.amp
+from .device import (  # AMP_MODES and autocast_dtype: also for TrainConfig.amp's users
     AMP_MODES,
     DeviceLike,
+    TrainingDevice,
     as_device,
     autocast,
     autocast_dtype,
@@ -42,7 +41,6 @@ from .device import (  # AMP_MODES and autocast_dtype: re-exported for TrainConf
     tf32,
     to_device,
 )
-from .ngram import unigram_loss  # re-exported: chapter 6 reads the baseline from here
 from .text import get_batch
 
 __all__ = [
@@ -53,8 +51,6 @@ __all__ = [
     "evaluating",
     "lr_at",
     "estimate_loss",
-    "unigram_loss",
-    "plot_losses",
     "AMP_MODES",
     "autocast_dtype",
 ]
@@ -208,11 +204,81 @@ def _optimizer(
 Batch = tuple[Tensor, ...]
 
 
+def _model_loss(model: nn.Module, batch: Batch) -> Tensor:
+    return model(*batch)[1]  # a GPT returns (logits, loss)
+
+
+class _RunLog:
+    """What `train_loop` records besides the training itself: the history (an evaluation at
+    step 0, every eval_interval steps and at the end), the training time (evaluations left
+    out; the device's queued work waited for before each reading), each step's loss and, with
+    cfg.step_times, each step's synchronised time; the progress bar; the time budget."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        cfg: TrainConfig,
+        evaluate: Callable[[nn.Module], dict[str, float]] | None,
+        device: torch.device,
+    ) -> None:
+        self.model, self.cfg, self.evaluate_fn, self.device = (
+            model,
+            cfg,
+            evaluate,
+            device,
+        )
+        self.result = TrainResult()
+        self.losses: list[Tensor] = []  # each step's loss, read back at the end
+        self.since: float | None = None  # start of the current training segment
+        self.step_start = 0.0
+        self.bar = tqdm(
+            total=cfg.max_iters, disable=not cfg.progress, desc="training", unit="it"
+        )
+
+    def evaluate(self, it: int) -> None:
+        """One history row after `it` steps; its time does not count as training."""
+        if self.since is not None:
+            synchronize(self.device)
+            self.result.train_seconds += time.perf_counter() - self.since
+        row: dict = {"iter": it}
+        if self.evaluate_fn is not None:
+            with evaluating(self.model):
+                row.update(self.evaluate_fn(self.model))
+            self.bar.set_postfix({k: f"{v:.3f}" for k, v in row.items() if k != "iter"})
+        self.result.history.append({**row, "seconds": self.result.train_seconds})
+        self.since = time.perf_counter()
+        self.step_start = self.since
+
+    def step_done(self, iters: int, loss: Tensor) -> bool:
+        """Record a finished step (`iters` steps so far), evaluate when due; True when the
+        time budget is spent and the run must stop."""
+        cfg, result = self.cfg, self.result
+        self.losses.append(loss.detach())
+        if cfg.step_times:
+            synchronize(self.device)
+            result.step_seconds.append(time.perf_counter() - self.step_start)
+        result.iters = iters
+        self.bar.update()
+        elapsed = result.train_seconds + time.perf_counter() - (self.since or 0.0)
+        out_of_time = cfg.max_seconds is not None and elapsed >= cfg.max_seconds
+        if iters % cfg.eval_interval == 0 or iters == cfg.max_iters or out_of_time:
+            self.evaluate(iters)
+        elif cfg.step_times:
+            self.step_start = time.perf_counter()
+        return out_of_time
+
+    def finish(self) -> TrainResult:
+        self.bar.close()
+        if self.device.type != "meta":  # read back once (a meta tensor holds no number)
+            self.result.step_losses = torch.stack(self.losses).float().cpu().tolist()
+        return self.result
+
+
 def train_loop(
     model: nn.Module,
     next_batch: Callable[[torch.Generator], Batch],
     cfg: TrainConfig,
-    loss_fn: Callable[[nn.Module, Batch], Tensor] | None = None,
+    loss_fn: Callable[[nn.Module, Batch], Tensor] = _model_loss,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     device: DeviceLike | None = None,
 ) -> TrainResult:
@@ -225,85 +291,28 @@ def train_loop(
     the history. The model is left in eval mode.
 
     device: where to train (the model is moved there; default: where the model is). Each
-    batch is moved there once per step; batches already there are used as they are.
+    batch is moved there once per step; amp, compile and tf32: `device.TrainingDevice`.
     """
-    if loss_fn is None:
-
-        def loss_fn(m: nn.Module, batch: Batch) -> Tensor:
-            return m(*batch)[1]
-
-    dev = place_model(model, device)
-    amp_dtype = autocast_dtype(cfg.amp, dev)
-    scaler = torch.amp.GradScaler(dev.type) if amp_dtype == torch.float16 else None
-    step_model = cast(nn.Module, torch.compile(model)) if cfg.compile else model
-    batch_gen = torch.Generator().manual_seed(cfg.seed)
-    opt = _optimizer(model, cfg, dev)
-    result = TrainResult()
+    run = TrainingDevice(model, device, cfg.amp, cfg.compile)
+    optimizer = _optimizer(model, cfg, run.device)
+    batches = torch.Generator().manual_seed(cfg.seed)
+    log = _RunLog(model, cfg, evaluate, run.device)
     model.train()
-    bar = tqdm(
-        range(cfg.max_iters), disable=not cfg.progress, desc="training", unit="it"
-    )
-    segment_start = 0.0  # training time is counted between evaluations
-    step_losses: list[Tensor] = []  # read back once at the end (a meta run has none)
-
-    def record(it: int) -> None:
-        nonlocal segment_start
-        if it > 0:
-            synchronize(dev)  # the queued GPU work belongs to the training time
-            result.train_seconds += time.perf_counter() - segment_start
-        row: dict = {"iter": it}
-        if evaluate is not None:
-            with evaluating(model):
-                row.update(evaluate(model))
-            shown = {k: f"{v:.3f}" for k, v in row.items() if k != "iter"}
-            bar.set_postfix(**shown)
-        row["seconds"] = result.train_seconds
-        result.history.append(row)
-        segment_start = time.perf_counter()
-
-    with tf32(cfg.tf32, dev):
-        record(0)
-        for it in bar:
-            step_start = time.perf_counter() if cfg.step_times else 0.0
-            for group in opt.param_groups:
+    with tf32(cfg.tf32, run.device):
+        log.evaluate(0)
+        for it in range(cfg.max_iters):
+            for group in optimizer.param_groups:
                 group["lr"] = lr_at(it, cfg)
-            batch = to_device(next_batch(batch_gen), dev)
-            with autocast(amp_dtype, dev):
-                loss = loss_fn(step_model, batch)
-            step_losses.append(loss.detach())
-            opt.zero_grad(set_to_none=True)
-            if scaler is None:
-                loss.backward()
-            else:
-                scaler.scale(loss).backward()
-                scaler.unscale_(opt)  # clip the true gradients
+            loss = run.loss(loss_fn, next_batch(batches))  # a batch, its loss
+            optimizer.zero_grad(set_to_none=True)
+            run.backward(loss, optimizer)  # the gradients
             if cfg.grad_clip:
                 nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            if scaler is None:
-                opt.step()
-            else:
-                scaler.step(opt)  # skipped when a gradient overflowed in fp16
-                scaler.update()
-            if cfg.step_times:
-                synchronize(dev)
-                result.step_seconds.append(time.perf_counter() - step_start)
-            result.iters = it + 1
-            elapsed = result.train_seconds + time.perf_counter() - segment_start
-            out_of_time = cfg.max_seconds is not None and elapsed >= cfg.max_seconds
-            if (
-                result.iters % cfg.eval_interval == 0
-                or result.iters == cfg.max_iters
-                or out_of_time
-            ):
-                record(result.iters)
-            if out_of_time:
+            run.step(optimizer)  # one step of AdamW
+            if log.step_done(it + 1, loss):  # True: out of time
                 break
-    bar.close()
-    result.step_losses = (
-        torch.stack(step_losses).float().cpu().tolist() if dev.type != "meta" else []
-    )
     model.eval()
-    return result
+    return log.finish()
 
 
 @torch.no_grad()
@@ -374,27 +383,3 @@ def train(
         result.iters * cfg.batch_size * block_size / max(result.train_seconds, 1e-9)
     )
     return result
-
-
-def plot_losses(
-    result: TrainResult, baseline: float | None = None, ax: Axes | None = None
-) -> Axes:
-    """Train and validation loss against iterations (with an optional baseline line), each
-    step's training loss faint underneath (chapter 6)."""
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 3.8))
-    its = [r["iter"] for r in result.history]
-    faint: Any = dict(color="0.5", alpha=0.35, lw=0.6, label="train, per step")
-    if result.step_losses:  # every step's own batch, under the estimates
-        ax.plot(range(1, len(result.step_losses) + 1), result.step_losses, **faint)
-    ax.plot(its, [r["train_loss"] for r in result.history], marker="o", label="train")
-    ax.plot(
-        its, [r["val_loss"] for r in result.history], marker="o", label="validation"
-    )
-    if baseline is not None:
-        ax.axhline(baseline, color="grey", linestyle="--", label="unigram baseline")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("cross-entropy (nats per token)")
-    ax.set_title("Tiny GPT: loss during training")
-    ax.legend()
-    return ax
