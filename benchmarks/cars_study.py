@@ -183,7 +183,7 @@ def main_runs(args: argparse.Namespace, results: dict, path: Path) -> None:
     lr = results["lr"]
     done = {(r["model"], r["split"], r["seed"]) for r in results["runs"]}
     jobs = []
-    for seed in args.seeds:  # seed by seed, so that an early stop leaves whole seeds
+    for seed in args.seeds:
         units = [("random pairs", list(STUDY_MODELS))]
         units.append(("longer sentences", list(STUDY_MODELS)))
         units += [(f"family {f}", FAMILY_MODELS) for f in FAMILIES]
@@ -193,6 +193,11 @@ def main_runs(args: argparse.Namespace, results: dict, path: Path) -> None:
             for m in models
             if (m, split, seed) not in done
         ]
+    # seeds 0 and 1 first, random pairs and the length split before the families, then
+    # the other seeds in the same order: a run stopped early leaves whole seeds of each part
+    jobs.sort(
+        key=lambda j: (j[3] >= 2, j[3] if j[3] >= 2 else 0, "family" in j[2], j[3])
+    )
 
     def store(row: dict) -> None:
         results["runs"].append(row)
