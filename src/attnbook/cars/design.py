@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from .data import FAMILIES, Sentence, generate_pairs
 from .vocab import tokenize
@@ -91,12 +92,18 @@ def tuning_sentences(seeds: Iterable[int] = STUDY_SEEDS) -> list[Sentence]:
     """Pairs to tune learning rates on: `STUDY_PAIRS` pairs drawn with their own generator
     seed, less every pair with a sentence that also occurs in the data of any of `seeds`
     (`study_sentences` and `length_pool`), so no tuning sentence is any study test sentence."""
+    return list(_tuning_sentences(tuple(seeds)))
+
+
+@lru_cache(maxsize=4)
+def _tuning_sentences(seeds: tuple[int, ...]) -> tuple[Sentence, ...]:
+    """`tuning_sentences`, computed once per set of seeds (Sentence is frozen)."""
     taken = {
         s.text for seed in seeds for s in study_sentences(seed) + length_pool(seed)
     }
     drawn = generate_pairs(STUDY_PAIRS, seed=_TUNING_DATA_SEED)
     clash = {s.pair for s in drawn if s.text in taken}
-    return [s for s in drawn if s.pair not in clash]
+    return tuple(s for s in drawn if s.pair not in clash)
 
 
 def _sentence(text: str) -> str:
