@@ -954,6 +954,8 @@ PLOT = [
 
 # --- gpt, train, cars (chapters 6 and 7) -----------------------------------------------------
 from attnbook import cars, gpt, train  # noqa: E402
+from attnbook.cars import design as cars_design  # noqa: E402
+from attnbook.cars import uncertainty as cars_uncertainty  # noqa: E402
 
 
 def tiny_gpt() -> gpt.GPT:
@@ -1134,6 +1136,36 @@ CARS = [
         TypeError,
         "mask must be boolean",
         "masked-mean-float-mask",
+    ),
+    row(
+        lambda: cars_uncertainty.pair_scores("101"),
+        ValueError,
+        "even-length string",
+        "pair-scores-odd",
+    ),
+    row(
+        lambda: cars_uncertainty.sign_test(-1, 3),
+        ValueError,
+        "non-negative",
+        "sign-test-negative",
+    ),
+    row(
+        lambda: cars_uncertainty.bootstrap_interval([]),
+        ValueError,
+        "at least one run",
+        "bootstrap-no-run",
+    ),
+    row(
+        lambda: cars_uncertainty.seed_interval([0.5]),
+        ValueError,
+        "need 2 to 10 seeds",
+        "seed-interval-one",
+    ),
+    row(
+        lambda: cars_design.prefixed_descriptions(cars.generate_pairs(2), [0], 5),
+        ValueError,
+        "no prefix of 5 tokens",
+        "prefix-length",
     ),
 ]
 

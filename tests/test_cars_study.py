@@ -1,9 +1,12 @@
 """Tests of attnbook.cars.study and the GRU baseline (chapter 7's third version)."""
 
+from collections import Counter
+
 import pytest
 import torch
 
 from attnbook.cars import (
+    FAMILIES,
     GRUClassifier,
     AttentionClassifier,
     Vocabulary,
@@ -14,10 +17,20 @@ from attnbook.cars import (
     tokenize,
 )
 from attnbook.cars.experiment import accuracy
+from attnbook.cars.design import (
+    LENGTH_MAX_TRAIN,
+    LENGTH_TEST_PAIRS,
+    LENGTH_TRAIN_PAIRS,
+    PREFIXES,
+    STUDY_SEEDS,
+    balanced_length_split,
+    prefixed_descriptions,
+    study_sentences,
+    tuning_sentences,
+)
 from attnbook.cars.study import (
     LR_GRID,
     STUDY_MODELS,
-    length_split,
     shift_right,
     study_config,
     train_and_measure,
@@ -31,15 +44,55 @@ def sentences():
     return generate_pairs()
 
 
-def test_length_split_tests_only_sentences_longer_than_any_training_one(sentences):
-    train, test, max_len = length_split(sentences)
+def test_length_split_balances_families_and_tests_only_longer_sentences():
+    sentences, train, test = balanced_length_split(0)
     n = [len(tokenize(s.text)) for s in sentences]
-    assert max(n[i] for i in train) == max_len < min(n[i] for i in test)
-    assert sorted(train + test) == list(range(len(sentences)))
-    assert 0 < len(test) <= 0.2 * len(sentences)
+    assert max(n[i] for i in train) <= LENGTH_MAX_TRAIN < min(n[i] for i in test)
+    for side, pairs in ((train, LENGTH_TRAIN_PAIRS), (test, LENGTH_TEST_PAIRS)):
+        counts = Counter(sentences[i].family for i in side)
+        assert set(counts) == set(FAMILIES)
+        assert set(counts.values()) == {2 * pairs}  # every family, equal shares
+    assert len({s.text for s in sentences}) == len(sentences)
     assert not {sentences[i].pair for i in train} & {sentences[i].pair for i in test}
-    with pytest.raises(ValueError, match="test_fraction"):
-        length_split(sentences, 1.5)
+    assert all(sentences[i].pair == sentences[i + 1].pair for i in test[::2])
+
+
+def test_tuning_sentences_share_nothing_with_any_study_test_set():
+    """The learning rates are chosen on sentences that no seed tests on (nor trains on)."""
+    tuning = {s.text for s in tuning_sentences()}
+    assert len(tuning) > 400
+    for seed in STUDY_SEEDS:
+        data = study_sentences(seed)
+        tests = [make_split("random pairs", data, seed)[1]]
+        tests += [
+            make_split("held-out phrasings", data, seed, held_out=[f])[1]
+            for f in FAMILIES
+        ]
+        texts = {data[i].text for t in tests for i in t} | {s.text for s in data}
+        longer, _, test = balanced_length_split(seed)
+        texts |= {longer[i].text for i in test}
+        assert not tuning & texts, seed
+    assert study_sentences(1) != study_sentences(0) == generate_pairs()
+
+
+def test_the_real_word_offset_can_change_every_models_answer():
+    """Unlike padding (masked, skipped or invisible to three of the models), a neutral clause
+    of real words in front of the description changes the input of every model: each one's
+    logits move, so each one can fail the test."""
+    sentences = generate_pairs(20)
+    vocab = Vocabulary.build(s.text for s in sentences)
+    for k in PREFIXES:
+        bare, moved = prefixed_descriptions(sentences, range(8), k)
+        assert all(m.lower().endswith(b.lower()) for b, m in zip(bare, moved))
+        extra = [len(tokenize(m)) - len(tokenize(b)) for b, m in zip(bare, moved)]
+        assert set(extra) == {k}
+        for name, (kind, kwargs) in STUDY_MODELS.items():
+            torch.manual_seed(0)
+            model = build_model(kind, len(vocab), **kwargs).eval()
+            with torch.no_grad():
+                a = model(encode_batch(bare, vocab))
+                b = model(encode_batch(moved, vocab))
+            assert not torch.allclose(a, b, atol=1e-4), (name, k)
 
 
 def test_validation_split_cuts_the_training_pairs_only(sentences):
@@ -99,6 +152,11 @@ def test_train_and_measure_reports_every_accuracy_and_is_reproducible(sentences)
         out["test_shift4_accuracy"] == out["test_inrange4_accuracy"]
     )  # n-grams: no place
     assert 0 < out["test_inrange4_n"] <= len(test)
+    assert out["test_shift4_changed"] == 0  # n-grams skip padding ...
+    assert 0 <= out["test_prefix4_changed"] <= 1  # ... not real words
+    assert len(out["test_correct"]) == len(test)
+    assert out["test_accuracy"] == round(out["test_correct"].count("1") / len(test), 4)
+    assert set(out["test_by_family"]) == {sentences[i].family for i in test}
     again = train_and_measure(
         "n-grams", sentences, train, {"test": test}, 0, config, (4,)
     )
@@ -131,9 +189,9 @@ def test_accuracy_keeps_left_padding():
 
 
 def test_the_stored_study_is_complete():
-    """Chapter 7 reads benchmark_cars_study.json: rates tuned from the grid, every model on
-    random pairs and the length split, the family models on every family, each seed."""
-    from attnbook.cars import FAMILIES
+    """Chapter 7 reads benchmark_cars_study.json: rates tuned from the grid on the tuning
+    sentences, every model on random pairs and the length split, every model that fits on
+    every family, each seed, one correctness mark per test sentence, the live runs."""
     from attnbook.data import benchmark_record
 
     record = benchmark_record("cars_study")
@@ -142,16 +200,52 @@ def test_the_stored_study_is_complete():
     results = record["results"]
     assert set(results["lr"]) == set(STUDY_MODELS)
     assert all(lr in LR_GRID for lr in results["lr"].values())
-    seeds = {r["seed"] for r in results["runs"]}
-    assert len(seeds) >= 3
-    keys = {(r["model"], r["split"], r["seed"]) for r in results["runs"]}
+    assert results["tuning_sentences"] == len(tuning_sentences())
+    runs = {(r["model"], r["split"], r["seed"]): r for r in results["runs"]}
+    seeds = {seed for _, split, seed in runs if split == "random pairs"}
+    family_seeds = {seed for _, split, seed in runs if split.startswith("family")}
+    assert len(seeds) >= 2 and family_seeds <= seeds <= set(STUDY_SEEDS)
+    assert family_seeds
     for seed in seeds:
         for model in STUDY_MODELS:
-            assert (model, "random pairs", seed) in keys
-            assert (model, "longer sentences", seed) in keys
-        for family in FAMILIES:
-            assert ("attention + RoPE", f"family {family}", seed) in keys
-            assert ("n-grams", f"family {family}", seed) in keys
+            assert (model, "random pairs", seed) in runs
+            assert (model, "longer sentences", seed) in runs
+    for seed in family_seeds:  # the models run on the families: every family, each seed
+        on_families = {m for m, split, s in runs if s == seed and "family" in split}
+        assert "n-grams" in on_families
+        assert "attention + learned, init 0.02" not in on_families
+        for model in on_families:
+            assert all((model, f"family {f}", seed) in runs for f in FAMILIES)
+    for run in runs.values():
+        assert len(run["test_correct"]) == run["n_test"]
+        assert (
+            abs(run["test_correct"].count("1") / run["n_test"] - run["test_accuracy"])
+            < 1e-4
+        )
+    assert len(results["live"]["runs"]) == 5
+
+
+def test_uncertainty_summaries():
+    from attnbook.cars.uncertainty import (
+        bootstrap_interval,
+        pair_counts,
+        pair_scores,
+        seed_interval,
+        sign_test,
+    )
+
+    assert pair_scores("110100").tolist() == [1.0, 0.5, 0.0]
+    assert pair_counts(["110100", "00"]) == (1, 1, 2)
+    assert sign_test(0, 0) == 1.0 and sign_test(3, 3) == 1.0
+    assert abs(sign_test(0, 5) - 2 / 32) < 1e-12  # all five pairs backwards
+    assert abs(sign_test(10, 2) - 2 * 79 / 4096) < 1e-12
+    lo, hi = bootstrap_interval(["10" * 40 + "11" * 40])  # 0.75 on 80 pairs
+    assert lo < 0.75 < hi and hi - lo < 0.25
+    assert bootstrap_interval(["11" * 50]) == (1.0, 1.0)
+    wide = bootstrap_interval(["10" * 10 + "11" * 10])
+    assert wide[1] - wide[0] > hi - lo  # fewer pairs, a wider interval
+    mean, lo, hi = seed_interval([0.6, 0.7, 0.8])
+    assert abs(mean - 0.7) < 1e-12 and abs(hi - mean - 4.303 * 0.1 / 3**0.5) < 1e-9
 
 
 def test_paired_differences_match_runs_by_key():

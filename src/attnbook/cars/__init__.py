@@ -6,8 +6,11 @@
 - `attnbook.cars.models`: bag-of-words, position x word and n-gram MLPs, the attention
   classifier built from the package's transformer block, predictions and attention maps;
 - `attnbook.cars.experiment`: one model x split x seed, trained with `attnbook.train`;
-- `attnbook.cars.study`: the third version's tests (length split, clean offsets,
-  validation split, `<unk>` shares), imported as `attnbook.cars.study`.
+- `attnbook.cars.study`: the third version's runs (offset tests, validation split, `<unk>`
+  shares, one run measured), `attnbook.cars.design`: its data (new sentences per seed, the
+  family-balanced length split, tuning sentences no study seed uses),
+  `attnbook.cars.uncertainty`: intervals over seeds and test pairs, an exact sign test;
+  imported by their module names.
 
 Every public name is re-exported here: `from attnbook.cars import generate_pairs` works.
 """

@@ -1,10 +1,11 @@
 """Chapter 7's third version: the harder and cleaner tests, run by `benchmarks/cars_study.py`.
 
-- `length_split`: train on the sentences of at most `max_len` tokens, test on the longer ones
-  (positions beyond the longest training sentence: length extrapolation);
+- the data of each seed, the family-balanced length split and the tuning data live in
+  `attnbook.cars.design`;
 - `shift_right`: the same sentences moved right by `k` padding tokens (masked everywhere),
-  a translation and nothing else (the clean offset test);
-- `validation_split`: a pair-level split of the training sentences, to tune on;
+  a translation and nothing else (a test the GRU, the n-grams and RoPE pass by
+  construction; `train_and_measure` also moves them by real words, which any model can fail);
+- `validation_split`: a pair-level split of sentences, to tune on;
 - `unk_share`: how many test tokens the training vocabulary does not know;
 - `STUDY_MODELS`: the models of the study, an order-aware GRU and learned positions with
   two initialisations among them; `train_and_measure`: one run, every accuracy it needs.
@@ -21,18 +22,20 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from ..train import TrainConfig
+from ..device import model_device
+from ..train import TrainConfig, evaluating
 from .data import Sentence, split_pairs
-from .experiment import CHAPTER_CONFIG, accuracy, train_classifier, with_steps
+from .design import prefixed_descriptions
+from .experiment import CHAPTER_CONFIG, _trim, accuracy, train_classifier, with_steps
 from .models import build_model
 from .vocab import Vocabulary, encode_batch, tokenize
 
 __all__ = [
     "STUDY_MODELS",
     "STUDY_RECORD",
+    "LIVE_FAMILY",
     "LR_GRID",
     "study_config",
-    "length_split",
     "shift_right",
     "validation_split",
     "unk_share",
@@ -60,6 +63,9 @@ STUDY_MODELS: dict[str, tuple[str, dict]] = {
 #: The learning rates each model is tried with on the validation split (peak of the
 #: warm-up + cosine schedule; the floor is a tenth of it).
 LR_GRID = (2e-3, 5e-3, 1.5e-2)
+#: The family held out by the RoPE classifier chapter 7 trains live (stored by the study's
+#: "live" stage, five seeds, so that the chapter can check its run against them).
+LIVE_FAMILY = "attribute"
 #: `attnbook.data.benchmark_record` name of the stored study.
 STUDY_RECORD = "cars_study"
 
@@ -74,26 +80,6 @@ def study_config(learning_rate: float, steps: int) -> TrainConfig:
         CHAPTER_CONFIG, learning_rate=learning_rate, min_lr=learning_rate / 10
     )
     return with_steps(config, steps)
-
-
-def length_split(
-    sentences: Sequence[Sentence], test_fraction: float = 0.2
-) -> tuple[list[int], list[int], int]:
-    """(train, test, max_len): test = every sentence longer than `max_len` tokens, train =
-    the rest, with `max_len` the shortest length that leaves at most `test_fraction` of the
-    sentences in the test set. The twins of a pair have the same words, hence the same
-    length, so no pair straddles the split."""
-    if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction}")
-    lengths = [len(tokenize(s.text)) for s in sentences]
-    for max_len in sorted(set(lengths)):
-        test = [i for i, n in enumerate(lengths) if n > max_len]
-        if len(test) <= test_fraction * len(sentences):
-            break
-    train = [i for i, n in enumerate(lengths) if n <= max_len]
-    if not train or not test:
-        raise ValueError("the length split left an empty side")
-    return train, test, max_len
 
 
 def shift_right(ids: Tensor, k: int, max_len: int | None = None) -> Tensor:
@@ -133,6 +119,12 @@ def unk_share(
     return sum(unknown.values()) / len(tokens), unknown
 
 
+def _predictions(model: torch.nn.Module, ids: Tensor) -> Tensor:
+    """(N,) bool: the predicted label (white car on the left) of every row of ids (N, T)."""
+    with torch.no_grad(), evaluating(model):
+        return (model(_trim(ids).to(model_device(model))) > 0).cpu()
+
+
 def train_and_measure(
     model_name: str,
     sentences: Sequence[Sentence],
@@ -145,9 +137,13 @@ def train_and_measure(
 ) -> dict:
     """Train `STUDY_MODELS[model_name]` (weights and batches seeded by `seed`) on
     `train_idx` and measure it: {"train_accuracy", "<name>_accuracy" for every test set,
-    "<name>_shift<k>_accuracy" for every k in `shifts` (the test set moved right by k
-    padding tokens, on its sentences that stay within the longest training sentence, and
-    "<name>_inrange<k>_accuracy", the same sentences unshifted), "seconds"}."""
+    "<name>_correct" (one "1"/"0" per test sentence, in order: twins are neighbours),
+    "<name>_by_family" (accuracy per family), "seconds"}. For every k in `shifts`, on the
+    test sentences that stay within the longest training sentence once k tokens longer:
+    "<name>_inrange<k>_accuracy" (those sentences) and "<name>_shift<k>_accuracy" (moved
+    right by k padding tokens, masked), and "<name>_bare<k>_accuracy" (their descriptions
+    alone) and "<name>_prefix<k>_accuracy" (behind `PREFIXES[k]`), with the share of
+    answers each move changes ("<name>_shift<k>_changed", "<name>_prefix<k>_changed")."""
     if model_name not in STUDY_MODELS:
         raise ValueError(
             f"unknown model {model_name!r}; choose one of {list(STUDY_MODELS)}"
@@ -166,19 +162,39 @@ def train_and_measure(
     train_classifier(
         model, ids[train_idx], labels[train_idx], replace(config, seed=seed)
     )
-    out = {"train_accuracy": accuracy(model, ids[train_idx], labels[train_idx])}
+    out: dict = {"train_accuracy": accuracy(model, ids[train_idx], labels[train_idx])}
     longest = int(lengths[train_idx].max())
     for name, idx in test_sets.items():
         idx = list(idx)
-        out[f"{name}_accuracy"] = accuracy(model, ids[idx], labels[idx])
+        right = _predictions(model, ids[idx]) == labels[idx].bool()  # (n,)
+        out[f"{name}_accuracy"] = float(right.float().mean())
+        out[f"{name}_correct"] = "".join("1" if r else "0" for r in right.tolist())
+        fam = [sentences[i] for i in idx]
+        families = sorted({s.family for s in fam})
+        out[f"{name}_by_family"] = {
+            f: round(float(right[[s.family == f for s in fam]].float().mean()), 4)
+            for f in families
+        }
         for k in shifts:
             inside = [i for i in idx if int(lengths[i]) + k <= longest]
-            moved = shift_right(ids[inside], k, max_len)
-            out[f"{name}_inrange{k}_accuracy"] = accuracy(
-                model, ids[inside], labels[inside]
+            before = _predictions(model, ids[inside])
+            moved = _predictions(model, shift_right(ids[inside], k, max_len))
+            truth = labels[inside].bool()
+            bare_text, prefixed_text = prefixed_descriptions(sentences, inside, k)
+            bare = _predictions(model, encode_batch(bare_text, vocab, max_len=max_len))
+            prefixed = _predictions(
+                model, encode_batch(prefixed_text, vocab, max_len=max_len)
             )
-            out[f"{name}_shift{k}_accuracy"] = accuracy(model, moved, labels[inside])
             out[f"{name}_inrange{k}_n"] = len(inside)
+            for key, pred in (
+                ("inrange", before),
+                ("shift", moved),
+                ("bare", bare),
+                ("prefix", prefixed),
+            ):
+                out[f"{name}_{key}{k}_accuracy"] = float((pred == truth).float().mean())
+            out[f"{name}_shift{k}_changed"] = float((moved != before).float().mean())
+            out[f"{name}_prefix{k}_changed"] = float((prefixed != bare).float().mean())
     out["seconds"] = time.perf_counter() - start
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
 
