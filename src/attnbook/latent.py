@@ -86,6 +86,21 @@ class MultiHeadLatentAttention(nn.Module):
         self.W_uv = nn.Linear(d_latent, n_head * d_head, bias=False)
         self.W_o = nn.Linear(n_head * d_head, d_model, bias=False)
 
+    def self_attention(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        is_causal: bool = True,
+        need_weights: bool = False,
+        kv_cache: KVCache | None = None,
+    ) -> tuple[Tensor, None]:
+        """The GPT block's call, as `MultiHeadAttention.self_attention`: here `forward`,
+        checks included (x (B, T, d_model) -> ((B, T, d_model), None))."""
+        return self.forward(
+            x, mask, is_causal=is_causal, need_weights=need_weights, kv_cache=kv_cache
+        )
+
     def forward(
         self,
         query: Tensor,
