@@ -111,7 +111,7 @@ nbval: $(STAMP)
 	$(MAKE) --no-print-directory nbval-portable
 
 nbval-native: $(STAMP)
-	@echo "--- nbval, as the machine is"
+	@echo "--- nbval, as the machine is (OMP_NUM_THREADS=$${OMP_NUM_THREADS:-default})"
 	$(NBVAL) $(NOTEBOOKS)
 
 nbval-portable: $(STAMP)
@@ -168,8 +168,8 @@ site-scan: $(STAMP)
 
 # `make test` keeps both cores busy: most steps use one. Two phases, each lane about as long
 # as the other on a 2-core machine:
-#   1. nbval-portable (one thread), the package's unit tests, book-strict  ||  lint,
-#      nbval-native, the grading and exercise-pipeline tests, lint-workflows
+#   1. nbval-portable, the package's unit tests, book-strict  ||  lint,
+#      nbval-native, the grading and exercise-pipeline tests, lint-workflows (torch on one thread)
 #   2. exercises-prove (two workers)  ||  the browser tests, the built-site scan, the
 #      setup-cell test
 # Each step prints its wall time; a failing step stops the run.
@@ -179,6 +179,12 @@ $(MAKE) --no-print-directory $(1) || { echo "=== make $(1) FAILED"; exit 1; }; \
 echo "=== make $(1): $$(( $$(date +%s) - start )) s"
 endef
 
+# Phase 1's lanes run torch on one thread each (OMP_NUM_THREADS=1): both cores are busy, and a
+# second OpenMP thread in either lane would only spin. nbval-native then differs from "as the
+# machine is" in the thread count only (it prints which); alone, `make nbval-native` and
+# `make unit-package` run as the machine is.
+test-lane-portable test-lane-checks: export OMP_NUM_THREADS = 1
+test-lane-portable test-lane-checks: export MKL_NUM_THREADS = 1
 test-lane-portable: $(STAMP)
 	@$(call timed,nbval-portable)
 	@$(call timed,unit-package)

@@ -286,19 +286,10 @@ def test_screenshot(chapter: Visit) -> None:
     assert SCREENSHOT.stat().st_size > 50_000, "the screenshot is suspiciously small"
 
 
-@pytest.mark.parametrize("stem", toc_notebooks())
-def test_launch_links(browser, server: str, stem: str) -> None:
-    # the launch buttons are in the page's HTML: read once the document and its deferred
-    # scripts have run, without waiting for images, fonts and MathJax's typesetting
-    seen = visit(
-        browser, server, stem, "domcontentloaded", skip=("image", "font", "media")
-    )
-    try:
-        links = seen.page.eval_on_selector_all(
-            ".dropdown-launch-buttons a", "links => links.map(a => a.href)"
-        )
-    finally:
-        seen.page.context.close()
+def check_launch_links(stem: str, links: list[str]) -> None:
+    """A notebook's page offers exactly two launch links: Colab and Binder, on this
+    repository's branch (read from the phone-width visit of `test_page_at_phone_width`,
+    which loads every page once)."""
     slug, ref = repository_slug(), branch()
     assert (
         f"https://colab.research.google.com/github/{slug}/blob/{ref}/{stem}.ipynb"
@@ -364,7 +355,7 @@ def test_phone_menu_opens_the_chapter_list(browser, server: str) -> None:
 @pytest.mark.parametrize("stem", toc_pages())
 def test_page_at_phone_width(browser, server: str, stem: str) -> None:
     """No sideways scrolling at 390 px, every image loaded with descriptive alt text, no raw
-    TeX in the prose, no console errors."""
+    TeX in the prose, no console errors; a notebook's page has its two launch links."""
     seen, errors = phone_visit(browser, server, stem)
     page = seen.page
     try:
@@ -382,6 +373,9 @@ def test_page_at_phone_width(browser, server: str, stem: str) -> None:
         images = page.evaluate("""() => [...document.querySelectorAll("article img")].map(img => ({
             src: (img.currentSrc || img.src).split("/").pop(), alt: img.alt || "",
             ok: img.complete && img.naturalWidth > 0}))""")
+        launch_links = page.eval_on_selector_all(
+            ".dropdown-launch-buttons a", "links => links.map(a => a.href)"
+        )
         prose = page.evaluate("""() => {
             const article = document.querySelector("article").cloneNode(true);
             article.querySelectorAll("pre, code, script, style, mjx-container, .cell_input, .cell_output")
@@ -407,6 +401,8 @@ def test_page_at_phone_width(browser, server: str, stem: str) -> None:
     leftovers = [tex for tex in RAW_TEX if tex in prose]
     assert not leftovers, f"raw TeX left in the prose: {leftovers}"
     assert not errors, f"console errors: {errors}"
+    if stem in toc_notebooks():
+        check_launch_links(stem, launch_links)
 
 
 def test_search_snippets_show_no_raw_tex(browser, server: str) -> None:
