@@ -8,9 +8,9 @@ import torch
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.ngram import unigram_loss
 from attnbook.text import CharTokenizer, split_train_val
+from attnbook.device import evaluating
 from attnbook.train import (
     TrainConfig,
-    evaluating,
     lr_at,
     train,
     train_loop,

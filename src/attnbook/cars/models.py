@@ -30,7 +30,7 @@ from ..positional import (
     embed_tokens,
     position_embedding,
 )
-from ..train import evaluating
+from ..device import evaluating
 from .vocab import Vocabulary, encode_batch
 
 __all__ = [

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from ..device import model_device
-from ..train import TrainConfig, evaluating
+from ..device import evaluating, model_device
+from ..train import TrainConfig
 from .data import Sentence, split_pairs
 from .design import prefixed_descriptions
 from .experiment import CHAPTER_CONFIG, _trim, accuracy, train_classifier, with_steps
