@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Chapter 7's third version: tuned models on the harder and cleaner splits.
+"""Chapter 7's study: tuned models on the harder and cleaner splits.
 
     python benchmarks/cars_study.py tune --seeds 0,1   # learning rate per model
     python benchmarks/cars_study.py main --seeds 0-4   # the splits below, tuned rates

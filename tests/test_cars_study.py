@@ -1,4 +1,4 @@
-"""Tests of attnbook.cars.study and the GRU baseline (chapter 7's third version)."""
+"""Tests of attnbook.cars.study and the GRU baseline (chapter 7's study)."""
 
 from collections import Counter
 

@@ -1,4 +1,4 @@
-"""Chapter 7's third version: the harder and cleaner tests, run by `benchmarks/cars_study.py`.
+"""Chapter 7's study: the harder and cleaner tests, run by `benchmarks/cars_study.py`.
 
 - the data of each seed, the family-balanced length split and the tuning data live in
   `attnbook.cars.design`;
