@@ -55,9 +55,13 @@ $(STAMP): pyproject.toml requirements/lock.txt $(UV_BOOTSTRAP) | python-version
 mathjax: $(STAMP)
 	$(PY) -m tools.fetch_mathjax
 
+# The site also serves the package's wheel (dist/), the second place the setup cells try.
 book: $(STAMP) mathjax
 	$(PY) -m tools.check_notebooks
 	$(VENV)/bin/jupyter-book build . --config _config.yml --toc _toc.yml $(BOOKFLAGS)
+	rm -rf _build/html/dist
+	$(PY) -m build --wheel --no-isolation --outdir _build/html/dist . > /dev/null
+	rm -rf build
 	@echo "Book: file://$(CURDIR)/_build/html/index.html"
 
 # The strict build used by `make test`: from scratch, warnings are errors.
