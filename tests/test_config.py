@@ -70,7 +70,7 @@ def test_launch_buttons() -> None:
     buttons = CONFIG["launch_buttons"]
     assert buttons["colab_url"] == "https://colab.research.google.com"
     assert buttons["binderhub_url"] == "https://mybinder.org"
-    assert CONFIG["repository"]["branch"] == "main"
+    assert CONFIG["repository"]["branch"] == "launch"  # the launch copies' branch
     assert CONFIG["repository"]["path_to_book"] == ""
 
 
