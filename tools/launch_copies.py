@@ -175,16 +175,20 @@ class Rewriter:
             title = text or self.book.titles.get(docname, docname)
             return f"[{title}]({self.book.page(docname)})"
         if role in ("cite", "cite:p", "cite:t"):
-            return self.cite(role, [k.strip() for k in target.split(",")])
+            before = match.string[: match.start()].rstrip()
+            return self.cite(role, [k.strip() for k in target.split(",")], before)
         raise ToolError(f"{self.docname}: no launch-copy rule for the role {{{role}}}")
 
-    def cite(self, role: str, keys: list[str]) -> str:
+    def cite(self, role: str, keys: list[str], before: str = "") -> str:
+        """ "(Vaswani et al., 2017)"; "(2017)" where the prose has just named the authors."""
         parts = []
         for key in keys:
             if key not in self.book.citations:
                 raise ToolError(f"{self.docname}: no reference {key!r}")
             names, year, anchor = self.book.citations[key]
             link = self.book.page(REFERENCES, anchor)
+            if role != "cite:t" and len(keys) == 1 and before.endswith(names):
+                return f"([{year}]({link}))"
             parts.append(
                 f"[{names}]({link}) ({year})"
                 if role == "cite:t"
