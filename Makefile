@@ -125,7 +125,7 @@ nbval-portable: $(STAMP)
 	@echo "--- nbval, second numerical configuration: $(PORTABLE_ENV)"
 	env $(PORTABLE_ENV) $(NBVAL) $(NOTEBOOKS)
 
-# Every chapter and every exercise's reference solution, run as a reader would (no stored
+# Every chapter and every exercise answered with its worked solutions, run as a reader would (no stored
 # outputs compared): fails on an error, on stderr output, on a failed grader.check. Not part
 # of `make test` (it would double its time); CI's Python matrix and the weekly Colab job run
 # it. A subset: make run-chapters RUN="06 ex06".
