@@ -137,7 +137,7 @@ MUTATIONS = [
     Mutation(
         "view-live-part-not-hidden",
         "explore.py",
-        '<div class="attnx-live" hidden>',
+        '<div class="attnx-live" hidden="hidden">',
         '<div class="attnx-live">',
         ("tests/test_explore_picture.py",),
     ),
