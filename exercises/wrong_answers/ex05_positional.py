@@ -26,7 +26,7 @@ WRONG_ANSWERS = {
     "odd d_model crashes: a cosine for every pair, even the incomplete one": [
         ("np.cos(theta[:, : d_model // 2])", "np.cos(theta)"),
     ],
-    "odd d_model crashes: only d_model // 2 frequencies": [
+    "warned (q1): only d_model // 2 frequencies (an odd width loses its last pair)": [
         ("np.arange(0, d_model, 2, dtype=float)", "2 * np.arange(d_model // 2, dtype=float)"),
     ],
     "odd d_model gives one column too many (the table is rounded up to full pairs)": [
