@@ -110,7 +110,7 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({
-    "padding zeroed by multiplying with the 0/1 mask (0 * inf is nan)": [
+    "warned (q2): padding zeroed by multiplying with the 0/1 mask (0 * inf is nan)": [
         ("    total = x.masked_fill(~m, 0).sum(dim=1)", "    total = (x * m.to(x.dtype)).sum(dim=1)"),
     ],
 })
