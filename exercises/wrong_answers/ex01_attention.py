@@ -193,4 +193,7 @@ WRONG_ANSWERS.update({
         ("    weights = scores_to_weights(scores)\n",
          "    weights = scores_to_weights(np.where(np.isfinite(scores), 0.0, scores))\n"),
     ],
+    "self-attention of the weight matrices (X forgotten: right only when X is the identity)": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(W_q, W_k, W_v)"),
+    ],
 })
