@@ -41,6 +41,12 @@ WRONG_ANSWERS = {
     "quantize_keys: the keys converted to float32 first (k = k.float())": [
         ("    B, H, T, d = k.shape\n    n = T // G", "    k = k.float()\n    B, H, T, d = k.shape\n    n = T // G"),
     ],
+    "quantize_keys: minima and maxima over the batch too (right for a batch of one)": [
+        ("    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
+         "    scale = (groups.amax(dim=3) - low) / levels\n",
+         "    low = groups.amin(dim=(0, 3)).expand(B, H, n, d)\n"
+         "    scale = (groups.amax(dim=(0, 3)).expand(B, H, n, d) - low) / levels\n"),
+    ],
     "non-solving (q1): only the shapes: codes 0, scale 1, low 0 and the right residual": [
         ("    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
          "    scale = (groups.amax(dim=3) - low) / levels\n",
