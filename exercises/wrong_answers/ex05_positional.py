@@ -214,3 +214,10 @@ WRONG_ANSWERS.update({  # issue 28, item 6: two calls whose results must not sha
          "    _TABLES[seq_len, d_model] = pe\n    return pe.copy()"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: positions and pairs beyond the first (the examples turned pair 0 only)
+    "rotary: the angles of half the width, angles(T, d // 2) (pair 1 turns at pair 0's rate)": [
+        ("    theta = angles(T, d)  # (T, d / 2)", "    theta = angles(T, d // 2)"),
+    ],
+})
