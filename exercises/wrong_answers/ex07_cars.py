@@ -192,3 +192,11 @@ WRONG_ANSWERS.update({  # issue 28: draws that are not random, an order that cha
          "    total = torch.einsum(\"btd,bt->bd\", x.masked_fill(~m, 0), torch.ones_like(mask, dtype=x.dtype))"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: answers that do not solve the question must score 0 on it
+    "non-solving (q1): every sentence in train, none in test": [
+        ("    test = [i for i, p in enumerate(pair_ids) if p in test_pairs]\n    return train, test",
+         "    return sorted(range(len(pair_ids))), []"),
+    ],
+})
