@@ -24,7 +24,8 @@ def test_quantize_shapes(quantize_keys, k):
         out = quantize_keys(k64, 4, 4)
     except RuntimeError as error:
         raise AssertionError(f'keys laid out as the course makes them, x.view(B, T, H, d).transpose(1, 2), are not contiguous, and your function raised {error}: use reshape (or contiguous()), not view') from None
-    assert all((t.dtype == torch.float64 for t in out[1:])), f'float64 keys give float64 scale, low and residual (the hidden tests use float64 keys too); got {[str(t.dtype) for t in out[1:]]}: do not convert the keys (k.float() makes them float32)'
+    dtypes = [str(t.dtype) for t in out[1:]]
+    assert dtypes == ['torch.float64'] * 3, f'float64 keys give float64 scale, low and residual (the hidden tests use float64 keys too); got {dtypes}: do not convert the keys (k.float() makes them float32)'
     codes, scale, low, residual = quantize_keys(k, 4, 5)
     assert codes.shape == (1, 2, 10, 8) and residual.shape == (1, 2, 0, 8), f'10 tokens in groups of 5: both groups complete, codes (1, 2, 10, 8), and no residual, (1, 2, 0, 8); got codes {tuple(codes.shape)} and residual {tuple(residual.shape)}' + (': k[:, :, -(T % G):] is k[:, :, 0:], all of k, when G divides T' if residual.shape[2] == 10 else '')
 
