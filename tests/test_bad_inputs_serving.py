@@ -11,7 +11,7 @@ import torch
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.masks import position_mask
-from attnbook.paged import BlockPool
+from attnbook.blocks import BlockPool
 from attnbook.roofline import decode_step_cost
 from attnbook.serving import Engine, Request
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -23,6 +24,7 @@ from ._checks import positive_int, tensor
 from .kvquant import check_bits, dequantize_packed, quantize_packed
 
 __all__ = [
+    "kv_cache_bytes",
     "KVCache",
     "QuantizedKVCache",
     "Float8KVCache",
@@ -31,12 +33,38 @@ __all__ = [
 ]
 
 
+def kv_cache_bytes(
+    n_tokens: int,
+    n_layer: int,
+    n_kv_head: int,
+    d_head: int,
+    bytes_per_number: int,
+    batch_size: int = 1,
+) -> int:
+    """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
+    2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
+    The package's one formula for it (chapters 6 and 8, where n_kv_head < n_head shrinks it);
+    `KVCache.nbytes` measures a real cache."""
+    for name, value in (
+        ("n_layer", n_layer),
+        ("n_kv_head", n_kv_head),
+        ("d_head", d_head),
+        ("bytes_per_number", bytes_per_number),
+        ("batch_size", batch_size),
+    ):
+        positive_int(name, value)
+    positive_int("n_tokens", n_tokens, allow_zero=True)
+    return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size
+
+
 @dataclass
 class KVCache:
     """Keys and values of the positions seen so far, each (B, H, T_seen, d_k) (chapter 6)."""
 
     k: Tensor | None = None
     v: Tensor | None = None
+    #: True: keys are stored unrotated and rotated by their slot when read (StreamingCache)
+    keys_by_slot: ClassVar[bool] = False
 
     def __len__(self) -> int:
         return 0 if self.k is None else self.k.shape[-2]
@@ -50,6 +78,12 @@ class KVCache:
         """Bytes of the tensors the cache holds (chapter 8; `kv_cache_bytes` predicts it for
         the plain cache)."""
         return sum(t.nbytes for t in self.tensors())
+
+    def mask(self, positions: Tensor | None) -> Tensor | None:
+        """Which keys each new query at `positions` may read, (B, 1, T_q, T_k), for a cache
+        whose rows are not one contiguous sequence each (chapter 9's paged batch); None here:
+        the causal mask of the cached sequence is right."""
+        return None
 
     def _check_new(self, k: Tensor, v: Tensor, held: Tensor | None = None) -> None:
         """k and v (B, H, T_new, d) of one shape, fitting `held` (default `self.v`), a
@@ -197,7 +231,9 @@ class Float8KVCache(KVCache):
 class StreamingCache(KVCache):
     """At most `capacity` tokens of one layer's keys and values, (B, H_kv, n, d) each: beyond
     it the oldest tokens after the first `sinks` are evicted (chapter 9; StreamingLLM). The
-    keys are stored as the caller gives them (unrotated, in `streaming`)."""
+    keys are stored unrotated; attention rotates each by its slot in the cache."""
+
+    keys_by_slot: ClassVar[bool] = True
 
     def __init__(self, capacity: int, sinks: int = 0) -> None:
         super().__init__()
