@@ -357,6 +357,20 @@ MUTATIONS = [
         ("tests/test_serving.py",),
     ),
     Mutation(
+        "values-quantised-inside-their-window",
+        "caches.py",
+        "old = values.shape[-2] - R  # values leaving the window: quantised per token",
+        "old = values.shape[-2]  # values leaving the window: quantised per token",
+        ("tests/test_kvquant.py",),
+    ),
+    Mutation(
+        "keys-quantised-a-group-at-a-time-not-the-residual",
+        "caches.py",
+        "while recent.shape[-2] >= R:  # R keys gathered: quantise them, group by group",
+        "while recent.shape[-2] >= G:  # R keys gathered: quantise them, group by group",
+        ("tests/test_kvquant.py",),
+    ),
+    Mutation(
         "revived-blocks-not-counted-at-admission",
         "serving.py",
         "if need + revived > self.pool.num_free:",
@@ -398,14 +412,14 @@ MUTATIONS = [
     Mutation(
         "values-per-channel",
         "caches.py",
-        "quantize_packed(v, self.bits, -1)",
-        "quantize_packed(v, self.bits, -2)",
+        "new = quantize_packed(values[:, :, :old], self.bits, -1)",
+        "new = quantize_packed(values[:, :, :old], self.bits, -2)",
     ),
     Mutation(
         "full-group-kept-in-the-residual",
         "caches.py",
-        "while recent.shape[-2] >= self.group:",
-        "while recent.shape[-2] > self.group:",
+        "while recent.shape[-2] >= R:  # R keys gathered: quantise them, group by group",
+        "while recent.shape[-2] > R:  # R keys gathered: quantise them, group by group",
     ),
     Mutation(
         "fp8-cache-stores-float32",

@@ -2,10 +2,9 @@
 al. 2023; Orca's iteration-level scheduling, Yu et al. 2022; chunked prefill as in Sarathi,
 Agrawal et al. 2024, and vLLM V1's scheduler).
 
-Requests wait in a queue. Every `step` the scheduler picks the tokens to compute: first one
-token for every running sequence that is decoding (or the next piece of a prompt it is still
-reading), oldest first, then waiting requests, first come first served, while the batch has
-room, the pool has blocks and the step's `token_budget` has tokens left. With a budget, a
+Requests wait in a queue. Every `step` the scheduler picks the tokens to compute: first those
+of the running sequences (one each when decoding), oldest first, then waiting requests, first
+come first served, while the batch, the pool and the step's `token_budget` have room. With a budget, a
 prompt longer than what is left is split into chunks over several steps (`chunked=True`, as
 vLLM V1 always does) or waits for a step with room for all of it (`chunked=False`). The model
 runs its own blocks (`GPT.forward`) over a `paged.PagedBatchCache`: each row at its own
