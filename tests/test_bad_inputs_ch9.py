@@ -434,6 +434,18 @@ KVQUANT = [
         "cache-group-0",
     ),
     row(
+        lambda: caches.QuantizedKVCache(8, 8, residual=12),
+        ValueError,
+        "residual=12 must be a multiple of group=8",
+        "residual-not-whole-groups",
+    ),
+    row(
+        lambda: caches.QuantizedKVCache(8, 8, residual=0),
+        ValueError,
+        "residual must be a positive int",
+        "residual-0",
+    ),
+    row(
         lambda: caches.QuantizedKVCache(8, keys_per="head"),
         ValueError,
         "keys_per must be 'channel' or 'token'",
