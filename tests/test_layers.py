@@ -113,6 +113,21 @@ def test_swiglu_output_projection_gets_the_scaled_init():
     assert torch.equal(model.ln_f.weight, torch.ones(128))
 
 
+def test_swiglu_drops_out_in_training_only() -> None:
+    """config.dropout reaches SwiGLU: in train mode its output has zeros and differs from
+    eval mode's; in eval mode it is deterministic."""
+    torch.manual_seed(0)
+    layer = SwiGLU(16, dropout=0.5)
+    x = torch.randn(4, 8, 16)
+    layer.train()
+    dropped = layer(x)
+    assert (dropped == 0).float().mean() > 0.3
+    layer.eval()
+    assert torch.equal(layer(x), layer(x)) and not torch.equal(layer(x), dropped)
+    model = tiny("rmsnorm", "swiglu", dropout=0.1)
+    assert model.blocks[0].mlp.dropout.p == 0.1
+
+
 def test_modern_block_learns_causal_and_cached_generation_is_exact():
     model = tiny("rmsnorm", "swiglu", dropout=0.1).train()
     idx = torch.randint(0, 11, (2, 12), generator=torch.Generator().manual_seed(5))

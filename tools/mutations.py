@@ -407,6 +407,22 @@ MUTATIONS = [
         ("tests/test_kvquant.py",),
     ),
     Mutation(
+        "mla-gpt-loses-the-scaled-residual-init",
+        "latent.py",
+        'std = 0.02 / math.sqrt(2 * config.n_layer) if name == "W_o.weight" else 0.02',
+        "std = 0.02",
+        ("tests/test_latent.py",),
+    ),
+    Mutation(
+        "swiglu-ignores-its-dropout",
+        "layers.py",
+        "        self.proj = nn.Linear(hidden, n_embd, bias=bias)  # W_down (h, C)\n"
+        "        self.dropout = nn.Dropout(dropout)",
+        "        self.proj = nn.Linear(hidden, n_embd, bias=bias)  # W_down (h, C)\n"
+        "        self.dropout = nn.Dropout(0.0)",
+        ("tests/test_layers.py",),
+    ),
+    Mutation(
         "revived-blocks-not-counted-at-admission",
         "serving.py",
         "if need + revived > self.pool.num_free:",
