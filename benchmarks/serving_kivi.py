@@ -10,11 +10,16 @@ windows of 64 characters one token at a time, every layer's cache one of:
     float32             the plain `KVCache`
     fp8 e4m3            `Float8KVCache`: one byte per number, no scale
     b bits, channel/32  `QuantizedKVCache(b, 32)`: KIVI's layout, keys per channel in groups
-                        of 32 tokens, the newest T % 32 keys in float32, values per token
+                        of 32 tokens, the newest keys and values (fewer than 32) in float32
     b bits, channel/16  the same with groups of 16
     b bits, token/16    keys per token, quantised once their group of 16 is complete: the
                         same residual and exactly the bytes of channel/16 (one float32 scale
                         and minimum per 16 numbers either way), so only the layout differs
+    2 bits, ../G, R32   KIVI's residual apart from its group: keys quantised 32 at a time
+                        (groups of G = 16 or 8; R = 4G is KIVI's own ratio, G = 32, R = 128)
+
+By default the residual R equals the group G. Keys stay in float32 until R have gathered;
+values in a window of the newest R (KIVI's value residual), older ones per token.
 
 for b in 2, 4, 8. Decoding is causal: a key group is quantised when its last token has been
 read, so no scale ever sees a later key. Each row records the mean loss (nats per character
@@ -54,6 +59,12 @@ def layouts() -> dict[str, Callable[[], KVCache]]:
         rows[f"{bits} bits, channel/32"] = lambda b=bits: QuantizedKVCache(b, 32)
         rows[f"{bits} bits, channel/16"] = lambda b=bits: QuantizedKVCache(b, 16)
         rows[f"{bits} bits, token/16"] = lambda b=bits: QuantizedKVCache(b, 16, "token")
+    # the residual apart from the group (2 bits): R = 32 with groups of 16 and of 8 (R = 4G,
+    # KIVI's own ratio, 32 and 128), keys per token at R = 32 for the equal-bytes contrast
+    for G, keys in ((16, "channel"), (8, "channel"), (16, "token")):
+        rows[f"2 bits, {keys}/{G}, R32"] = lambda G=G, k=keys: QuantizedKVCache(
+            2, G, k, residual=32
+        )
     return rows
 
 
@@ -121,6 +132,25 @@ def main() -> None:
             f"{bits} bits, token/16 - channel/16: {diff.mean():+.4f} +- {gaps[str(bits)]['se']:.4f}"
         )
     results["token_minus_channel_at_equal_bytes"] = gaps
+    contrasts = {  # paired differences of the 2-bit rows: what the residual and group do
+        "R16_minus_R32_at_G16": ("2 bits, channel/16", "2 bits, channel/16, R32"),
+        "G32_minus_G16_at_R32": ("2 bits, channel/32", "2 bits, channel/16, R32"),
+        "G8_minus_G16_at_R32": ("2 bits, channel/8, R32", "2 bits, channel/16, R32"),
+        "token_minus_channel_at_R32": (
+            "2 bits, token/16, R32",
+            "2 bits, channel/16, R32",
+        ),
+    }
+    for name, (a, b) in contrasts.items():
+        diff = per_window[a] - per_window[b]
+        se = (diff.std() / diff.numel() ** 0.5).item()
+        contrasts_out = {
+            "mean": diff.mean().item(),
+            "se": se,
+            "worse": int((diff > 0).sum()),
+        }
+        results.setdefault("residual_and_group", {})[name] = contrasts_out
+        print(f"{name}: {diff.mean():+.4f} +- {se:.4f}")
     if args.save:
         write_benchmark_record(
             args.save,

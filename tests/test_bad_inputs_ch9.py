@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from attnbook import caches, kvquant, latent, paged, streaming
+from attnbook import blocks, caches, kvquant, latent, memory, paged, streaming
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.multihead import MultiHeadAttention
 
@@ -21,8 +21,8 @@ def t(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return torch.zeros(*shape, dtype=dtype)
 
 
-def pool() -> paged.BlockPool:
-    return paged.BlockPool(4, 2, 1, 3)
+def pool() -> blocks.BlockPool:
+    return blocks.BlockPool(4, 2, 1, 3)
 
 
 def gpt(positions: str = "rope") -> GPT:
@@ -40,31 +40,31 @@ def gpt(positions: str = "rope") -> GPT:
 
 PAGED = [
     row(
-        lambda: paged.BlockPool(4, 0, 1, 3),
+        lambda: blocks.BlockPool(4, 0, 1, 3),
         ValueError,
         "block_size must be a positive int, got 0",
         "block-size-0",
     ),
     row(
-        lambda: paged.BlockPool(4, 2.0, 1, 3),
+        lambda: blocks.BlockPool(4, 2.0, 1, 3),
         TypeError,
         "block_size must be an int",
         "block-size-float",
     ),
     row(
-        lambda: paged.BlockPool(0, 2, 1, 3),
+        lambda: blocks.BlockPool(0, 2, 1, 3),
         ValueError,
         "num_blocks must be a positive int",
         "no-blocks",
     ),
     row(
-        lambda: paged.BlockPool(4, 2, 1, 3, n_layer=0),
+        lambda: blocks.BlockPool(4, 2, 1, 3, n_layer=0),
         ValueError,
         "n_layer must be a positive int",
         "pool-no-layers",
     ),
     row(
-        lambda: paged.BlockPool(4, 2, 1, 3, dtype=torch.long),
+        lambda: blocks.BlockPool(4, 2, 1, 3, dtype=torch.long),
         TypeError,
         "dtype must be a floating-point",
         "pool-int-dtype",
@@ -134,19 +134,19 @@ PAGED = [
         "pool-rank",
     ),
     row(
-        lambda: paged.BlockTable("pool"),
+        lambda: blocks.BlockTable("pool"),
         TypeError,
         "pool must be a BlockPool",
         "table-not-pool",
     ),
     row(
-        lambda: paged.BlockTable(pool()).grow(0),
+        lambda: blocks.BlockTable(pool()).grow(0),
         ValueError,
         "n must be a positive int",
         "grow-0",
     ),
     row(
-        lambda: paged.BlockTable(pool()).reserve(9),
+        lambda: blocks.BlockTable(pool()).reserve(9),
         RuntimeError,
         "5 blocks needed, 4 free",
         "reserve-too-much",
@@ -176,59 +176,67 @@ PAGED = [
         "cache-batch-2",
     ),
     row(
-        lambda: paged.paged_attention(
-            t(1, 1, 1, 4), pool(), 0, torch.tensor([[0]]), torch.tensor([1])
-        ),
+        lambda: paged.PagedBatchCache(
+            pool(), 0, torch.tensor([[0]]), torch.tensor([1])
+        ).append(t(1, 1, 1, 4), t(1, 1, 1, 4)),
         ValueError,
-        "does not fit the pool: d must be 3",
-        "attention-d",
+        r"must both be \(B=1, H=1, T, d=3\)",
+        "batch-cache-d",
     ),
     row(
-        lambda: paged.paged_attention(
-            t(1, 1, 3, 3), pool(), 0, torch.tensor([[0]]), torch.tensor([2])
-        ),
+        lambda: paged.PagedBatchCache(
+            pool(), 0, torch.tensor([[0]]), torch.tensor([2])
+        ).append(t(1, 1, 3, 3), t(1, 1, 3, 3)),
         ValueError,
-        r"each length must be in \[T=3, 2\]",
-        "attention-T_q",
+        r"each length must be >= T=3",
+        "batch-cache-T",
     ),
     row(
-        lambda: paged.paged_attention(
-            t(1, 1, 1, 3), pool(), 0, torch.tensor([[0]]), torch.tensor([3])
+        lambda: paged.PagedBatchCache(
+            pool(), 0, torch.tensor([[0]]), torch.tensor([3])
         ),
         ValueError,
-        r"each length must be in \[T=1, 2\]",
-        "attention-length-past-table",
+        "each length at most the 2 slots",
+        "batch-cache-length-past-table",
     ),
     row(
-        lambda: paged.paged_attention(
-            t(2, 1, 1, 3), pool(), 0, torch.tensor([[0]]), torch.tensor([1])
+        lambda: paged.PagedBatchCache(
+            pool(), 0, torch.tensor([[0]]), torch.tensor([1, 1])
         ),
         ValueError,
-        "one row per sequence, got 2, 1 and 1",
-        "attention-rows",
+        "one row per sequence",
+        "batch-cache-rows",
     ),
     row(
-        lambda: paged.paged_attention(
-            t(1, 1, 1, 3), pool(), 2, torch.tensor([[0]]), torch.tensor([1])
+        lambda: paged.PagedBatchCache(
+            pool(), 2, torch.tensor([[0]]), torch.tensor([1])
         ),
         ValueError,
         "layer=2 is outside the pool's 1 layers",
-        "attention-layer",
+        "batch-cache-layer",
     ),
     row(
-        lambda: paged.reserved_vs_paged([3, 9], 8, 4, 10),
+        lambda: paged.PagedBatchCache(
+            pool(), 0, torch.tensor([[0]]), torch.tensor([1])
+        ).mask(None),
+        ValueError,
+        "give each row's positions",
+        "batch-cache-no-positions",
+    ),
+    row(
+        lambda: memory.reserved_vs_paged([3, 9], 8, 4, 10),
         ValueError,
         "a length of 9 exceeds max_len=8",
         "length-over-max",
     ),
     row(
-        lambda: paged.reserved_vs_paged([], 8, 4, 10),
+        lambda: memory.reserved_vs_paged([], 8, 4, 10),
         ValueError,
         "at least one sequence",
         "no-lengths",
     ),
     row(
-        lambda: paged.reserved_vs_paged([3], 8, 0, 10),
+        lambda: memory.reserved_vs_paged([3], 8, 0, 10),
         ValueError,
         "block_size must be a positive int",
         "reserved-block-0",
@@ -382,19 +390,19 @@ KVQUANT = [
         "unpack-float",
     ),
     row(
-        lambda: kvquant.QuantizedKVCache(3),
+        lambda: caches.QuantizedKVCache(3),
         ValueError,
         r"bits must be one of \(2, 4, 8\), got 3",
         "cache-bits-3",
     ),
     row(
-        lambda: kvquant.QuantizedKVCache(2).append(t(1, 2, 3, 6), t(1, 2, 3, 6)),
+        lambda: caches.QuantizedKVCache(2).append(t(1, 2, 3, 6), t(1, 2, 3, 6)),
         ValueError,
         "head width d=6 must be a multiple of 4",
         "cache-2-bit-width",
     ),
     row(
-        lambda: _grown(kvquant.QuantizedKVCache(4, 2)).append(
+        lambda: _grown(caches.QuantizedKVCache(4, 2)).append(
             t(1, 3, 1, 4), t(1, 3, 1, 4)
         ),
         ValueError,
@@ -420,19 +428,31 @@ KVQUANT = [
         "latent-cache-4d",
     ),
     row(
-        lambda: kvquant.QuantizedKVCache(8, 0),
+        lambda: caches.QuantizedKVCache(8, 0),
         ValueError,
         "group must be a positive int",
         "cache-group-0",
     ),
     row(
-        lambda: kvquant.QuantizedKVCache(8, keys_per="head"),
+        lambda: caches.QuantizedKVCache(8, 8, residual=12),
+        ValueError,
+        "residual=12 must be a multiple of group=8",
+        "residual-not-whole-groups",
+    ),
+    row(
+        lambda: caches.QuantizedKVCache(8, 8, residual=0),
+        ValueError,
+        "residual must be a positive int",
+        "residual-0",
+    ),
+    row(
+        lambda: caches.QuantizedKVCache(8, keys_per="head"),
         ValueError,
         "keys_per must be 'channel' or 'token'",
         "keys-per-head",
     ),
     row(
-        lambda: kvquant.QuantizedKVCache(8).append(t(1, 2, 3, 4), t(1, 2, 3, 5)),
+        lambda: caches.QuantizedKVCache(8).append(t(1, 2, 3, 4), t(1, 2, 3, 5)),
         ValueError,
         "k and v must have the same shape",
         "cache-kv-shapes",

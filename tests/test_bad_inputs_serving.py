@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from attnbook.gpt import GPT, GPTConfig
+from attnbook.latent import mla_gpt
 from attnbook.masks import position_mask
-from attnbook.paged import BlockPool
+from attnbook.blocks import BlockPool
 from attnbook.roofline import decode_step_cost
 from attnbook.serving import Engine, Request
 
@@ -36,6 +37,50 @@ def engine(**kw: object) -> Engine:
 
 
 ROWS = [
+    row(
+        lambda: gpt("learned")(torch.zeros(1, 2).long(), positions=torch.zeros(1, 2)),
+        ValueError,
+        "positions= needs a model with positions 'rope' or 'none'",
+        "positions-learned",
+    ),
+    row(
+        lambda: gpt()(torch.zeros(1, 2).long(), positions=torch.zeros(2, 2).long()),
+        ValueError,
+        "positions must be a tensor shaped like idx",
+        "positions-shape",
+    ),
+    row(
+        lambda: gpt()(torch.zeros(1, 2).long(), positions=torch.tensor([[-1, 0]])),
+        ValueError,
+        "positions must be >= 0",
+        "positions-negative",
+    ),
+    row(
+        lambda: gpt()(torch.zeros(1, 2).long(), positions=torch.tensor([[7, 8]])),
+        ValueError,
+        "longer than the model's block_size=8",
+        "positions-past-context",
+    ),
+    row(
+        lambda: Engine(
+            mla_gpt(GPTConfig(5, 8, 1, 2, 4, positions="none"), 4, 2), pool(), 4
+        ),
+        ValueError,
+        "latent attention caches latents",
+        "engine-mla",
+    ),
+    row(
+        lambda: engine(token_budget=0),
+        ValueError,
+        "token_budget must be a positive int",
+        "budget-0",
+    ),
+    row(
+        lambda: engine(token_budget=3, chunked=False).add(Request([1, 2, 3], 2)),
+        ValueError,
+        "unchunked, a prompt and the tokens it may have to recompute",
+        "unchunked-prompt-past-budget",
+    ),
     row(lambda: Request([], 3), ValueError, "prompt must be a non-empty list", "empty"),
     row(
         lambda: Request((1, 2), 3),

@@ -13,9 +13,11 @@ from attnbook.caches import (
     QuantizedKVCache,
     StreamingCache,
 )
+from attnbook.blocks import BlockPool, BlockTable
 from attnbook.masks import causal_mask, padding_mask_from_lengths
 from attnbook.multihead import KVCache as FromMultihead
 from attnbook.multihead import MultiHeadAttention
+from attnbook.paged import PagedKVCache
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -60,6 +62,30 @@ def test_every_member_decodes_in_multi_head_attention(make) -> None:
     ]
     tol = 0.3 if isinstance(cache, (QuantizedKVCache, Float8KVCache)) else 1e-5
     torch.testing.assert_close(torch.cat(steps, 1), full, atol=tol, rtol=0)
+
+
+def test_a_paged_cache_holds_the_bytes_of_its_layer_of_whole_blocks() -> None:
+    """PagedKVCache, the paged member (chapter 9): in a pool of two layers, each layer's
+    cache of 8 tokens in blocks of 4 holds what the plain cache holds; 9 tokens take a
+    third block. It decodes exactly as the plain cache does."""
+    pool = BlockPool(6, 4, 2, 8, n_layer=2)
+    table = BlockTable(pool)
+    caches = [PagedKVCache(table, layer) for layer in range(2)]
+    plain = KVCache()
+    for n in (3, 5):
+        k, v = torch.randn(2, 1, 2, n, 8)
+        for cache in caches:
+            cache.append(k, v)
+        plain.append(k, v)
+    assert [c.nbytes for c in caches] == [plain.nbytes] * 2
+    caches[0].append(torch.zeros(1, 2, 1, 8), torch.zeros(1, 2, 1, 8))
+    assert caches[1].nbytes == plain.nbytes * 3 // 2
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 2, rope=True).eval()
+    x = torch.randn(1, 6, 16)
+    paged = PagedKVCache(BlockPool(4, 4, 2, 8))
+    steps = [mha(x[:, t : t + 1], is_causal=True, kv_cache=paged)[0] for t in range(6)]
+    torch.testing.assert_close(torch.cat(steps, 1), mha(x, is_causal=True)[0])
 
 
 def test_a_mask_with_a_kv_cache_covers_the_cached_keys_too() -> None:

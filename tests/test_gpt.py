@@ -285,24 +285,20 @@ def test_init_draws_the_numbers_it_drew_with_separate_projections():
     assert sums == pytest.approx(recorded, abs=1e-11, rel=0)
 
 
-def test_chapter9_weights_saved_with_separate_projections_load_into_the_fused_layer():
+def test_chapter9_weights_are_saved_in_the_fused_layout():
+    """The shipped checkpoints hold qkv_weight as the model does (no conversion on load)."""
     import importlib.resources
     import io
 
     from attnbook.streaming import WEIGHTS, load_ch9_model
 
-    raw = (
-        importlib.resources.files("attnbook.data")
-        .joinpath(WEIGHTS["plain"])
-        .read_bytes()
-    )
-    saved = torch.load(io.BytesIO(raw), weights_only=True)["state_dict"]
-    assert "blocks.0.attn.W_k.weight" in saved  # the file keeps the old layout
-    model, _ = load_ch9_model("plain")
-    for i, block in enumerate(model.blocks):
-        for role in ("W_q", "W_k", "W_v"):
-            want = saved[f"blocks.{i}.attn.{role}.weight"].float()
-            assert torch.equal(getattr(block.attn, role).weight, want)
+    for kind, name in WEIGHTS.items():
+        raw = importlib.resources.files("attnbook.data").joinpath(name).read_bytes()
+        saved = torch.load(io.BytesIO(raw), weights_only=True)["state_dict"]
+        model, _ = load_ch9_model(kind)
+        assert sorted(saved) == sorted(model.state_dict())
+        fused = model.blocks[0].attn.qkv_weight
+        assert torch.equal(fused, saved["blocks.0.attn.qkv_weight"].float())
 
 
 def test_a_training_step_dispatches_no_more_operators_than_a_minimal_reference():

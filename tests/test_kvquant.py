@@ -90,23 +90,31 @@ def test_packing_round_trips_in_bits_over_8_bytes(
 
 
 @given(
-    SEEDS, BITS, st.integers(1, 4), st.lists(st.integers(1, 7), min_size=1, max_size=4)
+    SEEDS,
+    BITS,
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.lists(st.integers(1, 7), min_size=1, max_size=4),
 )
 @settings(max_examples=40, deadline=None)
 def test_the_cache_holds_the_quantised_keys_and_values(
-    seed: int, bits: int, group: int, steps: list[int]
+    seed: int, bits: int, group: int, groups: int, steps: list[int]
 ) -> None:
-    B, H, d = 2, 2, 4
-    cache, plain = QuantizedKVCache(bits, group), KVCache()
+    """KIVI's cache: keys quantised R = groups x group at a time, once R have gathered, in
+    groups of `group` per channel; values quantised per token once they leave the window of
+    the newest R; everything newer in full precision."""
+    B, H, d, R = 2, 2, 4, groups * group
+    cache, plain = QuantizedKVCache(bits, group, residual=R), KVCache()
     for i, n in enumerate(steps):
         k, v = randn(seed + 2 * i, B, H, n, d), randn(seed + 2 * i + 1, B, H, n, d)
         got_k, got_v = cache.append(k, v)
         want_k, want_v = plain.append(k, v)
     T = sum(steps)
     assert got_k.shape == got_v.shape == (B, H, T, d) and len(cache) == T
-    done = T // group * group
-    # the recent group: full precision
+    done, old = T // R * R, max(T - R, 0)  # keys quantised, values quantised
+    # the newest keys and values: full precision
     assert torch.equal(got_k[:, :, done:], want_k[:, :, done:])
+    assert torch.equal(got_v[:, :, old:], want_v[:, :, old:])
     # each complete group: per channel, within half a step
     for g in range(0, done, group):
         _, scale, _ = quantize(want_k[:, :, g : g + group], bits, -2)
@@ -114,17 +122,24 @@ def test_the_cache_holds_the_quantised_keys_and_values(
             (got_k[:, :, g : g + group] - want_k[:, :, g : g + group]).abs()
             <= scale / 2 + 1e-12
         ).all()
-    _, scale, _ = quantize(want_v, bits, -1)
-    assert ((got_v - want_v).abs() <= scale / 2 + 1e-12).all()
-    # what it holds: packed codes of the values and the done keys, float64 scales and
-    # minima (per token for values, per group and channel for keys), the residual keys
-    held = [cache.v_quantised[0]] + ([cache.k_quantised[0]] if done else [])
+    if old:
+        _, scale, _ = quantize(want_v[:, :, :old], bits, -1)
+        assert (
+            (got_v[:, :, :old] - want_v[:, :, :old]).abs() <= scale / 2 + 1e-12
+        ).all()
+        assert not torch.equal(got_v[:, :, :old], want_v[:, :, :old]) or bits == 8
+    # what it holds: packed codes of the old values and the done keys, float64 scales and
+    # minima (per token for values, per group and channel for keys), the newest in full
+    held = ([cache.v_quantised[0]] if old else []) + (
+        [cache.k_quantised[0]] if done else []
+    )
     assert all(t.dtype == torch.uint8 for t in held)
-    assert cache.v_quantised[0].shape == (B, H, T, d * bits // 8)
     assert cache.k_residual.shape == (B, H, T - done, d)
-    codes = bits * B * H * (T + done) * d // 8
-    scales = 2 * 8 * (B * H * T + B * H * d * (done // group))
-    assert cache.nbytes == codes + scales + B * H * (T - done) * d * 8
+    assert cache.v_residual.shape == (B, H, T - old, d)
+    codes = bits * B * H * (old + done) * d // 8
+    scales = 2 * 8 * (B * H * old + B * H * d * (done // group))
+    full = B * H * (T - done + T - old) * d * 8
+    assert cache.nbytes == codes + scales + full
     assert cache.k is None and cache.v is None  # no dequantised copy is kept
 
 
@@ -163,9 +178,10 @@ def test_per_token_and_per_channel_keys_take_equal_bytes_when_group_is_d(
         by_channel.append(k[:, :, t : t + 1], k[:, :, t : t + 1])
         by_token.append(k[:, :, t : t + 1], k[:, :, t : t + 1])
     assert by_channel.nbytes == by_token.nbytes
-    # float32: 32 keys as codes with 2 x 4 bytes per 16 numbers, 8 residual, 40 values
+    # float32: 32 keys and 24 values as codes with 2 x 4 bytes per 16 numbers, the newest
+    # 8 keys and 16 values in full precision
     per_16 = 16 * bits // 8 + 8
-    assert by_channel.nbytes == 4 * (32 * per_16 + 8 * 16 * 4 + 40 * per_16)
+    assert by_channel.nbytes == 4 * (32 * per_16 + 24 * per_16 + (8 + 16) * 16 * 4)
 
 
 def test_a_gpt_reading_an_8_bit_cache_stays_close_to_the_plain_one() -> None:

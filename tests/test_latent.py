@@ -167,6 +167,36 @@ def test_mla_gpt_trains_a_step_and_its_loss_is_finite() -> None:
     assert torch.isfinite(loss) and model.blocks[0].attn.W_dkv.weight.grad is not None
 
 
+def test_mla_gpt_keeps_the_scaled_init_of_the_residual_projection() -> None:
+    """W_o of every latent block starts at std 0.02 / sqrt(2 n_layer), as GPT's own; the
+    other projections at 0.02."""
+    torch.manual_seed(0)
+    config = GPTConfig(
+        vocab_size=9, block_size=8, n_layer=8, n_head=4, n_embd=128, positions="none"
+    )
+    model = mla_gpt(config, 64, 16)
+    for block in model.blocks:
+        assert abs(block.attn.W_o.weight.std().item() - 0.02 / 4) < 0.0005
+        assert abs(block.attn.W_uk.weight.std().item() - 0.02) < 0.001
+
+
+def test_decoding_the_mla_gpt_through_latent_caches_is_its_full_pass() -> None:
+    """The latent path runs the model's own blocks: GPT.forward with a LatentCache per
+    layer, a prompt then one token at a time, gives the full pass's logits."""
+    torch.manual_seed(0)
+    config = GPTConfig(
+        vocab_size=9, block_size=12, n_layer=2, n_head=2, n_embd=16, positions="none"
+    )
+    model = mla_gpt(config, 8, 4).double().eval()
+    ids = torch.randint(0, 9, (2, 10))
+    caches = [LatentCache() for _ in model.blocks]
+    with torch.no_grad():
+        full, _ = model(ids)
+        steps = [model(ids[:, :4], kv_caches=caches)[0]]
+        steps += [model(ids[:, t : t + 1], kv_caches=caches)[0] for t in range(4, 10)]
+    torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-12, rtol=0)
+
+
 def test_numbers_per_token_by_kind() -> None:
     assert cache_numbers_per_token("MHA", 12, 12, 64) == 2 * 12 * 12 * 64
     assert cache_numbers_per_token("GQA", 12, 12, 64, n_kv_head=4) == kv_cache_bytes(

@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnbook.gpt import GPT, MLP, GPTConfig
-from attnbook.layers import RMSNorm, SwiGLU, norm_layer, swiglu_hidden
+from attnbook.gpt import GPT, GPTConfig
+from attnbook.layers import MLP, RMSNorm, SwiGLU, norm_layer, swiglu_hidden
 from attnbook.multihead import KVCache
 
 
@@ -75,8 +75,7 @@ def test_swiglu_shapes_formula_and_parameters():
     assert layer(x).shape == (2, 5, 16)
     assert torch.allclose(layer(x), by_hand, atol=1e-6)
     assert layer(torch.randn(16)).shape == (16,)  # any leading dimensions
-    config = GPTConfig(vocab_size=5, n_embd=16, n_head=2)
-    mlp_params = sum(p.numel() for p in MLP(config).parameters())
+    mlp_params = sum(p.numel() for p in MLP(16).parameters())
     swiglu_params = sum(p.numel() for p in layer.parameters())
     assert (mlp_params, swiglu_params) == (8 * 16 * 16, 3 * 43 * 16)
     assert sum(p.numel() for p in SwiGLU(16, hidden=10).parameters()) == 3 * 10 * 16
@@ -112,6 +111,21 @@ def test_swiglu_output_projection_gets_the_scaled_init():
     assert abs(proj.std().item() - 0.02 / math.sqrt(4)) < 0.001
     assert abs(gate.std().item() - 0.02) < 0.001
     assert torch.equal(model.ln_f.weight, torch.ones(128))
+
+
+def test_swiglu_drops_out_in_training_only() -> None:
+    """config.dropout reaches SwiGLU: in train mode its output has zeros and differs from
+    eval mode's; in eval mode it is deterministic."""
+    torch.manual_seed(0)
+    layer = SwiGLU(16, dropout=0.5)
+    x = torch.randn(4, 8, 16)
+    layer.train()
+    dropped = layer(x)
+    assert (dropped == 0).float().mean() > 0.3
+    layer.eval()
+    assert torch.equal(layer(x), layer(x)) and not torch.equal(layer(x), dropped)
+    model = tiny("rmsnorm", "swiglu", dropout=0.1)
+    assert model.blocks[0].mlp.dropout.p == 0.1
 
 
 def test_modern_block_learns_causal_and_cached_generation_is_exact():

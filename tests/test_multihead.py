@@ -188,50 +188,6 @@ def test_fused_projection_draws_the_numbers_of_three_separate_linears(
     assert ours.qkv_weight.shape == (d_model + 2 * kv, d_model)
 
 
-def test_a_checkpoint_with_separate_projections_loads_and_computes_the_same():
-    """Old layout (W_q.weight, W_k.weight, W_v.weight and biases) -> the fused layer, strictly;
-    the loaded layer computes what nn.MultiheadAttention computes with those matrices."""
-    torch.manual_seed(3)
-    d = 16
-    old = {
-        f"{role}.{kind}": torch.randn(d, d) if kind == "weight" else torch.randn(d)
-        for role in ("W_q", "W_k", "W_v", "W_o")
-        for kind in ("weight", "bias")
-    }
-    ours = MultiHeadAttention(d, 4, bias=True)
-    ours.load_state_dict(old)  # strict: no key left over, none missing
-    assert sorted(ours.state_dict()) == [
-        "W_o.bias",
-        "W_o.weight",
-        "qkv_bias",
-        "qkv_weight",
-    ]
-    for role in ("W_q", "W_k", "W_v"):
-        assert torch.equal(getattr(ours, role).weight, old[f"{role}.weight"])
-        assert torch.equal(getattr(ours, role).bias, old[f"{role}.bias"])
-    theirs = torch.nn.MultiheadAttention(d, 4, batch_first=True)
-    with torch.no_grad():  # built from the old matrices directly, not through to_torch
-        theirs.in_proj_weight.copy_(
-            torch.cat([old[f"{r}.weight"] for r in "W_q W_k W_v".split()])
-        )
-        theirs.in_proj_bias.copy_(
-            torch.cat([old[f"{r}.bias"] for r in "W_q W_k W_v".split()])
-        )
-        theirs.out_proj.weight.copy_(old["W_o.weight"])
-        theirs.out_proj.bias.copy_(old["W_o.bias"])
-    x = torch.randn(2, 5, d)
-    with torch.no_grad():
-        torch.testing.assert_close(ours(x)[0], theirs(x, x, x)[0], atol=1e-5, rtol=0)
-    # and back: the new layout round-trips, and splits into the old one
-    again = MultiHeadAttention(d, 4, bias=True)
-    again.load_state_dict(ours.state_dict())
-    assert torch.equal(again.qkv_weight, ours.qkv_weight)
-    split = again.qkv_weight.detach().split(d)
-    assert all(
-        torch.equal(w, old[f"{r}.weight"]) for w, r in zip(split, ("W_q", "W_k", "W_v"))
-    )
-
-
 def test_row_views_compute_and_write_like_linear_layers():
     layer = make(d_model=12, n_head=3, seed=2)
     x = torch.randn(2, 4, 12)

@@ -16,14 +16,9 @@ from attnbook.attention import attend
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.masks import causal_mask
 from attnbook.multihead import KVCache
-from attnbook.paged import (
-    BlockPool,
-    BlockTable,
-    PagedKVCache,
-    gather_blocks,
-    paged_attention,
-    reserved_vs_paged,
-)
+from attnbook.blocks import BlockPool, BlockTable
+from attnbook.memory import reserved_vs_paged
+from attnbook.paged import PagedBatchCache, PagedKVCache, gather_blocks
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -66,11 +61,12 @@ def test_paged_cache_returns_what_the_contiguous_cache_returns(
     st.integers(1, 3),
 )
 @settings(max_examples=30, deadline=None)
-def test_paged_attention_of_a_ragged_batch_equals_attention_on_each_sequence(
+def test_a_paged_batch_of_ragged_rows_equals_attention_on_each_sequence(
     seed: int, block_size: int, heads: tuple, lengths: list[int], T_max: int
 ) -> None:
-    """Sequences of different lengths written in turns (blocks interleaved in the pool):
-    each row's output is causal attention over its own keys alone."""
+    """Sequences of different lengths written in turns (blocks interleaved in the pool),
+    the last T of each through PagedBatchCache: each row's output is causal attention over
+    its own keys alone, at its own positions."""
     H_q, H = heads
     d, T = 4, min(T_max, *lengths)
     pool = BlockPool(40, block_size, H, d, dtype=torch.float64)
@@ -78,13 +74,20 @@ def test_paged_attention_of_a_ragged_batch_equals_attention_on_each_sequence(
     keys = [randn(seed + i, 2, H, n, d) for i, n in enumerate(lengths)]  # k and v
     for t in range(max(lengths)):  # one token of each sequence in turn
         for table, kv, n in zip(tables, keys, lengths):
-            if t < n:
+            if t < n - T:
                 blocks, slots = table.grow(1)
                 pool.write(0, blocks, slots, kv[0, :, t][None], kv[1, :, t][None])
+            elif t < n:
+                table.grow(1)  # room for the last T, written by the cache
     width = max(len(tb.blocks) for tb in tables)
     padded = torch.tensor([tb.blocks + [0] * (width - len(tb.blocks)) for tb in tables])
+    cache = PagedBatchCache(pool, 0, padded, torch.tensor(lengths))
+    new_k = torch.stack([kv[0, :, n - T :] for kv, n in zip(keys, lengths)])
+    new_v = torch.stack([kv[1, :, n - T :] for kv, n in zip(keys, lengths)])
+    k, v = cache.append(new_k, new_v)  # (B, H, slots, d)
+    positions = torch.tensor(lengths)[:, None] - T + torch.arange(T)
     q = randn(seed + 50, len(lengths), H_q, T, d)
-    got = paged_attention(q, pool, 0, padded, torch.tensor(lengths))
+    got, _ = attend(q, k, v, cache.mask(positions))
     for b, (kv, n) in enumerate(zip(keys, lengths)):
         want, _ = attend(q[b : b + 1], kv[:1], kv[1:], causal_mask(T, n))
         torch.testing.assert_close(got[b : b + 1], want)
@@ -145,10 +148,10 @@ def test_releasing_a_block_twice_in_one_call_changes_nothing() -> None:
     a, b = pool.allocate(), pool.allocate()
     with pytest.raises(ValueError, match="cannot release block 0 2 time"):
         pool.release([a, a])
-    assert pool.refs == [1, 1, 0] and pool.free == [2]
+    assert pool.refs == [1, 1, 0] and list(pool.free_queue) == [2]
     pool.share([a])
     pool.release([a, a, b])  # held twice: fine
-    assert sorted(pool.free) == [0, 1, 2] and pool.refs == [0, 0, 0]
+    assert sorted(pool.free_queue) == [0, 1, 2] and pool.refs == [0, 0, 0]
     assert len({pool.allocate() for _ in range(3)}) == 3
 
 

@@ -9,7 +9,9 @@ import torch
 
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.multihead import KVCache
-from attnbook.paged import BlockPool, gather_blocks
+from attnbook.blocks import BlockPool, BlockTable
+from attnbook.latent import mla_gpt, partial_rope_gpt
+from attnbook.paged import gather_blocks
 from attnbook.roofline import decode_step_cost
 from attnbook.serving import Engine, Request
 
@@ -92,7 +94,7 @@ def test_the_engine_answers_as_generate_does(
     outputs = engine.run()
     for rid, request in enumerate(requests()):
         assert outputs[rid] == generate(model, request), f"request {rid}"
-    assert engine.pool.num_free == blocks and not engine.prefix_blocks
+    assert engine.pool.num_free == blocks
     assert max(running for running, _, _ in engine.trace) <= max_batch
     assert (engine.preemptions > 0) == (blocks == 11)
 
@@ -133,24 +135,171 @@ def test_a_shared_prompt_is_held_once_and_samples_share_it(model: GPT) -> None:
     the prefix cache and the forks hold shared blocks once, with their reference counts."""
     common = list(range(1, 13))
     engine = Engine(model, pool(60), 8, prefix_cache=True)
-    for i in range(3):
-        engine.add(Request(common + [i + 1, 2], 6, seed=i))
+    engine.add(Request(common + [1, 2], 6, seed=0))
     engine.add(Request([3, 4, 5, 6, 7, 8], 6, n=4, seed=9))
-    engine.step()  # everyone admitted and prefilled
-    tables = [s.table.blocks for s in engine.running]
-    assert tables[0][:3] == tables[1][:3] == tables[2][:3]
-    assert [engine.pool.refs[b] for b in tables[0][:3]] == [3, 3, 3]
-    samples = tables[3:]
+    engine.step()  # both prefilled: the first's three full blocks are cached
+    first = list(engine.running[0].table.blocks)
+    samples = [s.table.blocks for s in engine.running[1:]]
     assert len(samples) == 4 and all(t == samples[0] for t in samples)
     assert [engine.pool.refs[b] for b in samples[0]] == [4, 4]
-    alone = 3 * 4 + 4 * 2  # blocks the sequences would hold each for itself
-    assert engine.pool.num_used == 3 + 3 + 2
-    engine.step()  # the samples write into their shared, part-filled block: copied
-    samples = [s.table.blocks for s in engine.running[3:]]
+    assert engine.pool.num_used == 4 + 2
+    for i in (1, 2):
+        engine.add(Request(common + [i + 1, 2], 6, seed=i))
+    engine.step()  # the newcomers find the common blocks; the samples copy their last
+    tables = [s.table.blocks for s in engine.running]
+    assert tables[0][:3] == first[:3] == tables[5][:3] == tables[6][:3]
+    assert [engine.pool.refs[b] for b in first[:3]] == [3, 3, 3]
+    samples = [s.table.blocks for s in engine.running[1:5]]
     assert len({t[0] for t in samples}) == 1 and len({t[1] for t in samples}) == 4
-    assert engine.pool.num_used == 3 + 3 + 1 + 4 < alone
+    alone = 3 * 4 + 4 * 2  # blocks the sequences would hold each for itself
+    assert engine.pool.num_used == 4 + 1 + 4 + 2 < alone
     engine.run()
     assert engine.pool.num_free == 60
+
+
+def test_a_prefix_outlives_its_holders(model: GPT) -> None:
+    """A finished request's full blocks stay cached in the free queue: the same prompt
+    sent afterwards reuses them (at least one token is left to compute, so a prompt of
+    whole blocks finds all but its last), and answers as generate does."""
+    engine = Engine(model, pool(30), 4, prefix_cache=True)
+    prompt = list(range(1, 9))  # two whole blocks
+    first = Request(prompt + [9, 10, 11], 5, seed=3)
+    engine.add(first)
+    engine.step()
+    held = list(engine.running[0].table.blocks[:2])
+    engine.run()
+    assert engine.pool.num_free == 30 and engine.blocks_found == 0
+    again = [Request(prompt + [9, 10, 11], 5, seed=4), Request(prompt, 4, seed=5)]
+    for request in again:
+        engine.add(request)
+    engine.step()
+    tables = [s.table.blocks for s in engine.running]
+    assert tables[0][:2] == held and tables[1][0] == held[0] != tables[1][1]
+    assert engine.blocks_found == 3 and engine.blocks_looked_up == 2 + 3
+    outputs = engine.run()
+    for rid, request in enumerate([first, *again]):
+        assert outputs[rid] == generate(model, request)
+
+
+def test_cached_blocks_are_evicted_least_recently_freed_first() -> None:
+    """A freed table's blocks join the free queue last block first; new blocks come from
+    the front, and taking a block out of the queue for something else forgets its key."""
+    blocks = pool(5)
+    table = BlockTable(blocks)
+    table.grow(12)  # blocks 0, 1, 2
+    for b, key in zip(table.blocks, (b"a", b"b", b"c")):
+        blocks.cache_block(b, key)
+    other = blocks.allocate()  # block 3
+    table.free()
+    blocks.release([other])
+    assert list(blocks.free_queue) == [4, 2, 1, 0, 3]
+    assert blocks.allocate() == 4 and set(blocks.cached) == {b"a", b"b", b"c"}
+    assert blocks.allocate() == 2 and set(blocks.cached) == {b"a", b"b"}  # evicted
+    assert blocks.take_cached(b"a") == 0 and blocks.refs[0] == 1
+    assert list(blocks.free_queue) == [1, 3]  # a taken block leaves the queue
+    assert blocks.allocate() == 1 and set(blocks.cached) == {b"a"}
+    with pytest.raises(KeyError):
+        blocks.take_cached(b"b")
+
+
+def test_shared_references_count_duplicates() -> None:
+    """share([b, b]) adds two references: the block stays in use until three releases."""
+    blocks = pool(3)
+    b = blocks.allocate()
+    blocks.share([b, b])
+    assert blocks.refs[b] == 3
+    blocks.release([b])
+    blocks.release([b])
+    assert blocks.num_free == 2
+    blocks.release([b])
+    assert blocks.num_free == 3
+
+
+@pytest.mark.parametrize(
+    "blocks, budget, chunked",
+    [(200, 5, True), (200, CONTEXT, False), (11, 4, True)],
+    ids=["chunks-of-5", "unchunked", "chunks-of-4-tight-pool"],
+)
+def test_a_token_budget_splits_prompts_and_changes_no_answer(
+    model: GPT, blocks: int, budget: int, chunked: bool
+) -> None:
+    """Each step computes at most `token_budget` tokens, decodes first; long prompts are read
+    in chunks over several steps (or wait for a step with room, unchunked); every answer is
+    still generate's, token for token."""
+    engine = Engine(
+        model, pool(blocks), 16, prefix_cache=True, token_budget=budget, chunked=chunked
+    )
+    for request in requests():
+        engine.add(request)
+    outputs = engine.run()
+    for rid, request in enumerate(requests()):
+        assert outputs[rid] == generate(model, request), f"request {rid}"
+    assert engine.pool.num_free == blocks and max(engine.scheduled) <= budget
+    split = max(len([1 for reading, _ in engine.history if 2 in reading]), 0)
+    assert (split > 1) == chunked  # request 2's 17-token prompt: in chunks, or whole
+
+
+def test_a_preempted_sequence_is_the_newest_and_goes_first_in_the_queue(
+    model: GPT,
+) -> None:
+    """When the pool runs dry, the newest running sequence is preempted and queued ahead of
+    the requests still waiting (so that it is readmitted first)."""
+    engine = Engine(model, pool(8), 4)
+    for i in range(6):
+        engine.add(Request([1 + i, 2, 3, 4, 5], 12, seed=i))
+    seen = 0
+    while engine.waiting or engine.running:
+        before = [s.request_id for s in engine.running]
+        engine.step()
+        k, seen = engine.preemptions - seen, engine.preemptions
+        if k:  # the k newest, in their order, ahead of the rest
+            assert [s.request_id for s in list(engine.waiting)[:k]] == before[-k:]
+            assert len(engine.waiting) > k
+    assert seen > 0
+
+
+def test_parallel_samples_are_admitted_with_room_for_their_copies(model: GPT) -> None:
+    """A request of n samples needs its prompt's blocks and one copy of the last per extra
+    sample: with one block too few it waits for the running request to finish."""
+    engine = Engine(model, pool(6), 8)
+    engine.add(Request(list(range(1, 10)), 2, seed=0))  # 3 blocks
+    engine.add(Request([1, 2, 3, 4, 5, 6], 3, n=3, seed=1))  # 2 blocks + 2 copies
+    engine.step()
+    assert [s.request_id for s in engine.waiting] == [1]
+    outputs = engine.run()
+    assert outputs[1] == generate(model, engine.requests[1])
+    assert engine.preemptions == 0
+
+
+@pytest.mark.parametrize(
+    "positions, rope_dims", [("rope", None), ("rope", 2), ("none", None)]
+)
+def test_every_multi_head_model_is_served_exactly(
+    positions: str, rope_dims: int | None
+) -> None:
+    """Full and partial rotary positions and none, grouped-query heads, RMSNorm/SwiGLU
+    blocks: the engine runs the model's own blocks, so each answers as generate does."""
+    torch.manual_seed(1)
+    config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, n_kv_head=2, positions=positions)
+    if positions == "rope" and rope_dims is None:
+        config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, positions=positions, mlp="swiglu")
+    built = partial_rope_gpt(config, rope_dims) if rope_dims else GPT(config)
+    for p in built.parameters():  # large weights: a wrong position shows in every token
+        p.data.mul_(8)
+    served = built.double().eval()
+    heads = config.n_kv_head or config.n_head
+    engine = Engine(served, BlockPool(40, 4, heads, 4, 2, torch.float64), 8)
+    reqs = requests()[:5]
+    for request in reqs:
+        engine.add(request)
+    outputs = engine.run()
+    assert outputs == {rid: generate(served, r) for rid, r in enumerate(reqs)}
+
+
+def test_latent_attention_is_refused_before_anything_runs() -> None:
+    config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, positions="none")
+    with pytest.raises(ValueError, match="latent attention caches latents"):
+        Engine(mla_gpt(config, 8, 4), BlockPool(8, 4, 4, 4, 2), 4)
 
 
 def test_preallocation_holds_memory_it_does_not_use(model: GPT) -> None:

@@ -17,14 +17,19 @@ later chapter and by the exercises' tests:
 - ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
 - ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
 - ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
+- ``attnbook.layers``      chapters 6, 8: GPT-2's MLP, RMSNorm and SwiGLU
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
 - ``attnbook.data``        chapters 6, 8, 9: the shipped corpus, benchmark records, weights
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
-- ``attnbook.memory``      chapter 8: the peak bytes of tensors a computation holds
-- ``attnbook.paged``       chapter 9: a paged key/value cache (block pool, block tables)
+- ``attnbook.memory``      chapters 8, 9: the peak bytes of tensors a computation holds;
+                           reserved against paged cache bytes
+- ``attnbook.blocks``      chapter 9: the block manager (pool, tables, prefix caching)
+- ``attnbook.paged``       chapter 9: attention over a paged cache (gather, batch cache)
+- ``attnbook.serving``     chapter 9: a serving engine (continuous batching, chunked prefill)
+- ``attnbook.roofline``    chapter 9: bytes and operations of a decode step
 - ``attnbook.caches``      chapters 6-9: the key/value cache family (plain, quantised, fp8,
                            streaming, latent)
 - ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPTs

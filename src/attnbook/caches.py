@@ -7,14 +7,18 @@
     LatentCache        one latent and one rotary key per token, for latent attention (ch. 9)
 
 Each `append`s the new tokens and returns what attention reads; `nbytes` adds up the `.nbytes`
-of the tensors the cache holds (`tensors()`), so it is measured, never computed by formula.
-`attnbook.paged.PagedKVCache` (chapter 9) is one more member, kept in its own module.
+of the tensors the cache holds (`tensors()`), so it is measured, never computed by formula;
+`kv_cache_bytes` is the formula a plain cache must meet (chapters 6 and 8). A cache may also
+say which keys each query reads (`mask`, for a cache holding several sequences) and that its
+keys are rotated by their slot (`keys_by_slot`). `attnbook.paged.PagedKVCache` and
+`PagedBatchCache` (chapter 9) are members too, kept in their own module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -23,6 +27,7 @@ from ._checks import positive_int, tensor
 from .kvquant import check_bits, dequantize_packed, quantize_packed
 
 __all__ = [
+    "kv_cache_bytes",
     "KVCache",
     "QuantizedKVCache",
     "Float8KVCache",
@@ -31,12 +36,38 @@ __all__ = [
 ]
 
 
+def kv_cache_bytes(
+    n_tokens: int,
+    n_layer: int,
+    n_kv_head: int,
+    d_head: int,
+    bytes_per_number: int,
+    batch_size: int = 1,
+) -> int:
+    """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
+    2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
+    The package's one formula for it (chapters 6 and 8, where n_kv_head < n_head shrinks it);
+    `KVCache.nbytes` measures a real cache."""
+    for name, value in (
+        ("n_layer", n_layer),
+        ("n_kv_head", n_kv_head),
+        ("d_head", d_head),
+        ("bytes_per_number", bytes_per_number),
+        ("batch_size", batch_size),
+    ):
+        positive_int(name, value)
+    positive_int("n_tokens", n_tokens, allow_zero=True)
+    return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size
+
+
 @dataclass
 class KVCache:
     """Keys and values of the positions seen so far, each (B, H, T_seen, d_k) (chapter 6)."""
 
     k: Tensor | None = None
     v: Tensor | None = None
+    #: True: keys are stored unrotated and rotated by their slot when read (StreamingCache)
+    keys_by_slot: ClassVar[bool] = False
 
     def __len__(self) -> int:
         return 0 if self.k is None else self.k.shape[-2]
@@ -50,6 +81,12 @@ class KVCache:
         """Bytes of the tensors the cache holds (chapter 8; `kv_cache_bytes` predicts it for
         the plain cache)."""
         return sum(t.nbytes for t in self.tensors())
+
+    def mask(self, positions: Tensor | None) -> Tensor | None:
+        """Which keys each new query at `positions` may read, (B, 1, T_q, T_k), for a cache
+        whose rows are not one contiguous sequence each (chapter 9's paged batch); None here:
+        the causal mask of the cached sequence is right."""
+        return None
 
     def _check_new(self, k: Tensor, v: Tensor, held: Tensor | None = None) -> None:
         """k and v (B, H, T_new, d) of one shape, fitting `held` (default `self.v`), a
@@ -84,39 +121,57 @@ class QuantizedKVCache(KVCache):
     """Keys and values stored as packed `bits`-bit codes with float scales and minima,
     dequantised whenever attention reads them (chapter 9; KIVI).
 
-    Values: per token (one scale and minimum per token and head), quantised on arrival.
-    Keys: the first (T // group) * group tokens in groups of `group` consecutive tokens, one
-    scale and minimum per group, head and channel (`keys_per="channel"`, KIVI's layout) or
-    per token and head (`keys_per="token"`, for comparison); the last T % group keys stay in
-    full precision (the residual) until their group is complete. Scales and minima keep the
-    dtype of the keys and values (float32 in the chapter). `self.k`, `self.v` stay None: the
-    cache holds codes, and `nbytes` counts them, the scales, the minima and the residual.
+    The newest tokens stay in full precision, as in KIVI: keys until `residual` (R, a
+    multiple of the group G, default G) of them have gathered, which are then quantised in
+    groups of G consecutive tokens, one scale and minimum per group, head and channel
+    (`keys_per="channel"`, KIVI's layout) or per token and head (`keys_per="token"`, for
+    comparison); values in a sliding window of the newest R, each older value quantised per
+    token (one scale and minimum per token and head) as it leaves the window. Scales and
+    minima keep the dtype of the keys and values (float32 in the chapter). `self.k`,
+    `self.v` stay None: `nbytes` counts the codes, scales, minima and the full-precision
+    tokens.
     """
 
-    def __init__(self, bits: int, group: int = 32, keys_per: str = "channel") -> None:
+    def __init__(
+        self,
+        bits: int,
+        group: int = 32,
+        keys_per: str = "channel",
+        residual: int | None = None,
+    ) -> None:
         super().__init__()
         self.bits, self.group = check_bits(bits), positive_int("group", group)
         if keys_per not in ("channel", "token"):
             raise ValueError(f"keys_per must be 'channel' or 'token', got {keys_per!r}")
+        self.residual = (
+            group if residual is None else positive_int("residual", residual)
+        )
+        if self.residual % group:
+            raise ValueError(
+                f"residual={self.residual} must be a multiple of group={group}: the full-"
+                "precision keys are quantised in whole groups"
+            )
         self.keys_per = keys_per
         self.length = 0
         # (codes, scales, minima) of the quantised keys: codes (B, H, T_q, d*b/8); scales and
         # minima per channel (B, H, T_q / group, 1, d), per token (B, H, T_q, 1)
         self.k_quantised: Quantised | None = None
-        self.k_residual: Tensor | None = None  # (B, H, T % group, d), full precision
-        # (codes, scales, minima) of the values: (B, H, T, d*b/8), (B, H, T, 1) twice
+        self.k_residual: Tensor | None = None  # (B, H, < R, d), full precision
+        # (codes, scales, minima) of the older values: (B, H, T_v, d*b/8), (B, H, T_v, 1)
         self.v_quantised: Quantised | None = None
+        self.v_residual: Tensor | None = None  # (B, H, <= R, d), full precision
 
     def __len__(self) -> int:
         return self.length
 
     def tensors(self) -> Iterator[Tensor]:
-        for part in (self.k_quantised, self.v_quantised, (self.k_residual,)):
+        parts = (self.k_quantised, self.v_quantised, (self.k_residual, self.v_residual))
+        for part in parts:
             yield from (t for t in part or () if t is not None)
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add k, v (B, H, T_new, d); return all keys and values so far as attention reads
-        them, (B, H, T, d) each: dequantised codes, then the full-precision residual keys."""
+        them, (B, H, T, d) each: dequantised codes, then the full-precision newest ones."""
         self._check_new(k, v, self.k_residual)
         per_byte = 8 // self.bits
         if k.shape[-1] % per_byte:
@@ -124,12 +179,19 @@ class QuantizedKVCache(KVCache):
                 f"{self.bits}-bit codes are packed {per_byte} to a byte: the head width "
                 f"d={k.shape[-1]} must be a multiple of {per_byte}"
             )
-        self.v_quantised = _extend(self.v_quantised, quantize_packed(v, self.bits, -1))
+        R, G = self.residual, self.group
         recent = k if self.k_residual is None else torch.cat([self.k_residual, k], -2)
-        while recent.shape[-2] >= self.group:  # a complete group: quantise it
-            self._store_keys(recent[:, :, : self.group])
-            recent = recent[:, :, self.group :]
+        while recent.shape[-2] >= R:  # R keys gathered: quantise them, group by group
+            for start in range(0, R, G):
+                self._store_keys(recent[:, :, start : start + G])
+            recent = recent[:, :, R:]
         self.k_residual = recent
+        values = v if self.v_residual is None else torch.cat([self.v_residual, v], -2)
+        old = values.shape[-2] - R  # values leaving the window: quantised per token
+        if old > 0:
+            new = quantize_packed(values[:, :, :old], self.bits, -1)
+            self.v_quantised = _extend(self.v_quantised, new)
+        self.v_residual = values[:, :, max(old, 0) :]
         self.length += k.shape[-2]
         return self.read()
 
@@ -149,20 +211,23 @@ class QuantizedKVCache(KVCache):
         )
 
     def read(self) -> tuple[Tensor, Tensor]:
-        """All keys and values (B, H, T, d), dequantised (the residual keys as stored)."""
-        assert self.v_quantised is not None and self.k_residual is not None
-        values = dequantize_packed(*self.v_quantised, self.bits)
+        """All keys and values (B, H, T, d), dequantised (the newest as stored)."""
+        assert self.k_residual is not None and self.v_residual is not None
+        keys, values = self.k_residual, self.v_residual
+        if self.v_quantised is not None:
+            older = dequantize_packed(*self.v_quantised, self.bits)
+            values = torch.cat([older, values], dim=-2)
         if self.k_quantised is None:
-            return self.k_residual, values
+            return keys, values
         codes, scale, lo = self.k_quantised
         if (
             self.keys_per == "channel"
         ):  # codes by group: (B, H, T_q / group, group, d*b/8)
             B, H, T_q, _ = codes.shape
             codes = codes.reshape(B, H, T_q // self.group, self.group, -1)
-        keys = dequantize_packed(codes, scale, lo, self.bits)
-        keys = keys.reshape(*self.k_residual.shape[:2], -1, keys.shape[-1])
-        return torch.cat([keys, self.k_residual], dim=-2), values
+        older = dequantize_packed(codes, scale, lo, self.bits)
+        older = older.reshape(*keys.shape[:2], -1, older.shape[-1])
+        return torch.cat([older, keys], dim=-2), values
 
 
 Quantised = tuple[Tensor, Tensor, Tensor]
@@ -197,7 +262,9 @@ class Float8KVCache(KVCache):
 class StreamingCache(KVCache):
     """At most `capacity` tokens of one layer's keys and values, (B, H_kv, n, d) each: beyond
     it the oldest tokens after the first `sinks` are evicted (chapter 9; StreamingLLM). The
-    keys are stored as the caller gives them (unrotated, in `streaming`)."""
+    keys are stored unrotated; attention rotates each by its slot in the cache."""
+
+    keys_by_slot: ClassVar[bool] = True
 
     def __init__(self, capacity: int, sinks: int = 0) -> None:
         super().__init__()

@@ -31,11 +31,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import positive_int
-from .layers import MLPS, NORMS, SwiGLU, norm_layer
+from .layers import MLPS, NORMS, feed_forward, norm_layer
 from .multihead import KVCache, MultiHeadAttention
 from .positional import POSITIONS, embed_tokens, position_embedding
 
-__all__ = ["GPTConfig", "GPT", "Block", "MLP", "sample_next_token", "POSITIONS"]
+__all__ = ["GPTConfig", "GPT", "Block", "sample_next_token", "POSITIONS"]
 
 
 @dataclass
@@ -101,26 +101,6 @@ class GPTConfig:
             raise ValueError(f"mlp must be one of {MLPS}, got {self.mlp!r}")
 
 
-def feed_forward(config: GPTConfig) -> nn.Module:
-    """The block's feed-forward layer: GPT-2's GELU MLP, or SwiGLU (`config.mlp`)."""
-    if config.mlp == "swiglu":
-        return SwiGLU(config.n_embd, bias=config.bias, dropout=config.dropout)
-    return MLP(config)
-
-
-class MLP(nn.Module):
-    """Position-wise feed-forward layer (chapter 1): C -> 4C -> GELU -> C."""
-
-    def __init__(self, config: GPTConfig) -> None:
-        super().__init__()
-        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
-        self.proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
-        self.dropout = nn.Dropout(config.dropout)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.dropout(self.proj(F.gelu(self.fc(x))))  # (B, T, C)
-
-
 class Block(nn.Module):
     """Pre-LayerNorm transformer block: multi-head attention (causal unless
     `config.causal` is False), then the MLP, each wrapped in a residual connection. The one
@@ -141,7 +121,9 @@ class Block(nn.Module):
             dropout=config.dropout,
         )
         self.ln_2 = norm_layer(config.norm, config.n_embd, config.bias)
-        self.mlp = feed_forward(config)
+        self.mlp = feed_forward(
+            config.mlp, config.n_embd, bias=config.bias, dropout=config.dropout
+        )
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(
@@ -150,10 +132,12 @@ class Block(nn.Module):
         kv_cache: KVCache | None = None,
         need_weights: bool = False,
         key_mask: Tensor | None = None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """x (B, T, C) -> (B, T, C), and the weights (B, H, T, T_k) if `need_weights`.
 
         key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
+        positions: (T,) or (B, T), where x's tokens sit (default: after the cached ones).
         The caller (`GPT`, chapter 7's classifier) has checked its input once for all blocks.
         """
         a, weights = self.attn.self_attention(
@@ -162,6 +146,7 @@ class Block(nn.Module):
             is_causal=self.causal,
             need_weights=need_weights,
             kv_cache=kv_cache,
+            positions=positions,
         )
         x = x + self.dropout(a)  # (B, T, C)
         x = x + self.mlp(self.ln_2(x))  # (B, T, C)
@@ -200,19 +185,15 @@ def sample_next_token(
         if not 1 <= top_k:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         k = min(top_k, logits.shape[-1])
-        # (B, 1): the k-th largest logit
-        kth = torch.topk(logits, k, dim=-1).values[:, -1:]
+        kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits, dim=-1)  # (B, vocab)
     if top_p is not None and top_p < 1.0:
-        # (B, vocab) each
-        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
-        # (B, vocab): mass of likelier ones
-        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)  # (B, vocab)
+        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # of likelier ones
         # the nucleus is already complete before this token
         drop_sorted = mass_before >= top_p
-        # (B, vocab), back in vocabulary order
-        drop = drop_sorted.scatter(-1, order, drop_sorted)
+        drop = drop_sorted.scatter(-1, order, drop_sorted)  # in vocabulary order
         probs = probs.masked_fill(drop, 0.0)
         probs = probs / probs.sum(dim=-1, keepdim=True)
     # a CPU generator
@@ -281,6 +262,17 @@ class GPT(nn.Module):
                 f"model's block_size={self.config.block_size}"
             )
 
+    def _check_positions(self, idx: Tensor, positions: Tensor) -> int:
+        """positions (B, T) of idx's tokens: checked; returns the offset that makes
+        `_check_tokens` check the last one against block_size."""
+        if self.config.positions not in ("rope", "none"):
+            raise ValueError("positions= needs a model with positions 'rope' or 'none'")
+        if not isinstance(positions, Tensor) or positions.shape != idx.shape:
+            raise ValueError(f"positions must be a tensor shaped like idx {idx.shape}")
+        if positions.numel() and int(positions.min()) < 0:
+            raise ValueError("positions must be >= 0")
+        return int(positions.max()) + 1 - idx.shape[1] if positions.numel() else 0
+
     def _check_range(self, idx: Tensor) -> None:
         """A ValueError if a token id is outside the vocabulary (reads the ids to the host)."""
         V = self.config.vocab_size
@@ -307,14 +299,21 @@ class GPT(nn.Module):
         idx: Tensor,
         targets: Tensor | None = None,
         kv_caches: list[KVCache] | None = None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """idx (B, T) -> logits (B, T, vocab), and the mean cross-entropy if `targets` (B, T).
-        With `kv_caches` (one per layer) idx holds only the new positions."""
+        With `kv_caches` (one per layer) idx holds only the new positions. `positions` (B, T):
+        where each row's tokens sit, for caches of rows of different lengths (chapter 9's
+        engine; positions 'rope' or 'none' only). Default: after the cached ones."""
         offset = len(kv_caches[0]) if kv_caches else 0
+        if positions is not None:
+            offset = self._check_positions(idx, positions)
         self._check_tokens(idx, offset)
         x = self.drop(self._embed(idx, offset))  # (B, T, C)
         for i, block in enumerate(self.blocks):
-            x, _ = block(x, kv_cache=kv_caches[i] if kv_caches else None)
+            x, _ = block(
+                x, kv_cache=kv_caches[i] if kv_caches else None, positions=positions
+            )
         logits = self.head(self.ln_f(x))  # (B, T, vocab)
         loss = None
         if targets is not None:

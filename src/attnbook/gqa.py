@@ -31,7 +31,7 @@ from torch import Tensor
 from ._checks import floating, tensor
 from .attention import attend, repeat_kv
 from .gpt import GPT
-from .multihead import KVCache, kv_cache_bytes
+from .caches import KVCache, kv_cache_bytes
 
 __all__ = [
     "repeat_kv",

@@ -16,8 +16,6 @@ the first code in the lowest bits. The cache that stores them is
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import Tensor
 
@@ -127,12 +125,3 @@ def dequantize_packed(packed: Tensor, scale: Tensor, lo: Tensor, bits: int) -> T
     """The numbers behind packed codes (the inverse of `quantize_packed`, within half a
     step)."""
     return dequantize(unpack_codes(packed, bits), scale, lo)
-
-
-def __getattr__(name: str) -> Any:
-    """`kvquant.QuantizedKVCache`, where chapter 9 first put it (it lives in `caches`)."""
-    if name == "QuantizedKVCache":
-        from .caches import QuantizedKVCache
-
-        return QuantizedKVCache
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,9 +27,9 @@ from torch import Tensor, nn
 
 from ._checks import positive_int, tensor
 from .attention import attend
-from .caches import KVCache, LatentCache
+from .caches import KVCache, LatentCache, kv_cache_bytes
 from .gpt import GPT, GPTConfig
-from .multihead import MultiHeadAttention, kv_cache_bytes, merge_heads, split_heads
+from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import apply_rope
 
 __all__ = [
@@ -94,11 +94,18 @@ class MultiHeadLatentAttention(nn.Module):
         is_causal: bool = True,
         need_weights: bool = False,
         kv_cache: KVCache | None = None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, None]:
         """The GPT block's call, as `MultiHeadAttention.self_attention`: here `forward`,
-        checks included (x (B, T, d_model) -> ((B, T, d_model), None))."""
+        checks included (x (B, T, d_model) -> ((B, T, d_model), None)). `positions` (T,)
+        of x's tokens; default: after the cached ones."""
         return self.forward(
-            x, mask, is_causal=is_causal, need_weights=need_weights, kv_cache=kv_cache
+            x,
+            mask,
+            is_causal=is_causal,
+            need_weights=need_weights,
+            kv_cache=kv_cache,
+            positions=positions,
         )
 
     def forward(
@@ -110,6 +117,7 @@ class MultiHeadLatentAttention(nn.Module):
         need_weights: bool = False,
         kv_cache: KVCache | None = None,
         absorbed: bool = False,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, None]:
         """query (B, T, d_model) -> ((B, T, d_model), None). Causal self-attention only;
         `kv_cache` must be a `LatentCache` (positions continue after the cached ones)."""
@@ -129,7 +137,10 @@ class MultiHeadLatentAttention(nn.Module):
             )
         seen = 0 if kv_cache is None else len(kv_cache)
         T = query.shape[1]
-        positions = torch.arange(seen, seen + T, device=query.device)
+        if positions is None:
+            positions = torch.arange(seen, seen + T, device=query.device)
+        elif positions.dim() != 1:
+            raise ValueError("MultiHeadLatentAttention takes positions (T,) only")
         c = self.W_dkv(query)  # (B, T, d_latent)
         # (B, T, d_rope), shared by the heads
         k_r = apply_rope(self.W_kr(query), positions)

@@ -22,7 +22,16 @@ from torch import Tensor, nn
 
 from ._checks import floating, positive_float, positive_int, tensor
 
-__all__ = ["RMSNorm", "SwiGLU", "swiglu_hidden", "norm_layer", "NORMS", "MLPS"]
+__all__ = [
+    "RMSNorm",
+    "SwiGLU",
+    "MLP",
+    "swiglu_hidden",
+    "norm_layer",
+    "feed_forward",
+    "NORMS",
+    "MLPS",
+]
 
 NORMS = ("layernorm", "rmsnorm")  # the choices of GPTConfig.norm
 MLPS = ("gelu", "swiglu")  # the choices of GPTConfig.mlp
@@ -107,3 +116,28 @@ def norm_layer(kind: str, n_embd: int, bias: bool = False) -> nn.Module:
     if kind == "rmsnorm":
         return RMSNorm(n_embd)
     return nn.LayerNorm(n_embd, bias=bias)
+
+
+class MLP(nn.Module):
+    """GPT-2's position-wise feed-forward layer (chapters 1 and 6): C -> 4C -> GELU -> C."""
+
+    def __init__(self, n_embd: int, bias: bool = False, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.fc = nn.Linear(n_embd, 4 * n_embd, bias=bias)
+        self.proj = nn.Linear(4 * n_embd, n_embd, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.dropout(self.proj(F.gelu(self.fc(x))))  # (..., C)
+
+
+def feed_forward(
+    kind: str, n_embd: int, bias: bool = False, dropout: float = 0.0
+) -> nn.Module:
+    """The GPT block's feed-forward layer (`GPTConfig.mlp`): "gelu" (GPT-2's MLP) or
+    "swiglu"."""
+    if kind not in MLPS:
+        raise ValueError(f"mlp must be one of {MLPS}, got {kind!r}")
+    if kind == "swiglu":
+        return SwiGLU(n_embd, bias=bias, dropout=dropout)
+    return MLP(n_embd, bias=bias, dropout=dropout)

@@ -6,19 +6,24 @@ it, and the largest total is the peak. Only storages created inside `fn` count (
 before are not), and scratch memory a fused kernel allocates *inside* one operation (for
 example inside `scaled_dot_product_attention`) is invisible to it: the meter is meant to
 compare PyTorch code written out of ordinary operations, such as naive and blockwise attention.
+
+`reserved_vs_paged` counts the key/value memory of a batch by arithmetic (chapter 9): what
+preallocation reserves against what whole blocks of a paged cache hold.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-__all__ = ["peak_tensor_bytes"]
+from ._checks import positive_int
+
+__all__ = ["peak_tensor_bytes", "reserved_vs_paged"]
 
 R = TypeVar("R")
 
@@ -69,3 +74,31 @@ def peak_tensor_bytes(fn: Callable[[], R]) -> tuple[R, int]:
     with meter:
         result = fn()
     return result, meter.peak
+
+
+def reserved_vs_paged(
+    lengths: Sequence[int], max_len: int, block_size: int, bytes_per_token: int
+) -> dict[str, float]:
+    """Cache memory of a batch of sequences of `lengths` tokens (chapter 9): "reserved" when
+    each request preallocates `max_len` tokens, "paged" when it holds ceil(length /
+    block_size) blocks, "used" for the tokens themselves, and the waste of each in %."""
+    positive_int("max_len", max_len)
+    positive_int("block_size", block_size)
+    positive_int("bytes_per_token", bytes_per_token)
+    lengths = list(lengths)
+    if not lengths:
+        raise ValueError("lengths must hold at least one sequence length")
+    for n in lengths:
+        positive_int("each length", n)
+        if n > max_len:
+            raise ValueError(f"a length of {n} exceeds max_len={max_len}")
+    used = sum(lengths) * bytes_per_token
+    reserved = len(lengths) * max_len * bytes_per_token
+    paged = sum(-(-n // block_size) * block_size for n in lengths) * bytes_per_token
+    return {
+        "used": used,
+        "reserved": reserved,
+        "paged": paged,
+        "reserved_waste_pct": 100 * (reserved - used) / reserved,
+        "paged_waste_pct": 100 * (paged - used) / paged,
+    }

@@ -13,12 +13,13 @@ The three input projections are stored as one matrix, `qkv_weight` (d_model + 2 
 = [W_q; W_k; W_v] stacked by rows (kv_dim = n_kv_head * d_k, d_model without GQA), so that
 self-attention projects queries, keys and values with one matrix product instead of three.
 `W_q`, `W_k` and `W_v` remain: each is a `ProjectionRows`, its own rows of that matrix, which
-computes and can be written exactly like the `nn.Linear` of chapter 3. A checkpoint saved with
-the three separate layers (`W_q.weight`, ...) loads as it is (`load_state_dict` joins them).
+computes and can be written exactly like the `nn.Linear` of chapter 3.
 
 For decoding one token at a time (chapter 6), `forward` takes a `KVCache`: the keys and values
 of earlier positions are kept, so each new token is projected once instead of recomputing the
-whole prefix at every step.
+whole prefix at every step. New tokens sit after the cached ones unless `positions` says
+where each row's tokens sit (chapter 9's engine, whose cache holds sequences of different
+lengths and supplies the mask that keeps each row to its own keys, `KVCache.mask`).
 
 Chapter 8 adds two options: `n_kv_head` < n_head shares each key/value head among a group of
 query heads (grouped-query attention, `attnbook.gqa`; W_k and W_v then map d_model to
@@ -39,7 +40,6 @@ from .multihead_weights import (
     ProjectionRows,
     from_torch,
     init_as_separate_linears,
-    join_separate_projections,
     to_torch,
 )
 from .positional import alibi_bias, apply_rope
@@ -48,7 +48,6 @@ __all__ = [
     "MultiHeadAttention",
     "ProjectionRows",
     "KVCache",
-    "kv_cache_bytes",
     "split_heads",
     "merge_heads",
 ]
@@ -74,30 +73,6 @@ def merge_heads(x: Tensor) -> Tensor:
     tensor("x", x, "(B, H, T, d_k)", dims=(4,))
     B, H, T, d_k = x.shape
     return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
-
-
-def kv_cache_bytes(
-    n_tokens: int,
-    n_layer: int,
-    n_kv_head: int,
-    d_head: int,
-    bytes_per_number: int,
-    batch_size: int = 1,
-) -> int:
-    """Bytes the key/value cache holds after `n_tokens` tokens of `batch_size` sequences:
-    2 x n_layer x n_kv_head x d_head x bytes_per_number per token (2 = keys and values).
-    The package's one formula for it (chapters 6 and 8, where n_kv_head < n_head shrinks it);
-    `KVCache.nbytes` measures a real cache."""
-    for name, value in (
-        ("n_layer", n_layer),
-        ("n_kv_head", n_kv_head),
-        ("d_head", d_head),
-        ("bytes_per_number", bytes_per_number),
-        ("batch_size", batch_size),
-    ):
-        positive_int(name, value)
-    positive_int("n_tokens", n_tokens, allow_zero=True)
-    return 2 * n_layer * n_kv_head * d_head * bytes_per_number * n_tokens * batch_size
 
 
 class MultiHeadAttention(nn.Module):
@@ -180,7 +155,6 @@ class MultiHeadAttention(nn.Module):
         )
         init_as_separate_linears(self)  # the numbers W_q, W_k, W_v drew as nn.Linear
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
-        self.register_load_state_dict_pre_hook(join_separate_projections)
 
     @property
     def W_q(self) -> ProjectionRows:
@@ -241,12 +215,14 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool = False,
         need_weights: bool = False,
         kv_cache: KVCache | None = None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """`forward(x, ...)` for x (B, T, d_model) that the caller has already checked (the
         tiny GPT checks its token ids once per forward, not once per block); `mask` boolean,
-        broadcastable to (B, H, T, T_k). Returns (B, T, d_model) and the weights or None."""
+        broadcastable to (B, H, T, T_k); `positions` (T,) or (B, T), where x's tokens sit
+        (default: after the cached ones). Returns (B, T, d_model) and the weights or None."""
         q, k, v = self._qkv(x)
-        return self._attend(q, k, v, mask, is_causal, need_weights, kv_cache)
+        return self._attend(q, k, v, mask, is_causal, need_weights, kv_cache, positions)
 
     def _qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """x (B, T, d_model) -> q (B, H, T, d_k), k and v (B, H_kv, T, d_k): one product."""
@@ -263,16 +239,29 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool,
         need_weights: bool,
         kv_cache: KVCache | None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Heads q (B, H, T_q, d_k), k, v (B, H_kv, T_k, d_k) -> rotated, cached, attended and
         mixed by W_o: (B, T_q, d_model), and the weights (B, H, T_q, T_k) or None."""
-        seen = 0 if kv_cache is None else len(kv_cache)  # positions before this call's
-        if self.rope:  # positions continue after the cached ones
-            q = self.rotate(q, torch.arange(seen, seen + q.shape[-2], device=q.device))
-            k = self.rotate(k, torch.arange(seen, seen + k.shape[-2], device=k.device))
-        if kv_cache is not None:
-            # (B, H_kv, T_seen + T_k, d_k): only the shared heads
-            k, v = kv_cache.append(k, v)
+        if kv_cache is not None and kv_cache.keys_by_slot:
+            # a streaming cache (chapter 9) keeps keys unrotated: each is rotated by its
+            # slot in the cache, the queries by the last slots
+            k, v = kv_cache.append(k, v)  # (B, H_kv, n, d_k)
+            n, T = k.shape[-2], q.shape[-2]
+            q = self.rotate(q, torch.arange(n - T, n, device=q.device))
+            k = self.rotate(k, torch.arange(n, device=k.device))
+        else:
+            if positions is None and self.rope:  # after the cached positions
+                seen = 0 if kv_cache is None else len(kv_cache)
+                positions = torch.arange(seen, seen + q.shape[-2], device=q.device)
+            if positions is not None:
+                q, k = self.rotate(q, positions), self.rotate(k, positions)
+            if kv_cache is not None:
+                # (B, H_kv, T_seen + T_k, d_k): only the shared heads
+                k, v = kv_cache.append(k, v)
+                rows = kv_cache.mask(positions)  # a cache of several sequences' keys
+                if rows is not None:  # (B, 1, T_q, T_k): each query's own keys
+                    mask, is_causal = rows if mask is None else mask & rows, False
         # ALiBi (chapter 8): (H, T_q, T_k), -m_h x distance to each key, -inf on later keys
         bias = (
             alibi_bias(self.n_head, q.shape[-2], k.shape[-2], q.dtype, q.device)
@@ -293,9 +282,16 @@ class MultiHeadAttention(nn.Module):
 
     def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
         """RoPE on the first `rope_dims` features of each head of x (B, H, T, d_k), positions
-        (T,); the rest pass unrotated (partial rotary, chapter 9). Identity without `rope`."""
+        (T,) or each row's own (B, T); the rest pass unrotated (partial rotary, chapter 9).
+        Identity without `rope`."""
         if not self.rope:
             return x
+        if positions.dim() == 2:  # every row's tokens in one line, rotated, put back
+            B, H, T, d = x.shape
+            flat = self.rotate(
+                x.transpose(0, 1).reshape(H, B * T, d), positions.flatten()
+            )
+            return flat.reshape(H, B, T, d).transpose(0, 1)
         r = self.rope_dims
         if r == x.shape[-1]:
             return apply_rope(x, positions)
@@ -392,4 +388,5 @@ class MultiHeadAttention(nn.Module):
     @classmethod
     def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a `nn.MultiheadAttention` (with equal q/k/v widths)."""
-        return from_torch(cls, mha)
+        ours = from_torch(lambda d, h, bias: cls(d, h, bias=bias), mha)
+        return ours.to(mha.in_proj_weight.device)

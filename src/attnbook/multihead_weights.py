@@ -6,30 +6,56 @@ matrix product. Here:
 
     ProjectionRows              the rows of one role, used as the nn.Linear W_q, W_k or W_v
     init_as_separate_linears    the fused matrix starts as the three nn.Linear layers did
-    join_separate_projections   loads checkpoints saved with three separate layers
     to_torch, from_torch        the same weights in torch.nn.MultiheadAttention, which
                                 stacks them the same way (its in_proj_weight)
+
+The functions take any layer with the fused parameters (`FusedLayer`), so that this module
+needs nothing from `multihead`, which imports it.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-if TYPE_CHECKING:
-    from .multihead import MultiHeadAttention
-
 __all__ = [
+    "FusedLayer",
     "ProjectionRows",
     "init_as_separate_linears",
-    "join_separate_projections",
     "to_torch",
     "from_torch",
 ]
+
+
+class FusedLayer(Protocol):
+    """What these functions read of a `multihead.MultiHeadAttention`."""
+
+    d_model: int
+    n_head: int
+    n_kv_head: int
+    bias: bool
+    rope: bool
+    alibi: bool
+    W_o: nn.Linear
+
+    @property
+    def qkv_weight(self) -> Tensor: ...
+    @property
+    def qkv_bias(self) -> Tensor | None: ...
+    @property
+    def W_q(self) -> ProjectionRows: ...
+    @property
+    def W_k(self) -> ProjectionRows: ...
+    @property
+    def W_v(self) -> ProjectionRows: ...
+
+
+Layer = TypeVar("Layer", bound=FusedLayer)
 
 
 class ProjectionRows:
@@ -38,7 +64,7 @@ class ProjectionRows:
     `nn.Linear` would, and `weight` (out_features, d_model) and `bias` are views of the fused
     parameters, so that writing into them (under `torch.no_grad()`) changes the layer."""
 
-    def __init__(self, layer: MultiHeadAttention, rows: slice) -> None:
+    def __init__(self, layer: FusedLayer, rows: slice) -> None:
         self.layer, self.rows = layer, rows
         self.in_features = layer.d_model
         self.out_features = rows.stop - rows.start
@@ -62,7 +88,7 @@ class ProjectionRows:
         )
 
 
-def init_as_separate_linears(layer: MultiHeadAttention) -> None:
+def init_as_separate_linears(layer: FusedLayer) -> None:
     """Fill W_q, W_k and W_v, in that order, as `nn.Linear` fills its weight and bias: the
     fused layer draws the very random numbers the three separate layers drew, so that seeded
     results (the book's stored outputs, the shipped benchmark records) stay the same."""
@@ -74,21 +100,7 @@ def init_as_separate_linears(layer: MultiHeadAttention) -> None:
                 nn.init.uniform_(rows.bias, -bound, bound)
 
 
-def join_separate_projections(
-    module: nn.Module, state_dict: dict[str, Tensor], prefix: str, *args: Any
-) -> None:
-    """`load_state_dict` pre-hook of `MultiHeadAttention`: a checkpoint saved with three
-    separate projections (keys W_q.weight, W_k.weight, W_v.weight and their biases, the
-    layout before they were fused) gets them stacked into qkv_weight (and qkv_bias), in the
-    dictionary being loaded, before its keys are matched to the parameters."""
-    for kind in ("weight", "bias"):
-        keys = [f"{prefix}{role}.{kind}" for role in ("W_q", "W_k", "W_v")]
-        if all(k in state_dict for k in keys):
-            joined = torch.cat([state_dict.pop(k) for k in keys])  # [W_q; W_k; W_v]
-            state_dict[f"{prefix}qkv_{kind}"] = joined
-
-
-def to_torch(layer: MultiHeadAttention) -> nn.MultiheadAttention:
+def to_torch(layer: FusedLayer) -> nn.MultiheadAttention:
     """A `nn.MultiheadAttention(batch_first=True)` computing the same function as `layer`."""
     if layer.rope:
         raise ValueError(
@@ -118,9 +130,10 @@ def to_torch(layer: MultiHeadAttention) -> nn.MultiheadAttention:
 
 
 def from_torch(
-    cls: type[MultiHeadAttention], mha: nn.MultiheadAttention
-) -> MultiHeadAttention:
-    """A `cls` (MultiHeadAttention) with the weights of `mha` (equal q/k/v widths)."""
+    build: Callable[[int, int, bool], Layer], mha: nn.MultiheadAttention
+) -> Layer:
+    """`build(d_model, n_head, bias)` (a MultiHeadAttention) with the weights of `mha`
+    (equal q/k/v widths), on the CPU."""
     if not isinstance(mha, nn.MultiheadAttention):
         raise TypeError(
             f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}"
@@ -135,11 +148,11 @@ def from_torch(
             "the input and output projections must both have biases or both not, "
             "and add_bias_kv is not supported"
         )
-    ours = cls(mha.embed_dim, mha.num_heads, bias=bias)
+    ours = build(mha.embed_dim, mha.num_heads, bias)
     with torch.no_grad():
         ours.qkv_weight.copy_(mha.in_proj_weight)
         ours.W_o.weight.copy_(mha.out_proj.weight)
         if ours.qkv_bias is not None:
             ours.qkv_bias.copy_(mha.in_proj_bias)
             ours.W_o.bias.copy_(mha.out_proj.bias)
-    return ours.to(mha.in_proj_weight.device)
+    return ours

@@ -1,17 +1,22 @@
 """A tiny serving engine: continuous batching over a paged cache (chapter 9; vLLM, Kwon et
-al. 2023; Orca's iteration-level scheduling, Yu et al. 2022).
+al. 2023; Orca's iteration-level scheduling, Yu et al. 2022; chunked prefill as in Sarathi,
+Agrawal et al. 2024, and vLLM V1's scheduler).
 
-Requests wait in a queue. Every `step` the scheduler admits waiting requests while the batch
-has room and the pool has blocks (first come, first served), runs each newcomer's prompt
-through the model (prefill), then decodes one token for every other running sequence in one
-batched forward pass, each sequence at its own position, reading its keys and values through
-its block table (`paged.paged_attention`). A sequence that finishes frees its blocks at once,
-and the next waiting request takes its place in the following step.
+Requests wait in a queue. Every `step` the scheduler picks the tokens to compute: first those
+of the running sequences (one each when decoding), oldest first, then waiting requests, first
+come first served, while the batch, the pool and the step's `token_budget` have room. With a budget, a
+prompt longer than what is left is split into chunks over several steps (`chunked=True`, as
+vLLM V1 always does) or waits for a step with room for all of it (`chunked=False`). The model
+runs its own blocks (`GPT.forward`) over a `paged.PagedBatchCache`: each row at its own
+positions, reading its own blocks. A sequence that finishes frees its blocks at once, and the
+next waiting request takes its place in the following step.
 
 Blocks are shared, not copied: the parallel samples of one prompt share the prompt's blocks,
-and with `prefix_cache=True` a request whose prompt starts with the full blocks of an earlier
-one (a shared system prompt) reuses them. A shared block is copied before a sequence writes
-into it (`paged.BlockTable.grow`).
+and with `prefix_cache=True` every full block of computed tokens is cached under a hash of its
+tokens chained to the hash of the block before it (vLLM's automatic prefix caching). A later
+request that starts with the same tokens reuses the blocks, even after their first holder has
+finished, until the pool hands them out again, least recently freed first. A shared block is
+copied before a sequence writes into it (`blocks.BlockTable.grow`).
 
 Memory policies (`reserve`): "none" takes blocks as tokens arrive (paging) and, when the pool
 runs dry, preempts the newest running sequence (its blocks are freed; it is recomputed when
@@ -21,22 +26,28 @@ prompt + max_new_tokens, as systems without paging must.
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from dataclasses import dataclass, field
-from typing import cast
 
 import torch
 from torch import Tensor
 
 from ._checks import positive_int
-from .gpt import GPT, Block, sample_next_token
-from .multihead import merge_heads, split_heads
-from .paged import BlockPool, BlockTable, paged_attention
-from .positional import apply_rope, embed_tokens
+from .blocks import BlockPool, BlockTable
+from .gpt import GPT, sample_next_token
+from .multihead import MultiHeadAttention
+from .paged import PagedBatchCache
 
-__all__ = ["Request", "Engine", "RESERVE"]
+__all__ = ["Request", "Engine", "RESERVE", "block_hash"]
 
 RESERVE = ("none", "max", "request")
+
+
+def block_hash(parent: bytes, tokens: list[int]) -> bytes:
+    """The prefix cache's key of a full block: SHA-256 of the previous block's key and this
+    block's token ids, so that it stands for every token up to the block's end."""
+    return hashlib.sha256(parent + repr(tokens).encode()).digest()
 
 
 @dataclass
@@ -62,23 +73,26 @@ class Request:
 
 @dataclass
 class _Sequence:
-    """One sample being answered: its tokens so far, how many are in the cache."""
+    """One sample being answered: its tokens so far, how many are in the cache, the keys of
+    its full cached blocks, and the step that produced each of its tokens."""
 
     request_id: int
     sample: int
     tokens: list[int]
-    generated: int
     generator: torch.Generator
     table: BlockTable
     cached: int = 0
     output: list[int] = field(default_factory=list)
+    keys: list[bytes] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
 
 
 class Engine:
-    """Serves `Request`s with `model` (a GPT with rotary or no positions, in eval mode) from
-    `pool` (a `BlockPool` with the model's layers, key/value heads and head width), at most
-    `max_batch` sequences at a time. `add` queues a request, `step` runs one iteration,
-    `run` steps until every request is answered and returns the outputs."""
+    """Serves `Request`s with `model` (a GPT with rotary or no positions and multi-head
+    attention, in eval mode) from `pool` (a `BlockPool` with the model's layers, key/value
+    heads and head width), at most `max_batch` sequences and `token_budget` tokens (None:
+    no limit) per step. `add` queues a request, `step` runs one iteration, `run` steps until
+    every request is answered and returns the outputs."""
 
     def __init__(
         self,
@@ -87,6 +101,8 @@ class Engine:
         max_batch: int,
         reserve: str = "none",
         prefix_cache: bool = False,
+        token_budget: int | None = None,
+        chunked: bool = True,
     ) -> None:
         if not isinstance(model, GPT):
             raise TypeError(
@@ -98,35 +114,51 @@ class Engine:
                 f"the engine serves models with positions 'rope' or 'none', got "
                 f"{cfg.positions!r}"
             )
+        kinds = {type(block.attn).__name__ for block in model.blocks}
+        if kinds != {"MultiHeadAttention"}:
+            raise ValueError(
+                f"the engine's pool holds per-head keys and values, for MultiHeadAttention; "
+                f"this model's attention is {sorted(kinds)} (latent attention caches "
+                "latents: decode it one sequence at a time with a LatentCache)"
+            )
         if not isinstance(pool, BlockPool):
             raise TypeError(f"pool must be a BlockPool, got {type(pool).__name__}")
-        heads = cfg.n_kv_head or cfg.n_head
+        attn = model.blocks[0].attn
+        assert isinstance(attn, MultiHeadAttention)
         if (pool.n_layer, pool.n_head, pool.d_head) != (
             cfg.n_layer,
-            heads,
-            cfg.n_embd // cfg.n_head,
+            attn.n_kv_head,
+            attn.d_k,
         ):
             raise ValueError(
                 f"the pool holds {pool.n_layer} layers of {pool.n_head} heads of width "
-                f"{pool.d_head}; the model needs {cfg.n_layer}, {heads} and "
-                f"{cfg.n_embd // cfg.n_head}"
+                f"{pool.d_head}; the model needs {cfg.n_layer}, {attn.n_kv_head} and "
+                f"{attn.d_k}"
             )
         if reserve not in RESERVE:
             raise ValueError(f"reserve must be one of {RESERVE}, got {reserve!r}")
         self.model, self.pool = model.eval(), pool
         self.max_batch = positive_int("max_batch", max_batch)
+        self.token_budget = (
+            None if token_budget is None else positive_int("token_budget", token_budget)
+        )
         self.reserve, self.prefix_cache = reserve, bool(prefix_cache)
+        self.chunked = bool(chunked)
         self.requests: list[Request] = []
         self.waiting: deque[_Sequence] = deque()
         self.running: list[_Sequence] = []
         self.outputs: dict[int, list[list[int]]] = {}
-        # the tokens up to the end of a full prompt block -> the block that holds them
-        self.prefix_blocks: dict[tuple[int, ...], int] = {}
-        # per step: sequences running, token slots held, tokens cached; preemptions
+        # per request: the step it arrived in, and the step of each token of each sample
+        self.arrivals: list[int] = []
+        self.token_steps: dict[int, list[list[int]]] = {}
+        # per step: sequences running, token slots held, tokens cached
         self.trace: list[tuple[int, int, int]] = []
-        # per step: the request ids prefilled, and those decoded
+        # per step: the request ids that read prompt tokens, and those decoded
         self.history: list[tuple[list[int], list[int]]] = []
+        self.scheduled: list[int] = []  # per step: tokens computed
         self.preemptions = 0
+        # prompt blocks looked up in the prefix cache at admission, and those found
+        self.blocks_looked_up = self.blocks_found = 0
 
     # -- requests ------------------------------------------------------------------------
     def add(self, request: Request) -> int:
@@ -153,39 +185,57 @@ class Engine:
             raise ValueError(
                 "parallel samples (n > 1) share their prompt's blocks: reserve='none' only"
             )
+        budget = self.token_budget
+        if budget is not None and not self.chunked and total > budget:
+            raise ValueError(
+                f"unchunked, a prompt and the tokens it may have to recompute ({total}) "
+                f"must fit in one step's token_budget={budget}"
+            )
         if not all(
             isinstance(t, int) and 0 <= t < cfg.vocab_size for t in request.prompt
         ):
             raise ValueError(f"prompt ids must be ints in [0, {cfg.vocab_size})")
         rid = len(self.requests)
         self.requests.append(request)
+        self.arrivals.append(len(self.history))
         self.outputs[rid] = [[] for _ in range(request.n)]
+        self.token_steps[rid] = [[] for _ in range(request.n)]
         self.waiting.append(self._new_sequence(rid, 0, list(request.prompt)))
         return rid
 
     def _new_sequence(self, rid: int, sample: int, tokens: list[int]) -> _Sequence:
         seed = self.requests[rid].seed + sample
         generator = torch.Generator().manual_seed(seed)
-        return _Sequence(rid, sample, tokens, 0, generator, BlockTable(self.pool))
+        return _Sequence(rid, sample, tokens, generator, BlockTable(self.pool))
 
     # -- the scheduler ---------------------------------------------------------------------
     def step(self) -> None:
-        """Admit what fits and prefill each newcomer, then decode one token for every
-        sequence that was running before, in one batched pass; free what finished."""
-        decode = list(self.running)
-        while (seq := self._admit()) is not None:
-            logits = self._forward([seq])  # (1, vocab)
-            self._register_prefix(seq)
-            twins = [seq] + [self._fork(seq, i) for i in range(1, self._n(seq))]
-            for twin in twins:
-                self._sample(twin, logits[0])
-        decode = self._make_room([s for s in decode if s in self.running])
-        prefilled = [s.request_id for s in self.running if s not in decode]
-        self.history.append((prefilled, [s.request_id for s in decode]))
-        if decode:
-            logits = self._forward(decode)  # (B, vocab)
-            for seq, row in zip(decode, logits):
-                self._sample(seq, row)
+        """Schedule the step's tokens (running sequences first, then newcomers), run them
+        through the model, sample where a sequence's tokens are all in, free what finished."""
+        budget = self.token_budget or self.model.config.block_size * self.max_batch
+        plan: list[tuple[_Sequence, int]] = []
+        for seq in list(self.running):  # oldest first; the newest may be preempted
+            n = min(len(seq.tokens) - seq.cached, budget)
+            if seq in self.running and n > 0 and self._make_room(seq, n):
+                plan.append((seq, n))
+                budget -= n
+        while budget > 0 and (admitted := self._admit(budget)) is not None:
+            plan.append(admitted)
+            budget -= admitted[1]
+        plan = [(s, n) for s, n in plan if s in self.running]
+        reading = [s.request_id for s, n in plan if n > 1 or not s.output]
+        self.history.append(
+            (reading, [s.request_id for s, n in plan if n == 1 and s.output])
+        )
+        self.scheduled.append(sum(n for _, n in plan))
+        for T in sorted({n for _, n in plan}):  # rows of equal length run together
+            group = [s for s, n in plan if n == T]
+            for seq, logits in zip(group, self._forward(group, T)):
+                self._computed(seq, T)
+                if seq.cached == len(seq.tokens):  # all its tokens are in: sample
+                    twins = [self._fork(seq, i) for i in range(1, self._n(seq))]
+                    for each in [seq, *twins]:
+                        self._sample(each, logits)
         self.trace.append(
             (
                 len(self.running),
@@ -196,7 +246,8 @@ class Engine:
         for seq in [s for s in self.running if self._done(s)]:
             self.running.remove(seq)
             self.outputs[seq.request_id][seq.sample] = seq.output
-            self._release(seq)
+            self.token_steps[seq.request_id][seq.sample] = seq.steps
+            seq.table.free()
 
     def run(self, max_steps: int = 100_000) -> dict[int, list[list[int]]]:
         """Step until every request is answered: {request id: [tokens of each sample]}."""
@@ -207,33 +258,48 @@ class Engine:
         raise RuntimeError(f"requests still open after {max_steps} steps")
 
     def _n(self, seq: _Sequence) -> int:
-        """Samples to fork from `seq` after its prefill: the request's n, once."""
-        fresh = seq.sample == 0 and seq.generated == 0
+        """Samples to fork from `seq` once its prompt is in: the request's n, once."""
+        fresh = seq.sample == 0 and not seq.output
         return self.requests[seq.request_id].n if fresh else 1
 
-    def _admit(self) -> _Sequence | None:
-        """The first waiting sequence, running, if it fits (first come, first served)."""
+    def _admit(self, budget: int) -> tuple[_Sequence, int] | None:
+        """The first waiting sequence, running, and the tokens it reads this step, if it
+        fits in the batch, the budget and the pool (first come, first served)."""
         if not self.waiting:
             return None
         seq, size = self.waiting[0], self.pool.block_size
-        n = self._n(seq)
-        if len(self.running) + n > self.max_batch:
+        n = self._n(seq)  # with the twins the running ones will fork
+        if sum(map(self._n, self.running)) + n > self.max_batch:
             return None
-        reused = self._lookup_prefix(seq)
+        keys, found = self._prefix_keys(seq), []
+        for key in keys:  # the leading blocks the prefix cache holds
+            if key not in self.pool.cached:
+                break
+            found.append(self.pool.cached[key])
+        start = len(found) * size
+        chunk = min(len(seq.tokens) - start, budget)
+        if chunk < len(seq.tokens) - start and not self.chunked:
+            return None
+        revived = sum(
+            self.pool.refs[b] == 0 for b in found
+        )  # taken from the free queue
         if self.reserve == "none":  # its tokens, and a copy of the last block per twin
-            need = -(-len(seq.tokens) // size) - len(reused) + (n - 1)
+            need = -(-(start + chunk) // size) - len(found) + (n - 1)
         else:
-            need = -(-self._reservation(seq) // size) - len(reused)
-        if need > self.pool.num_free:
+            need = -(-self._reservation(seq) // size) - len(found)
+        if need + revived > self.pool.num_free:
             return None
         self.waiting.popleft()
-        self.pool.share(reused)
-        seq.table.blocks = list(reused)
-        seq.table.length = seq.cached = len(reused) * size
+        self.blocks_looked_up += len(keys)
+        self.blocks_found += len(found)
+        seq.keys = keys[: len(found)]
+        seq.table.blocks = [self.pool.take_cached(key) for key in seq.keys]
+        seq.table.length = seq.cached = start
         if self.reserve != "none":
             seq.table.reserve(self._reservation(seq))
+        seq.table.grow(chunk)
         self.running.append(seq)
-        return seq
+        return seq, chunk
 
     def _reservation(self, seq: _Sequence) -> int:
         """Tokens a preallocating policy reserves for seq at admission."""
@@ -242,71 +308,63 @@ class Engine:
             return self.model.config.block_size
         return len(request.prompt) + request.max_new_tokens - 1
 
-    def _lookup_prefix(self, seq: _Sequence) -> list[int]:
-        """Live blocks that hold seq's leading full blocks of tokens, as many as match
-        (leaving at least one token to compute, for its logits)."""
+    def _prefix_keys(self, seq: _Sequence) -> list[bytes]:
+        """The keys of seq's leading full blocks, leaving at least one token to compute (for
+        its logits); none without the prefix cache."""
         if not self.prefix_cache:
             return []
-        size, found = self.pool.block_size, []
+        size, keys, parent = self.pool.block_size, [], b""
         for i in range((len(seq.tokens) - 1) // size):
-            block = self.prefix_blocks.get(tuple(seq.tokens[: (i + 1) * size]))
-            if block is None:
-                break
-            found.append(block)
-        return found
+            parent = block_hash(parent, seq.tokens[i * size : (i + 1) * size])
+            keys.append(parent)
+        return keys
 
-    def _register_prefix(self, seq: _Sequence) -> None:
-        """Make seq's full prompt blocks findable by later requests (while they live)."""
-        if self.prefix_cache:
-            size = self.pool.block_size
-            prompt = self.requests[seq.request_id].prompt
-            for i in range(len(prompt) // size):
-                key = tuple(prompt[: (i + 1) * size])
-                self.prefix_blocks.setdefault(key, seq.table.blocks[i])
-
-    def _release(self, seq: _Sequence) -> None:
-        """Free seq's blocks; forget prefixes whose blocks went back to the pool."""
-        seq.table.free()
-        for key in [k for k, b in self.prefix_blocks.items() if self.pool.refs[b] == 0]:
-            del self.prefix_blocks[key]
+    def _computed(self, seq: _Sequence, n: int) -> None:
+        """seq's next n tokens are in its blocks: cache the blocks they filled."""
+        seq.cached += n
+        size = self.pool.block_size
+        while self.prefix_cache and (len(seq.keys) + 1) * size <= seq.cached:
+            i = len(seq.keys)
+            parent = seq.keys[-1] if seq.keys else b""
+            seq.keys.append(block_hash(parent, seq.tokens[i * size : (i + 1) * size]))
+            self.pool.cache_block(seq.table.blocks[i], seq.keys[-1])
 
     def _fork(self, seq: _Sequence, sample: int) -> _Sequence:
         """Sample `sample` of seq's request: the same tokens and blocks (shared)."""
         twin = self._new_sequence(seq.request_id, sample, list(seq.tokens))
         twin.table, twin.cached = seq.table.fork(), seq.cached
+        twin.keys = list(seq.keys)
         self.running.append(twin)
         return twin
 
-    def _make_room(self, decode: list[_Sequence]) -> list[_Sequence]:
-        """Each decoding sequence is about to write one token: into a new block, or a copy
-        of a shared one, when its last is full or shared. Without a free block for it,
-        preempt the newest running sequence (perhaps itself) until there is one."""
-        size, claimed = self.pool.block_size, 0
-        for seq in decode:
-            while seq in self.running:
-                i = seq.cached // size
-                own = (
-                    i < len(seq.table.blocks)
-                    and self.pool.refs[seq.table.blocks[i]] == 1
-                )
-                if own or self.pool.num_free > claimed:
-                    claimed += not own
-                    break
-                self._preempt(self.running[-1])
-        return [s for s in decode if s in self.running]
+    def _make_room(self, seq: _Sequence, n: int) -> bool:
+        """Blocks for seq's next n tokens: new ones past its last, and a copy of a shared
+        block it writes into. Without enough free blocks, preempt the newest running
+        sequence (perhaps seq itself) until there are. Takes them; False if seq is gone."""
+        size, blocks = self.pool.block_size, seq.table.blocks
+        first, last = seq.cached // size, (seq.cached + n - 1) // size
+        shared = sum(self.pool.refs[b] > 1 for b in blocks[first : last + 1])
+        need = max(0, last + 1 - len(blocks)) + shared
+        while seq in self.running:
+            if need <= self.pool.num_free:
+                seq.table.grow(n)
+                return True
+            self._preempt(self.running[-1])
+        return False
 
     def _preempt(self, seq: _Sequence) -> None:
         """Free seq's blocks and queue it first, to be recomputed from its tokens (its
         admission sets what is cached anew)."""
         self.running.remove(seq)
-        self._release(seq)
+        seq.table.free()
+        seq.cached, seq.keys = 0, []
         self.waiting.appendleft(seq)
         self.preemptions += 1
 
     def _done(self, seq: _Sequence) -> bool:
         request = self.requests[seq.request_id]
-        stopped = request.stop is not None and seq.output[-1] == request.stop
-        return stopped or seq.generated == request.max_new_tokens
+        stopped = request.stop is not None and seq.output[-1:] == [request.stop]
+        return stopped or len(seq.output) == request.max_new_tokens
 
     def _sample(self, seq: _Sequence, logits: Tensor) -> None:
         request = self.requests[seq.request_id]
@@ -317,20 +375,15 @@ class Engine:
         )
         seq.tokens.append(token)
         seq.output.append(token)
-        seq.generated += 1
+        seq.steps.append(len(self.history) - 1)
 
     # -- the model -------------------------------------------------------------------------
     @torch.no_grad()
-    def _forward(self, seqs: list[_Sequence]) -> Tensor:
-        """Run each sequence's uncached tokens (all the same count: a prompt when one
-        sequence is prefilled, one token each when decoding) -> next-token logits (B, vocab)."""
-        model, pool = self.model, self.pool
-        T = len(seqs[0].tokens) - seqs[0].cached
-        new = torch.tensor([s.tokens[s.cached :] for s in seqs])  # (B, T)
+    def _forward(self, seqs: list[_Sequence], T: int) -> Tensor:
+        """The model's forward pass on each sequence's next T tokens (their blocks already
+        taken), every row at its own positions -> each row's last logits (B, vocab)."""
+        new = torch.tensor([s.tokens[s.cached : s.cached + T] for s in seqs])  # (B, T)
         positions = torch.tensor([s.cached for s in seqs])[:, None] + torch.arange(T)
-        where = [s.table.grow(T) for s in seqs]
-        blocks = torch.cat([b for b, _ in where])  # (B*T,)
-        slots = torch.cat([s for _, s in where])
         width = max(len(s.table.blocks) for s in seqs)
         tables = torch.tensor(  # (B, width), short rows padded with their first block
             [
@@ -338,34 +391,10 @@ class Engine:
                 for s in seqs
             ]
         )
-        lengths = torch.tensor([len(s.table) for s in seqs])
-        x = embed_tokens(model.tok_emb, None, new, scale=model.config.embedding_scale)
-        for layer, block in enumerate(cast(list[Block], list(model.blocks))):
-            attn = block.attn
-            h = block.ln_1(x)  # (B, T, C)
-            q = split_heads(attn.W_q(h), attn.n_head)  # (B, H, T, d)
-            k = split_heads(attn.W_k(h), attn.n_kv_head)  # (B, H_kv, T, d)
-            v = split_heads(attn.W_v(h), attn.n_kv_head)
-            if attn.rope:
-                q, k = _rotate(q, positions), _rotate(k, positions)
-            # (B*T, H_kv, d): the new tokens into their slots, then read by block table
-            pool.write(
-                layer,
-                blocks,
-                slots,
-                k.transpose(1, 2).flatten(0, 1),
-                v.transpose(1, 2).flatten(0, 1),
-            )
-            heads = paged_attention(q, pool, layer, tables, lengths)  # (B, H, T, d)
-            x = x + attn.W_o(merge_heads(heads))  # the rest is Block.forward's
-            x = x + block.mlp(block.ln_2(x))
-        for seq in seqs:
-            seq.cached = len(seq.tokens)
-        return model.head(model.ln_f(x[:, -1]))  # (B, vocab)
-
-
-def _rotate(x: Tensor, positions: Tensor) -> Tensor:
-    """RoPE on x (B, H, T, d) with each row's own positions (B, T)."""
-    B, H, T, d = x.shape
-    flat = x.transpose(0, 1).reshape(H, B * T, d)  # every row's tokens in one line
-    return apply_rope(flat, positions.reshape(-1)).reshape(H, B, T, d).transpose(0, 1)
+        lengths = positions[:, -1] + 1  # (B,): each row's tokens with the new ones
+        caches = [
+            PagedBatchCache(self.pool, layer, tables, lengths)
+            for layer in range(self.pool.n_layer)
+        ]
+        logits, _ = self.model(new, kv_caches=list(caches), positions=positions)
+        return logits[:, -1]  # (B, vocab)

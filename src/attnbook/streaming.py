@@ -12,8 +12,9 @@ keep reading past its `block_size` if its cache is kept to at most `capacity` to
     "reencode-sinks"  the same on the first `sinks` tokens and the last capacity - sinks: the
                       windows a model trained with a start token saw, if sinks = 1
 
-The cache (`caches.StreamingCache`) keeps keys *before* rotation and gives them positions by
-their slot in the cache (0 .. n-1), the query the last one, as StreamingLLM does: a sink token
+The cache (`caches.StreamingCache`) keeps keys *before* rotation, and the model's attention
+gives them positions by their slot in the cache (0 .. n-1), the query the last one, as
+StreamingLLM does: a sink token
 then sits at distance <= capacity - 1 from the query, a distance the model was trained on.
 
 Two models are shipped (`load_ch9_model`): one trained on windows cut anywhere in the text,
@@ -24,19 +25,15 @@ from __future__ import annotations
 
 import importlib.resources
 import io
-from typing import cast
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import positive_int, tensor
-from .attention import attend
 from .caches import StreamingCache
 from .device import evaluating
-from .gpt import GPT, Block, GPTConfig
-from .multihead import merge_heads, split_heads
-from .positional import alibi_bias
+from .gpt import GPT, GPTConfig
 from .text import CharTokenizer, load_tiny_shakespeare
 
 __all__ = [
@@ -58,27 +55,18 @@ WEIGHTS = {
 }
 
 
-def _block_step(
-    block: Block, x: Tensor, cache: StreamingCache, need_weights: bool = False
-) -> tuple[Tensor, Tensor | None]:
-    """One block on the newest token x (B, 1, C), reading and updating its streaming cache:
-    `Block.forward` with keys rotated by their slot in the cache at every step. Returns the
-    new x and, if `need_weights`, the weights on the cached tokens (B, H, 1, n)."""
-    attn = block.attn
-    h = block.ln_1(x)
-    q = split_heads(attn.W_q(h), attn.n_head)  # (B, H, 1, d)
-    k, v = cache.append(
-        split_heads(attn.W_k(h), attn.n_kv_head),
-        split_heads(attn.W_v(h), attn.n_kv_head),
-    )
-    n = k.shape[-2]  # (B, H_kv, n, d): positions are the cache slots 0 .. n-1
-    q, k = attn.rotate(q, torch.tensor([n - 1])), attn.rotate(k, torch.arange(n))
-    bias = alibi_bias(attn.n_head, 1, n, dtype=q.dtype) if attn.alibi else None
-    heads, weights = attend(
-        q, k, v, is_causal=True, bias=bias, need_weights=need_weights
-    )
-    x = x + attn.W_o(merge_heads(heads))  # (B, 1, C)
-    return x + block.mlp(block.ln_2(x)), weights
+def _step(
+    model: GPT, ids: Tensor, caches: list[StreamingCache], need_weights: bool = False
+) -> tuple[Tensor, list[Tensor | None]]:
+    """The newest tokens ids (B, 1) through the model's own blocks, each reading and
+    updating its streaming cache (GPT.forward's path, without its check that positions stay
+    within block_size: here they are cache slots). Returns x (B, 1, C) after the last
+    block and each layer's weights (B, H, 1, n) if `need_weights`."""
+    x, maps = model._embed(ids), []  # (B, 1, C)
+    for block, cache in zip(model.blocks, caches):
+        x, weights = block(x, kv_cache=cache, need_weights=need_weights)
+        maps.append(weights)
+    return x, maps
 
 
 def _check_model(model: GPT) -> None:
@@ -125,9 +113,7 @@ def stream_losses(
                 )
                 logits = model(window)[0][:, -1]  # (B, vocab)
             else:
-                x = model.tok_emb(streams[:, t : t + 1])  # (B, 1, C)
-                for block, cache in zip(model.blocks, caches):
-                    x, _ = _block_step(cast(Block, block), x, cache)
+                x = _step(model, streams[:, t : t + 1], caches)[0]  # (B, 1, C)
                 logits = model.head(model.ln_f(x))[:, -1]  # (B, vocab)
             losses[:, t] = F.cross_entropy(logits, streams[:, t + 1], reduction="none")
     return losses.view(*ids.shape[:-1], -1)
@@ -155,13 +141,10 @@ def stream_attention(model: GPT, ids: Tensor, capacity: int, sinks: int = 0) -> 
             if t + 1 > capacity:
                 recent = torch.arange(t + 1 - (capacity - sinks), t + 1)
                 held = torch.cat([torch.arange(sinks), recent])
-            x = model.tok_emb(ids[t : t + 1].long()[None])  # (1, 1, C)
-            for layer, (block, cache) in enumerate(zip(model.blocks, caches)):
-                x, weights = _block_step(
-                    cast(Block, block), x, cache, need_weights=True
-                )
-                assert weights is not None and weights.shape[-1] == len(held)
-                maps[layer, :, t, held] = weights[0, :, 0]
+            weights = _step(model, ids[t : t + 1].long()[None], caches, True)[1]
+            for layer, w in enumerate(weights):
+                assert w is not None and w.shape[-1] == len(held)
+                maps[layer, :, t, held] = w[0, :, 0]
     return maps
 
 

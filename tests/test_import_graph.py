@@ -1,0 +1,79 @@
+"""The package's import graph has no circle: every `import` of an `attnbook` module, at the
+top of a module, inside a function or under `TYPE_CHECKING`, read from the source with `ast`."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attnbook"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The attnbook modules `path` imports (a name imported from a package counts as its
+    submodule when one of that name exists)."""
+    name, found = module_name(path), set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("attnbook")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            if base.startswith("attnbook"):
+                found.add(base)
+                found |= {f"{base}.{a.name}" for a in node.names}
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    paths = sorted(PACKAGE.rglob("*.py"))
+    names = {module_name(p) for p in paths}
+    return {module_name(p): (imports(p) & names) - {module_name(p)} for p in paths}
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One circle of `edges` as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def test_the_reader_finds_a_circle_where_there_is_one() -> None:
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_graph_sees_every_kind_of_import() -> None:
+    edges = graph()
+    assert "attnbook.caches" in edges["attnbook.multihead"]  # `from .caches import`
+    assert "attnbook.attention" in edges["attnbook.multihead"]
+    assert len(edges) > 40
+
+
+def test_the_package_has_no_import_circle() -> None:
+    found = cycle(graph())
+    assert found is None, "import circle: " + " -> ".join(found or [])
