@@ -115,7 +115,7 @@ def run(name: str, seed: int, gpt2_steps: int) -> dict:
         model = chapter_model(TASK, 2, "gpt2", seed)
         cfg = chapter_train_config(seed, steps=gpt2_steps)
         result = train_on_repeats(model, TASK, cfg)
-        out = summary(result)
+        out = summary(result, steps_kept=0)  # the per-step losses are not plotted
     elif name == "fixed-trap":
         model = chapter_model(TRAP, 1, "default", seed)
         result = train_on_repeats(model, TRAP, chapter_train_config(seed))

@@ -6,7 +6,12 @@ import torch
 
 from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.hooks import ablate_heads, attention_layers, attention_weights, head_outputs
+from attnbook.hooks import (
+    ablate_heads,
+    attention_layers,
+    attention_weights,
+    head_outputs,
+)
 
 
 def _model(dtype=torch.float32) -> AttnOnlyTransformer:
@@ -55,7 +60,9 @@ def test_zero_and_mean_ablation_touch_one_head():
     with ablate_heads(model, {(0, 1): 0.0}):
         zeroed = head_outputs(model, x)
     assert torch.equal(zeroed[0][:, :, 1], torch.zeros(4, 6, 4))
-    assert torch.equal(zeroed[0][:, :, 0], before[0][:, :, 0])  # the other head as before
+    assert torch.equal(
+        zeroed[0][:, :, 0], before[0][:, :, 0]
+    )  # the other head as before
     assert not torch.allclose(zeroed[1], before[1])  # layer 1 reads what layer 0 wrote
     mean = before[0][:, :, 1].mean(0)  # (T, d_head)
     with ablate_heads(model, {(0, 1): mean}):

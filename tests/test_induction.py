@@ -91,7 +91,9 @@ def test_induction_score_averages_only_the_second_copy():
     w[0, 0, 5:, 0] = 1.0  # second-copy queries on BOS instead
     assert induction_score(w, n).item() == 0.0
     half = _pattern(T, lambda i: i - n + 1 if i % 2 else 0)
-    assert math.isclose(induction_score(half, n).item(), 0.5)  # queries 5..8: two of four
+    assert math.isclose(
+        induction_score(half, n).item(), 0.5
+    )  # queries 5..8: two of four
 
 
 def test_induction_score_checks_its_input():
@@ -170,7 +172,9 @@ def test_composition_score():
     score = composition_score(A, B)
     assert 0.0 <= score <= 1.0
     u = torch.randn(6, 1)
-    assert math.isclose(composition_score(u, u.T), 1.0, rel_tol=1e-6)  # rank one, aligned
+    assert math.isclose(
+        composition_score(u, u.T), 1.0, rel_tol=1e-6
+    )  # rank one, aligned
     P = torch.diag(torch.tensor([1.0, 0.0]))
     assert composition_score(P, torch.diag(torch.tensor([0.0, 1.0]))) == 0.0
     with pytest.raises(ValueError, match="A @ B"):
@@ -184,7 +188,9 @@ def test_k_composition_shape_and_a_planted_circuit():
     writer, reader = MultiHeadAttention(8, 2), MultiHeadAttention(8, 2)
     scores = k_composition(reader, writer)
     assert scores.shape == (2, 2) and ((scores >= 0) & (scores <= 1)).all()
-    with torch.no_grad():  # head 1.0's keys read exactly the subspace head 0.1 writes to
+    with (
+        torch.no_grad()
+    ):  # head 1.0's keys read exactly the subspace head 0.1 writes to
         reader.W_k.weight[:4] = writer.W_o.weight[:, 4:].T @ torch.eye(8)[:, :8]
         reader.W_q.weight[:4] = reader.W_k.weight[:4]
     planted = k_composition(reader, writer)
@@ -209,3 +215,44 @@ def test_attn_only_model_shapes_init_and_bad_input():
         AttnOnlyConfig(12, init="xavier")
     with pytest.raises(ValueError, match="divisible"):
         AttnOnlyConfig(12, n_head=3, d_model=8)
+
+
+def test_task_batches_metrics_and_a_short_run():
+    from attnbook.induction_run import (
+        InductionTask,
+        ablation_effects,
+        chapter_model,
+        chapter_train_config,
+        head_scores,
+        induction_metrics,
+        train_on_repeats,
+    )
+
+    task = InductionTask(
+        vocab_size=16, seq_len=12, min_period=2, max_period=5, eval_n=5
+    )
+    x, y = task.batch(4, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 11) and torch.equal(x[:, 1:], y[:, :-1])
+    model = chapter_model(task, n_layer=2, seed=0)
+    rep, train_like = task.eval_data()
+    metrics = induction_metrics(model, task, (rep, train_like))
+    assert set(metrics) == {
+        "loss_first",
+        "loss_repeat",
+        "induction",
+        "induction_sum",
+        "in_context",
+    }
+    scores = head_scores(model, rep, task.eval_n)
+    assert {k: tuple(v.shape) for k, v in scores.items()} == {
+        "previous_token": (2, 2),
+        "induction": (2, 2),
+        "copying": (2, 2),
+    }
+    assert ablation_effects(model, rep, task.eval_n, "mean").shape == (2, 2)
+    with pytest.raises(ValueError, match="mode"):
+        ablation_effects(model, rep, task.eval_n, "random")
+    result = train_on_repeats(model, task, chapter_train_config(seed=0, steps=5))
+    assert result.iters == 5 and result.history[-1]["iter"] == 5
+    with pytest.raises(ValueError, match="eval_n"):
+        InductionTask(seq_len=12, max_period=5, eval_n=6)
