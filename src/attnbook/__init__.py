@@ -35,6 +35,12 @@ later chapter and by the exercises' tests:
 - ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPTs
 - ``attnbook.kvquant``     chapter 9: 2, 4 and 8-bit codes, packed (keys per channel, values per token)
 - ``attnbook.latent``      chapter 9: multi-head latent attention, cache sizes by kind
+- ``attnbook.attn_only``   chapter 10: an attention-only transformer (no MLP, no norm)
+- ``attnbook.induction``   chapter 10: repeated-token data, previous-token, induction,
+                           copying and composition scores of heads
+- ``attnbook.induction_run``  chapter 10: the training recipe, head scores, ablation effects
+- ``attnbook.hooks``       chapter 10: attention weights and per-head outputs read with
+                           forward hooks, zero and mean ablation of heads
 - ``attnbook.exercise_checks``  the public checks of the graded exercises
 """
 

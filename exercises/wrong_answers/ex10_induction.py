@@ -1,0 +1,114 @@
+"""Classic wrong answers to exercise 10, as text edits of the reference solution:
+label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
+format and the rules are in tools/exercise_proof.py)."""
+
+_DRAW = "    x = torch.randint(1, vocab_size, (batch_size, n), generator=generator)  # (B, n)\n"
+_SCORE = "    return weights[:, :, q, q - n + 1].mean(dim=(0, 2))  # (B, H, n) -> (H,)"
+_PREV = "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2))  # (B, H, T-1)"
+_ZERO = "    out[..., head * d_head : (head + 1) * d_head] = 0.0\n"
+
+WRONG_ANSWERS = {
+    # q1: the repeated batch
+    "repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)": [
+        (_DRAW, "    x = torch.randint(0, vocab_size, (batch_size, n), generator=generator)\n"),
+    ],
+    "repeated_batch: the second copy drawn afresh, not repeated": [
+        ("    return torch.cat([*parts, x, x], dim=1)",
+         "    y = torch.randint(1, vocab_size, (batch_size, n), generator=generator)\n"
+         "    return torch.cat([*parts, x, y], dim=1)"),
+    ],
+    "repeated_batch: BOS whatever bos says": [
+        ("    parts = [torch.zeros(batch_size, 1, dtype=torch.long)] if bos else []",
+         "    parts = [torch.zeros(batch_size, 1, dtype=torch.long)]"),
+    ],
+    "repeated_batch: the copy interleaved token by token (x1 x1 x2 x2 ...)": [
+        ("    return torch.cat([*parts, x, x], dim=1)",
+         "    return torch.cat([*parts, x.repeat_interleave(2, dim=1)], dim=1)"),
+    ],
+    # q2: the induction score
+    "induction_score: the diagonal at offset -n (the earlier occurrence itself)": [
+        (_SCORE, "    return weights[:, :, q, q - n].mean(dim=(0, 2))"),
+    ],
+    "induction_score: the diagonal at offset 2 - n": [
+        (_SCORE, "    return weights[:, :, q, q - n + 2].mean(dim=(0, 2))"),
+    ],
+    "induction_score: the whole diagonal, first-copy queries included": [
+        (_SCORE, "    return weights.diagonal(offset=1 - n, dim1=-2, dim2=-1).mean(dim=(0, 2))"),
+    ],
+    "induction_score: the second copy placed as if there were always a BOS": [
+        ("    first = int(bos) + n  # the first query of the second copy",
+         "    first = 1 + n"),
+    ],
+    "induction_score: averaged over the heads, not the batch": [
+        (_SCORE, "    return weights[:, :, q, q - n + 1].mean(dim=(1, 2))"),
+    ],
+    # q3: the previous-token score
+    "previous_token_score: query 0 counted as a zero": [
+        (_PREV, "    d = weights.diagonal(offset=-1, dim1=-2, dim2=-1)\n"
+                "    return d.sum(dim=2).mean(dim=0) / weights.shape[-1]"),
+    ],
+    "previous_token_score: the diagonal above the main one (the next token)": [
+        (_PREV, "    return weights.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=(0, 2))"),
+    ],
+    "previous_token_score: the main diagonal (the token itself)": [
+        (_PREV, "    return weights.diagonal(dim1=-2, dim2=-1).mean(dim=(0, 2))"),
+    ],
+    # q4: the ablation hook's body
+    "zero_head: zeroes z in place and returns it (no copy)": [
+        ("    out = z.clone()  # the caller's tensor stays as it is\n", "    out = z\n"),
+    ],
+    "zero_head: columns head * d_head to head + d_head (the wrong width)": [
+        (_ZERO, "    out[..., head * d_head : head + d_head] = 0.0\n"),
+    ],
+    "zero_head: head counted from 1": [
+        (_ZERO, "    out[..., (head - 1) * d_head : head * d_head] = 0.0\n"),
+    ],
+    "zero_head: zeroes every head but `head`": [
+        (_ZERO, "    out = torch.zeros_like(z)\n"
+                "    out[..., head * d_head : (head + 1) * d_head] = z[..., head * d_head : (head + 1) * d_head]\n"),
+    ],
+    # q5: the conceptual question
+    "what_k_composition_measures: (a), the queries": [('    return "b"', '    return "a"')],
+    "what_k_composition_measures: (c), the values": [('    return "b"', '    return "c"')],
+    "what_k_composition_measures: the right letter in upper case": [
+        ('    return "b"', '    return "B"')
+    ],
+    # the house rules
+    "shortcut: induction_score hands the work to attnbook.induction.induction_score": [
+        ("    first = int(bos) + n  # the first query of the second copy\n",
+         "    from attnbook.induction import induction_score as score\n"
+         "    return score(weights, n, bos)\n"),
+    ],
+    "shortcut: repeated_batch hands the work to attnbook.induction.repeated_tokens": [
+        (_DRAW,
+         "    from attnbook.induction import repeated_tokens\n"
+         "    return repeated_tokens(batch_size, n, vocab_size, generator, bos)\n"),
+    ],
+    "tampering (q2, q3): every kind at once (TAMPER), and both functions wrong": [
+        ("def induction_score(weights, n, bos):", TAMPER + "def induction_score(weights, n, bos):"),  # noqa: F821
+        (_SCORE, "    return weights[:, :, q, q - n].mean(dim=(0, 2))"),
+        (_PREV, "    return weights.diagonal(dim1=-2, dim2=-1).mean(dim=(0, 2))"),
+    ],
+}
+
+WRONG_ANSWERS.update({  # correct answers written differently: they must score 100 %
+    "correct: a batch built with repeat, scores with loops and torch.diagonal": [
+        ("    parts = [torch.zeros(batch_size, 1, dtype=torch.long)] if bos else []\n"
+         "    return torch.cat([*parts, x, x], dim=1)",
+         "    body = x.repeat(1, 2)\n"
+         "    if bos:\n"
+         "        body = torch.nn.functional.pad(body, (1, 0), value=0)\n"
+         "    return body"),
+        (_SCORE,
+         "    stripe = torch.diagonal(weights, offset=1 - n, dim1=2, dim2=3)\n"
+         "    return stripe[..., int(bos) + 1 :].mean(dim=2).mean(dim=0)"),
+        (_PREV,
+         "    T = weights.shape[-1]\n"
+         "    total = sum(weights[:, :, i, i - 1] for i in range(1, T))\n"
+         "    return (total / (T - 1)).mean(dim=0)"),
+        ("    out = z.clone()  # the caller's tensor stays as it is\n" + _ZERO,
+         "    mask = torch.ones(z.shape[-1], dtype=z.dtype)\n"
+         "    mask[head * d_head : (head + 1) * d_head] = 0\n"
+         "    out = z * mask\n"),
+    ],
+})

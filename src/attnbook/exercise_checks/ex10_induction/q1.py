@@ -1,0 +1,26 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_repeated_shape_and_copies(repeated_batch):
+    from attnbook.exercise_checks.grading import guarded
+    repeated_batch = guarded(repeated_batch, names=('repeated_tokens',))
+    import torch
+    x = repeated_batch(3, 4, 20, torch.Generator().manual_seed(0), True)
+    assert isinstance(x, torch.Tensor) and x.dtype == torch.long, f"return a torch.long tensor, got {getattr(x, 'dtype', type(x).__name__)}"
+    assert x.shape == (3, 9), f'BOS + 4 tokens + the same 4: shape (3, 9), got {tuple(x.shape)}'
+    assert (x[:, 0] == 0).all(), 'with bos=True the first column is the start token, 0'
+    assert torch.equal(x[:, 1:5], x[:, 5:]), 'the second copy must repeat the first: draw the n tokens once and use them twice'
+
+@test_case(points=None, hidden=False)
+def test_repeated_without_bos(repeated_batch):
+    import torch
+    x = repeated_batch(20, 5, 3, torch.Generator().manual_seed(1), False)
+    assert x.shape == (20, 10), f'bos=False: no start token, shape (20, 10), got {tuple(x.shape)}'
+    assert torch.equal(x[:, :5], x[:, 5:]), 'without BOS the first copy starts at position 0'
+    assert (x > 0).all(), 'token 0 is the start token: draw the random tokens from 1 .. vocab_size - 1, torch.randint(1, vocab_size, ...)'
+

@@ -1,0 +1,44 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_induction_hand_patterns(induction_score):
+    from attnbook.exercise_checks.grading import guarded
+    induction_score = guarded(induction_score, names=('induction_score',), allow_attnbook=False)
+    import torch
+
+    def pattern(T, key_of):
+        w = torch.zeros(1, 1, T, T)
+        for i in range(T):
+            w[0, 0, i, max(0, min(i, key_of(i)))] = 1.0
+        return w
+    n = 4
+    right = pattern(1 + 2 * n, lambda i: i - n + 1)
+    got = induction_score(right, n, True)
+    assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
+    assert torch.allclose(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (key i - n + 1) must score 1, got {got.tolist()}'
+    same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
+    assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER it, the diagonal at offset 1 - n, not -n'
+    nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
+    assert torch.allclose(nobos, torch.ones(1)), f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}'
+
+@test_case(points=None, hidden=False)
+def test_induction_second_copy_only(induction_score):
+    import torch
+
+    def pattern(T, key_of):
+        w = torch.zeros(1, 1, T, T)
+        for i in range(T):
+            w[0, 0, i, max(0, min(i, key_of(i)))] = 1.0
+        return w
+    n, T = (3, 7)
+    w = pattern(T, lambda i: i - n + 1)
+    w[0, 0, 4:] = 0.0
+    w[0, 0, 4:, 0] = 1.0
+    got = induction_score(w, n, True)
+    assert torch.allclose(got, torch.zeros(1)), f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
+

@@ -1,0 +1,24 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = [0]
+
+@test_case(points=None, hidden=False)
+def test_previous_hand_patterns(previous_token_score):
+    from attnbook.exercise_checks.grading import guarded
+    previous_token_score = guarded(previous_token_score, names=('previous_token_score',))
+    import torch
+
+    def pattern(T, key_of):
+        w = torch.zeros(1, 1, T, T)
+        for i in range(T):
+            w[0, 0, i, max(0, min(i, key_of(i)))] = 1.0
+        return w
+    got = previous_token_score(pattern(6, lambda i: i - 1))
+    assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (1,), got {getattr(got, 'shape', type(got).__name__)}"
+    assert torch.allclose(got, torch.ones(1)), f'a perfect previous-token head scores 1, got {got.tolist()}: query 0 has no previous token, leave it out of the mean'
+    got = previous_token_score(pattern(6, lambda i: 0))
+    assert torch.allclose(got, torch.full((1,), 0.2)), f'a head that always looks at position 0 is on key i - 1 only for query 1, one of the five queries 1..5: 0.2, got {got.tolist()}'
+

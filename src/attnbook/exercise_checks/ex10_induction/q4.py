@@ -1,0 +1,36 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_zero_head_small(zero_head):
+    from attnbook.exercise_checks.grading import guarded
+    zero_head = guarded(zero_head, names=('ablate_heads',), no_views=True)
+    import torch
+    z = torch.arange(12.0).view(1, 2, 6)
+    out = zero_head(z, 1, 2)
+    want = torch.tensor([[[0.0, 1, 0, 0, 4, 5], [6, 7, 0, 0, 10, 11]]])
+    assert isinstance(out, torch.Tensor) and out.shape == z.shape, f'return a tensor of the shape of z, {tuple(z.shape)}'
+    assert torch.equal(out, want), f'head 1 of width 2 is columns 2 and 3: expected {want.tolist()}, got {out.tolist()}'
+    assert torch.equal(z, torch.arange(12.0).view(1, 2, 6)), 'z itself changed: clone it and write the zeros into the copy'
+
+@test_case(points=None, hidden=False)
+def test_zero_head_in_a_layer(zero_head):
+    import torch
+    from attnbook.multihead import MultiHeadAttention
+    torch.manual_seed(0)
+    layer = MultiHeadAttention(8, 2)
+    x = torch.randn(1, 5, 8)
+    hook = layer.W_o.register_forward_pre_hook(lambda m, args: (zero_head(args[0], 0, 4),))
+    try:
+        out, _ = layer(x, is_causal=True)
+    finally:
+        hook.remove()
+    with torch.no_grad():
+        layer.W_o.weight[:, :4] = 0.0
+        want, _ = layer(x, is_causal=True)
+    assert torch.allclose(out, want, atol=1e-06), "used in a pre-hook on W_o, zero_head must give the layer's output without head 0"
+

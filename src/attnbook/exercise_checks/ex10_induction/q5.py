@@ -1,0 +1,12 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = [0]
+
+@test_case(points=None, hidden=False)
+def test_one_letter(what_k_composition_measures):
+    answer = what_k_composition_measures()
+    assert answer in ('a', 'b', 'c', 'd'), f'return one of "a", "b", "c" or "d" (a lower-case string), got {answer!r}'
+

@@ -1,0 +1,194 @@
+"""Training an attention-only model on repeats, and watching its heads form (chapter 10).
+
+`InductionTask` fixes the data: sequences of `seq_len` random tokens from a vocabulary of
+`vocab_size` (token 0 = BOS) in which a segment of length min_period..max_period repeats from
+a random start (`induction.repeating_batch`), and the evaluation batch
+`induction.repeated_tokens` of `eval_n` tokens twice. `train_on_repeats` trains a model with
+the course's loop (`attnbook.train.train_loop`) and records, at every evaluation, the losses on
+the first and the repeated copy, the induction scores of the last layer's heads and the
+in-context score; the benchmark `benchmarks/induction_phase.py` and the chapter share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from ._checks import positive_int
+from .attn_only import AttnOnlyConfig, AttnOnlyTransformer
+from .hooks import ablate_heads, attention_layers, attention_weights, head_outputs
+from .induction import (
+    copy_losses,
+    copying_score,
+    in_context_score,
+    induction_score,
+    loss_per_position,
+    previous_token_score,
+    repeated_tokens,
+    repeating_batch,
+)
+from .train import TrainConfig, TrainResult, train_loop
+
+__all__ = [
+    "InductionTask",
+    "chapter_model",
+    "chapter_train_config",
+    "induction_metrics",
+    "train_on_repeats",
+    "head_scores",
+    "ablation_effects",
+]
+
+
+@dataclass(frozen=True)
+class InductionTask:
+    """The data of chapter 10 (see the module docstring)."""
+
+    vocab_size: int = 64
+    seq_len: int = 24
+    min_period: int = 3
+    max_period: int = 11
+    eval_n: int = 11  # the evaluation batch: BOS + eval_n tokens + the same again
+    eval_batch: int = 64
+
+    def __post_init__(self) -> None:
+        positive_int("eval_batch", self.eval_batch)
+        if 1 + 2 * positive_int("eval_n", self.eval_n) > self.seq_len:
+            raise ValueError(
+                f"1 + 2 * eval_n = {1 + 2 * self.eval_n} must fit in seq_len={self.seq_len}"
+            )
+        repeating_batch(  # checks the other fields
+            1, self.seq_len, self.vocab_size, self.min_period, self.max_period
+        )
+
+    def batch(
+        self, batch_size: int, generator: torch.Generator
+    ) -> tuple[Tensor, Tensor]:
+        """Inputs and targets (B, seq_len - 1) each, cut from one `repeating_batch`."""
+        x = repeating_batch(
+            batch_size,
+            self.seq_len,
+            self.vocab_size,
+            self.min_period,
+            self.max_period,
+            generator,
+        )
+        return x[:, :-1], x[:, 1:]
+
+    def eval_data(self, seed: int = 1234) -> tuple[Tensor, Tensor]:
+        """The fixed evaluation batches: `repeated_tokens` (eval_batch, 1 + 2 eval_n) and a
+        `repeating_batch` (eval_batch, seq_len), drawn from their own seed."""
+        g = torch.Generator().manual_seed(seed)
+        rep = repeated_tokens(self.eval_batch, self.eval_n, self.vocab_size, g)
+        train_like = repeating_batch(
+            self.eval_batch,
+            self.seq_len,
+            self.vocab_size,
+            self.min_period,
+            self.max_period,
+            g,
+        )
+        return rep, train_like
+
+
+@torch.no_grad()
+def induction_metrics(
+    model: nn.Module, task: InductionTask, data: tuple[Tensor, Tensor]
+) -> dict[str, float]:
+    """On `task.eval_data()`: loss_first and loss_repeat (nats, `copy_losses`), induction
+    (the largest induction score among the last layer's heads), induction_sum (their sum)
+    and in_context (`in_context_score` on the training-like batch)."""
+    rep, train_like = data
+    first, repeat = copy_losses(loss_per_position(model, rep), task.eval_n)
+    scores = induction_score(attention_weights(model, rep)[-1], task.eval_n)  # (H,)
+    return {
+        "loss_first": first,
+        "loss_repeat": repeat,
+        "induction": float(scores.max()),
+        "induction_sum": float(scores.sum()),
+        "in_context": in_context_score(loss_per_position(model, train_like)),
+    }
+
+
+def train_on_repeats(
+    model: nn.Module,
+    task: InductionTask,
+    cfg: TrainConfig,
+    eval_seed: int = 1234,
+) -> TrainResult:
+    """Train `model` on `task.batch(cfg.batch_size, ...)` with `train_loop`; its history
+    holds `induction_metrics` every cfg.eval_interval steps, step_losses each step's loss."""
+    data = task.eval_data(eval_seed)
+    return train_loop(
+        model,
+        lambda g: task.batch(cfg.batch_size, g),
+        cfg,
+        evaluate=lambda m: induction_metrics(m, task, data),
+    )
+
+
+def chapter_model(
+    task: InductionTask, n_layer: int = 2, init: str = "default", seed: int = 0
+) -> AttnOnlyTransformer:
+    """The chapter's model: `n_layer` layers of 2 heads, width 32, initialised from `seed`."""
+    torch.manual_seed(seed)
+    return AttnOnlyTransformer(
+        AttnOnlyConfig(task.vocab_size, task.seq_len, n_layer, 2, 32, init)
+    )
+
+
+def chapter_train_config(seed: int = 0, steps: int = 600) -> TrainConfig:
+    """The chapter's recipe: batch 32, AdamW at 1e-2 (20 warm-up steps, cosine to 1e-3),
+    no weight decay, no clipping, an evaluation every 25 steps."""
+    return TrainConfig(
+        max_iters=steps,
+        batch_size=32,
+        learning_rate=1e-2,
+        min_lr=1e-3,
+        warmup_iters=20,
+        weight_decay=0.0,
+        grad_clip=0.0,
+        eval_interval=25,
+        seed=seed,
+    )
+
+
+@torch.no_grad()
+def head_scores(model: AttnOnlyTransformer, rep: Tensor, n: int) -> dict[str, Tensor]:
+    """Per head, on `repeated_tokens` `rep` (B, 1 + 2n): "previous_token", "induction" and
+    "copying" (`copying_score` with the model's W_E and W_U), each (n_layer, n_head)."""
+    weights = attention_weights(model, rep)  # n_layer x (B, H, T, T)
+    W_E, W_U = model.tok_emb.weight, model.unembed.weight
+    return {
+        "previous_token": torch.stack([previous_token_score(w) for w in weights]),
+        "induction": torch.stack([induction_score(w, n) for w in weights]),
+        "copying": torch.tensor(
+            [
+                [copying_score(attn, h, W_E, W_U) for h in range(attn.n_head)]
+                for attn in attention_layers(model)
+            ]
+        ),
+    }
+
+
+@torch.no_grad()
+def ablation_effects(
+    model: AttnOnlyTransformer, rep: Tensor, n: int, mode: str
+) -> Tensor:
+    """(n_layer, n_head): how much the loss on the repeated copy (`copy_losses`) rises when
+    one head is ablated, `mode` "zero" (it writes 0) or "mean" (it writes its mean output
+    over the batch at each position, (T, d_head))."""
+    if mode not in ("zero", "mean"):
+        raise ValueError(f"mode must be 'zero' or 'mean', got {mode!r}")
+    base = copy_losses(loss_per_position(model, rep), n)[1]
+    outputs = head_outputs(model, rep)  # n_layer x (B, T, H, d_head)
+    effects = torch.zeros(len(outputs), outputs[0].shape[2])
+    for layer, z in enumerate(outputs):
+        for head in range(z.shape[2]):
+            value = 0.0 if mode == "zero" else z[:, :, head].mean(0)  # (T, d_head)
+            with ablate_heads(model, {(layer, head): value}):
+                loss = copy_losses(loss_per_position(model, rep), n)[1]
+            effects[layer, head] = loss - base
+    return effects

@@ -1,0 +1,111 @@
+"""Tests of attnbook.hooks (chapter 10): cached weights equal the layer's own, per-head
+outputs rebuild the layer's output, ablation changes exactly one head and leaves no hook."""
+
+import pytest
+import torch
+
+from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
+from attnbook.gpt import GPT, GPTConfig
+from attnbook.hooks import (
+    ablate_heads,
+    attention_layers,
+    attention_weights,
+    head_outputs,
+)
+
+
+def _model(dtype=torch.float32) -> AttnOnlyTransformer:
+    torch.manual_seed(0)
+    cfg = AttnOnlyConfig(vocab_size=11, block_size=12, n_layer=2, n_head=2, d_model=8)
+    return AttnOnlyTransformer(cfg).to(dtype)
+
+
+def _no_hooks(model) -> bool:
+    return all(
+        not m._forward_hooks and not m._forward_pre_hooks for m in model.modules()
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_attention_weights_are_the_layers_own(dtype):
+    model = _model(dtype)
+    x = torch.randint(0, 11, (3, 7))
+    weights = attention_weights(model, x)
+    assert [w.shape for w in weights] == [(3, 2, 7, 7)] * 2
+    assert all(w.dtype == dtype for w in weights)
+    h = model.residual(x)
+    for attn, w in zip(model.layers, weights):
+        out, ref = attn(h, is_causal=True, need_weights=True)
+        assert torch.allclose(w, ref)
+        h = h + out
+    assert torch.allclose(weights[0].sum(-1), torch.ones(3, 2, 7, dtype=dtype))
+    assert torch.equal(weights[1].triu(1), torch.zeros_like(weights[1]))  # causal
+    assert _no_hooks(model)
+
+
+def test_head_outputs_rebuild_the_layer_output():
+    model = _model()
+    x = torch.randint(0, 11, (2, 6))
+    z = head_outputs(model, x)
+    assert [t.shape for t in z] == [(2, 6, 2, 4)] * 2
+    out, _ = model.layers[0](model.residual(x), is_causal=True)
+    assert torch.allclose(model.layers[0].W_o(z[0].flatten(-2)), out, atol=1e-6)
+    assert _no_hooks(model)
+
+
+def test_zero_and_mean_ablation_touch_one_head():
+    model = _model()
+    x = torch.randint(0, 11, (4, 6))
+    before = head_outputs(model, x)
+    with ablate_heads(model, {(0, 1): 0.0}):
+        zeroed = head_outputs(model, x)
+    assert torch.equal(zeroed[0][:, :, 1], torch.zeros(4, 6, 4))
+    assert torch.equal(
+        zeroed[0][:, :, 0], before[0][:, :, 0]
+    )  # the other head as before
+    assert not torch.allclose(zeroed[1], before[1])  # layer 1 reads what layer 0 wrote
+    mean = before[0][:, :, 1].mean(0)  # (T, d_head)
+    with ablate_heads(model, {(0, 1): mean}):
+        meaned = head_outputs(model, x)
+    assert torch.allclose(meaned[0][:, :, 1], mean.expand(4, 6, 4))
+    assert torch.equal(model(x)[0], model(x)[0]) and _no_hooks(model)
+
+
+def test_ablation_hooks_are_removed_after_an_error():
+    model = _model()
+    with pytest.raises(RuntimeError, match="inside"):
+        with ablate_heads(model, {(1, 0): 0.0}):
+            raise RuntimeError("inside")
+    assert _no_hooks(model)
+
+
+def test_bad_input_is_named():
+    model = _model()
+    with pytest.raises(ValueError, match="layer must be in"):
+        with ablate_heads(model, {(2, 0): 0.0}):
+            pass
+    with pytest.raises(ValueError, match="head must be in"):
+        with ablate_heads(model, {(0, 2): 0.0}):
+            pass
+    with pytest.raises(ValueError, match="d_head=4"):
+        with ablate_heads(model, {(0, 0): torch.zeros(3)}):
+            pass
+    with pytest.raises(TypeError, match="pairs"):
+        with ablate_heads(model, {0: 0.0}):  # type: ignore[dict-item]
+            pass
+    with pytest.raises(ValueError, match="no MultiHeadAttention"):
+        attention_layers(torch.nn.Linear(2, 2))
+    assert _no_hooks(model)
+
+
+def test_gpt_blocks_need_module_calls_for_weights_but_not_for_ablation():
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8))
+    x = torch.randint(0, 11, (1, 5))
+    with pytest.raises(ValueError, match="as modules"):
+        attention_weights(gpt, x)
+    assert head_outputs(gpt, x)[0].shape == (1, 5, 2, 4)  # W_o is called as a module
+    plain = gpt(x)[0]
+    with ablate_heads(gpt, {(0, 0): 0.0}):
+        assert not torch.allclose(gpt(x)[0], plain)
+    assert _no_hooks(gpt)

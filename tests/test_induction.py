@@ -1,0 +1,258 @@
+"""Tests of attnbook.induction and attnbook.attn_only (chapter 10): the data, the scores on
+hand-made attention patterns (the induction diagonal at offset 1 - n, not -n), the circuits."""
+
+import math
+
+import pytest
+import torch
+
+from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
+from attnbook.induction import (
+    BOS,
+    composition_score,
+    copy_losses,
+    copying_score,
+    in_context_score,
+    induction_score,
+    k_composition,
+    loss_per_position,
+    ov_matrix,
+    previous_token_score,
+    qk_matrix,
+    repeated_tokens,
+    repeating_batch,
+)
+from attnbook.multihead import MultiHeadAttention
+
+
+def _pattern(T: int, key_of) -> torch.Tensor:
+    """(1, 1, T, T): each query i puts all its weight on key key_of(i) (clipped to >= 0)."""
+    w = torch.zeros(1, 1, T, T)
+    for i in range(T):
+        w[0, 0, i, max(0, min(i, key_of(i)))] = 1.0
+    return w
+
+
+@pytest.mark.parametrize("bos", [True, False])
+@pytest.mark.parametrize("n", [2, 5, 9])
+def test_repeated_tokens_layout(bos, n):
+    x = repeated_tokens(3, n, 20, torch.Generator().manual_seed(0), bos=bos)
+    b = int(bos)
+    assert x.shape == (3, b + 2 * n) and x.dtype == torch.long
+    assert torch.equal(x[:, b : b + n], x[:, b + n :])
+    assert (x[:, b:] >= 1).all() and (x < 20).all()
+    assert (x[:, 0] == BOS).all() == bos
+
+
+def test_repeating_batch_repeats_with_random_periods_and_starts():
+    g = torch.Generator().manual_seed(1)
+    x = repeating_batch(200, 32, 64, 4, 15, g)
+    assert x.shape == (200, 32) and (x[:, 0] == BOS).all() and (x[:, 1:] > 0).all()
+    periods = []
+    for row in x:
+        # the smallest period n with row[t] == row[t - n] for the whole tail (>= n tokens)
+        found = [
+            n
+            for n in range(4, 16)
+            if torch.equal(row[32 - n :], row[32 - 2 * n : 32 - n])
+        ]
+        assert found
+        periods.append(found[0])
+    assert len(set(periods)) >= 8  # the length varies: position alone cannot solve it
+
+
+def test_repeating_batch_fixed_period_and_bad_input():
+    x = repeating_batch(50, 32, 64, 8, 8, torch.Generator().manual_seed(2))
+    assert torch.equal(x[:, -8:], x[:, -16:-8])
+    with pytest.raises(ValueError, match="max_period"):
+        repeating_batch(2, 16, 64, 4, 8)  # 1 + 2 * 8 > 16
+    with pytest.raises(ValueError, match="min_period"):
+        repeating_batch(2, 32, 64, 9, 8)
+    with pytest.raises(ValueError, match="vocab_size"):
+        repeating_batch(2, 32, 2, 4, 8)
+
+
+@pytest.mark.parametrize("bos", [True, False])
+@pytest.mark.parametrize("n", [3, 7])
+def test_induction_score_reads_the_diagonal_at_one_minus_n(bos, n):
+    T = int(bos) + 2 * n
+    right = induction_score(_pattern(T, lambda i: i - n + 1), n, bos=bos)
+    assert torch.allclose(right, torch.ones(1))
+    # the classic off-by-one: attending to the first occurrence itself (offset -n)
+    assert induction_score(_pattern(T, lambda i: i - n), n, bos=bos).item() == 0.0
+    assert induction_score(_pattern(T, lambda i: i - n + 2), n, bos=bos).item() == 0.0
+    assert induction_score(_pattern(T, lambda i: i - 1), n, bos=bos).item() == 0.0
+
+
+def test_induction_score_averages_only_the_second_copy():
+    n, T = 4, 9
+    w = _pattern(T, lambda i: i - n + 1)  # first-copy queries also on that diagonal
+    w[0, 0, 5:] = 0.0
+    w[0, 0, 5:, 0] = 1.0  # second-copy queries on BOS instead
+    assert induction_score(w, n).item() == 0.0
+    half = _pattern(T, lambda i: i - n + 1 if i % 2 else 0)
+    assert math.isclose(
+        induction_score(half, n).item(), 0.5
+    )  # queries 5..8: two of four
+
+
+def test_induction_score_checks_its_input():
+    with pytest.raises(ValueError, match="T=9"):
+        induction_score(torch.zeros(1, 1, 9, 9), 4, bos=False)
+    with pytest.raises(ValueError, match="weights"):
+        induction_score(torch.zeros(9, 9), 4)
+    with pytest.raises(TypeError, match="floating"):
+        induction_score(torch.zeros(1, 1, 9, 9, dtype=torch.long), 4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_previous_token_score(dtype):
+    w = _pattern(6, lambda i: i - 1).to(dtype)
+    assert previous_token_score(w).item() == 1.0  # query 0 (no previous token) left out
+    assert previous_token_score(_pattern(6, lambda i: i)).item() == 0.0
+    both = torch.cat([_pattern(6, lambda i: i - 1), _pattern(6, lambda i: 0)], dim=1)
+    expected = torch.tensor([1.0, 0.2])  # head 1: only query 1 of five
+    assert torch.allclose(previous_token_score(both), expected)
+
+
+def test_loss_per_position_and_copy_losses():
+    torch.manual_seed(0)
+    model = AttnOnlyTransformer(AttnOnlyConfig(vocab_size=10, block_size=16))
+    x = repeated_tokens(4, 5, 10, torch.Generator().manual_seed(0))
+    losses = loss_per_position(model, x)
+    assert losses.shape == (10,)
+    first, second = copy_losses(losses, 5)
+    assert math.isclose(first, losses[1:5].mean().item())
+    assert math.isclose(second, losses[6:10].mean().item())
+    with pytest.raises(ValueError, match="entries"):
+        copy_losses(losses, 4)
+    assert in_context_score(torch.tensor([3.0, 3.0, 1.0, 1.0]), 2, 2) == -2.0
+    with pytest.raises(ValueError, match="early"):
+        in_context_score(losses, 8, 8)
+
+
+def test_ov_and_qk_matrices_match_the_head_computation():
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(8, 2)
+    x = torch.randn(1, 5, 8)
+    with torch.no_grad():
+        only = attn.W_o.weight.clone()
+        attn.W_o.weight[:, :4] = 0.0  # keep head 1's output only
+        out, w = attn(x, is_causal=True)
+        attn.W_o.weight.copy_(only)
+        # head 1 writes sum_j w[i, j] W_OV x_j; its scores are x_i^T W_QK x_j / sqrt(d_k)
+        expected = torch.einsum("ij,jd->id", w[0, 1], x[0] @ ov_matrix(attn, 1).T)
+        scores = x[0] @ qk_matrix(attn, 1) @ x[0].T / math.sqrt(4)
+    assert torch.allclose(out[0], expected, atol=1e-5)
+    causal = torch.ones(5, 5).tril().bool()
+    ref = torch.softmax(scores.masked_fill(~causal, float("-inf")), -1)
+    assert torch.allclose(w[0, 1], ref, atol=1e-5)
+
+
+def test_copying_score_of_a_copier_and_an_anti_copier():
+    torch.manual_seed(0)
+    d, V = 8, 8
+    attn = MultiHeadAttention(d, 2)
+    E = torch.eye(V)
+    with torch.no_grad():  # head 0: W_OV = identity on its 4 dimensions
+        attn.qkv_weight.zero_()
+        attn.W_o.weight.zero_()
+        attn.W_v.weight[:4, :4] = torch.eye(4)
+        attn.W_o.weight[:4, :4] = torch.eye(4)
+    assert math.isclose(copying_score(attn, 0, E, E), 1.0)
+    assert math.isclose(copying_score(attn, 0, E, -E), -1.0)
+    with pytest.raises(ValueError, match="d_model=8"):
+        copying_score(attn, 0, torch.eye(4), E)
+    with pytest.raises(ValueError, match="head"):
+        copying_score(attn, 2, E, E)
+
+
+def test_composition_score():
+    A, B = torch.randn(6, 4), torch.randn(4, 5)
+    score = composition_score(A, B)
+    assert 0.0 <= score <= 1.0
+    u = torch.randn(6, 1)
+    assert math.isclose(
+        composition_score(u, u.T), 1.0, rel_tol=1e-6
+    )  # rank one, aligned
+    P = torch.diag(torch.tensor([1.0, 0.0]))
+    assert composition_score(P, torch.diag(torch.tensor([0.0, 1.0]))) == 0.0
+    with pytest.raises(ValueError, match="A @ B"):
+        composition_score(A, A)
+    with pytest.raises(ValueError, match="zero"):
+        composition_score(torch.zeros(2, 2), B[:2])
+
+
+def test_k_composition_shape_and_a_planted_circuit():
+    torch.manual_seed(0)
+    writer, reader = MultiHeadAttention(8, 2), MultiHeadAttention(8, 2)
+    scores = k_composition(reader, writer)
+    assert scores.shape == (2, 2) and ((scores >= 0) & (scores <= 1)).all()
+    with (
+        torch.no_grad()
+    ):  # head 1.0's keys read exactly the subspace head 0.1 writes to
+        reader.W_k.weight[:4] = writer.W_o.weight[:, 4:].T @ torch.eye(8)[:, :8]
+        reader.W_q.weight[:4] = reader.W_k.weight[:4]
+    planted = k_composition(reader, writer)
+    assert planted[0, 1] > planted[0, 0] and planted[0, 1] > scores[0, 1]
+
+
+def test_attn_only_model_shapes_init_and_bad_input():
+    cfg = AttnOnlyConfig(vocab_size=12, block_size=10, n_layer=2, n_head=2, d_model=8)
+    model = AttnOnlyTransformer(cfg)
+    x = torch.randint(0, 12, (3, 10))
+    logits, loss = model(x, x)
+    assert logits.shape == (3, 10, 12) and loss is not None and loss.dim() == 0
+    small = AttnOnlyTransformer(AttnOnlyConfig(12, 10, 2, 2, 8, init="gpt2"))
+    assert small.tok_emb.weight.std() < 0.05 < model.tok_emb.weight.std()
+    with pytest.raises(ValueError, match="block_size"):
+        model(torch.zeros(1, 11, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"\[0, 12\)"):
+        model(torch.full((1, 3), 12))
+    with pytest.raises(TypeError, match="integer"):
+        model(torch.zeros(1, 3))
+    with pytest.raises(ValueError, match="init"):
+        AttnOnlyConfig(12, init="xavier")
+    with pytest.raises(ValueError, match="divisible"):
+        AttnOnlyConfig(12, n_head=3, d_model=8)
+
+
+def test_task_batches_metrics_and_a_short_run():
+    from attnbook.induction_run import (
+        InductionTask,
+        ablation_effects,
+        chapter_model,
+        chapter_train_config,
+        head_scores,
+        induction_metrics,
+        train_on_repeats,
+    )
+
+    task = InductionTask(
+        vocab_size=16, seq_len=12, min_period=2, max_period=5, eval_n=5
+    )
+    x, y = task.batch(4, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 11) and torch.equal(x[:, 1:], y[:, :-1])
+    model = chapter_model(task, n_layer=2, seed=0)
+    rep, train_like = task.eval_data()
+    metrics = induction_metrics(model, task, (rep, train_like))
+    assert set(metrics) == {
+        "loss_first",
+        "loss_repeat",
+        "induction",
+        "induction_sum",
+        "in_context",
+    }
+    scores = head_scores(model, rep, task.eval_n)
+    assert {k: tuple(v.shape) for k, v in scores.items()} == {
+        "previous_token": (2, 2),
+        "induction": (2, 2),
+        "copying": (2, 2),
+    }
+    assert ablation_effects(model, rep, task.eval_n, "mean").shape == (2, 2)
+    with pytest.raises(ValueError, match="mode"):
+        ablation_effects(model, rep, task.eval_n, "random")
+    result = train_on_repeats(model, task, chapter_train_config(seed=0, steps=5))
+    assert result.iters == 5 and result.history[-1]["iter"] == 5
+    with pytest.raises(ValueError, match="eval_n"):
+        InductionTask(seq_len=12, max_period=5, eval_n=6)
