@@ -143,7 +143,10 @@ def test_dynamic_code_is_a_verdict_of_its_own(kind):
 
 @pytest.mark.parametrize("index", range(len(HONEST)))
 def test_honest_notebook_code_is_no_tampering(index):
-    assert source_rules.scan([HONEST[index]]).findings == []
+    # the first two are the notebook's own set-up cells: trusted as they are, refused in
+    # an answer cell (they reach os, subprocess and sys)
+    trusted = HONEST[:2] if index < 2 else ()
+    assert source_rules.scan([HONEST[index]], trusted).findings == []
 
 
 def test_shortcuts_are_read_through_names_helpers_and_getattr():
@@ -165,7 +168,7 @@ def test_shortcuts_are_read_through_names_helpers_and_getattr():
     )
     assert "attnbook.kvquant.quantize" in reading.shortcut("packaged", {})
     assert reading.shortcut("packaged", {"allow_attnbook": True}) is None
-    assert "attnbook.attention.attend" in reading.shortcut("imported", {})
+    assert any("__import__" in f[3] for f in reading.findings)  # refused outright
     assert reading.shortcut("numpy_only", {"libraries": ["torch", "scipy"]}) is None
     # another question's function is the reference's while this one runs
     assert reading.shortcut("other_question", {}, {"packaged"}) is None
