@@ -176,9 +176,10 @@ class Reading:
             for line, what in unit.refused:
                 where = f"{', in ' + unit.owner if unit.owner else ''}"
                 message = (
-                    f"not allowed in an answer cell: {what} (cell {unit.cell}, line "
+                    f"dynamic code / tampering: not allowed in an answer cell: {what} "
+                    f"(cell {unit.cell}, line "
                     f"{line}{where}); the grader did not run this statement, and the "
-                    "question that uses it scores 0 (dynamic code / tampering)"
+                    "question that uses it scores 0"
                 )
                 for q in sorted(reached.get(id(unit)) or question_functions):
                     found.setdefault(q, message)
