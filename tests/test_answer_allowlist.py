@@ -275,3 +275,34 @@ def test_other_questions_are_the_reference_only_where_the_reference_calls_them()
         "attention": ["scores_to_weights"],
         "self_attention": ["attention", "scores_to_weights"],
     }
+
+
+def _uses_vars(x):
+    return vars(x)
+
+
+def _calls_a_helper_that_opens(x):
+    return _opens(x)
+
+
+def _opens(x):
+    with open(x) as f:
+        return f.read()
+
+
+def _honest(x):
+    import numpy as np
+
+    return np.exp(x - np.max(x))
+
+
+def test_the_public_check_warns_of_what_the_grader_refuses():
+    from attnbook.exercise_checks.grading import guarded
+
+    with pytest.raises(
+        AssertionError, match=r"^not allowed in an answer cell: uses vars"
+    ):
+        guarded(_uses_vars)(1)
+    with pytest.raises(AssertionError, match=r"open .*\(_opens, line \d+\)"):
+        guarded(_calls_a_helper_that_opens)("x")
+    assert guarded(_honest)(0.0) == 1.0

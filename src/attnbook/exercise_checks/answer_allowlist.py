@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterator
+from typing import Any
 
 __all__ = [
     "ALLOWED_MODULES",
     "ALLOWED_BUILTINS",
     "REFUSED_ATTRIBUTES",
     "Allowlist",
+    "local_refusal",
 ]
 
 ALLOWED_MODULES = frozenset(
@@ -198,7 +200,7 @@ class Allowlist:
             if path not in self.paths:
                 yield (
                     line,
-                    f"uses {path} (of {name}, only {', '.join(sorted(self.paths))})",
+                    f"uses {path} (of {name}, only the names the exercise imports)",
                 )
         elif name.startswith("__") and name not in _DUNDERS_ALLOWED:
             yield line, f"uses {name}"
@@ -266,3 +268,39 @@ def _arg_names(node: ast.AST) -> list[str]:
         return []
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     return [a.arg for a in every if a is not None]
+
+
+def local_refusal(fn: Any) -> str | None:
+    """The allowlist verdict on a live function of this process and the functions of its
+    module it calls (by name, transitively): what the grader will refuse in its source, so
+    that the public checks warn first; None where nothing is refused or there is no source
+    to read."""
+    import inspect
+    import textwrap
+
+    todo, seen = [fn], set()
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen or not inspect.isfunction(current):
+            continue
+        seen.add(id(current))
+        namespace = current.__globals__
+        try:
+            lines, first = inspect.getsourcelines(current)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+        except (OSError, TypeError, SyntaxError):
+            tree = None
+        for line, what in Allowlist().problems(tree, set(namespace)) if tree else []:
+            return (
+                f"not allowed in an answer cell: {what} ({current.__name__}, line "
+                f"{line + max(first, 1) - 1}); the grader reads your code before it runs "
+                "and scores this question 0: use only the modules and builtins the "
+                "exercise allows, and attributes by their written name"
+            )
+        todo += [
+            namespace[name]
+            for name in current.__code__.co_names
+            if inspect.isfunction(namespace.get(name))
+            and namespace[name].__module__ == fn.__module__
+        ]
+    return None
