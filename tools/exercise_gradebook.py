@@ -104,8 +104,8 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
             f"({g.seconds:.1f} s) {g.message[:80]}"
         )
     print(f"{len(grades)} notebooks graded, {len(skipped)} files skipped")
-    for path, why in skipped:
-        print(f"  skipped {path}: {why}")
+    for relative, why in skipped:
+        print(f"  skipped {relative}: {why}")
     print(f"wrote {out_csv}, {report} and {feedback}/")
     return grades
 
