@@ -164,7 +164,10 @@ REFUSED = {
         1,
     ),
     "open": ("def scores_to_weights(s):\n    return open('/etc/passwd').read()", 2),
-    "a shell magic": ("!ls /autograder\ndef scores_to_weights(s):\n    return s", 1),
+    "the shell": (
+        "shell = get_ipython()\ndef scores_to_weights(s):\n    return s",
+        1,
+    ),
 }
 
 
@@ -233,7 +236,7 @@ HONEST = {
         "_soft = Softmax()\ndef scores_to_weights(s):\n    return _soft(s)"
     ),
     "data beside it, a plot and a comparison": (
-        "%matplotlib inline\nimport math\nimport matplotlib.pyplot as plt\n"
+        "%matplotlib inline\n!pip install nothing\nimport math\nimport matplotlib.pyplot as plt\n"
         "EPS = 1e-12\ndef scores_to_weights(s):\n"
         "    e = np.exp(s - np.max(s, axis=-1, keepdims=True))\n"
         "    return e / (e.sum(axis=-1, keepdims=True) + 0 * EPS)\n"

@@ -80,7 +80,7 @@ _REFUSED_CALLS = {
     "__import__": "__import__",
     "open": "open (answer cells read no files)",
     "breakpoint": "breakpoint",
-    "get_ipython": "get_ipython (a magic other than %matplotlib)",
+    "get_ipython": "get_ipython other than in a magic",
 }
 _DUNDERS_ALLOWED = frozenset({"__init__", "__name__", "__doc__"})
 _RESTRICTED = ("otter", "attnbook")  # only the exact names the exercise imports
@@ -205,7 +205,7 @@ class Allowlist:
         elif name.startswith("__") and name not in _DUNDERS_ALLOWED:
             yield line, f"uses {name}"
         elif name == "get_ipython":
-            if not _matplotlib_magic(node, parents):
+            if not _magic(node, parents):
                 yield line, f"uses {_REFUSED_CALLS[name]}"
         elif name in ("getattr", "hasattr"):
             if not called:
@@ -229,20 +229,22 @@ class Allowlist:
                 yield line, f"uses {func.id} with a name computed at run time"
 
 
-def _matplotlib_magic(node: ast.Name, parents: dict) -> bool:
-    """``get_ipython().run_line_magic("matplotlib", ...)``: IPython's `%matplotlib`."""
+def _magic(node: ast.Name, parents: dict) -> bool:
+    """``get_ipython().method("text", ...)``, as IPython writes a magic or a shell escape
+    (the grader's child runs it as a no-op: it has no shell)."""
     call = parents.get(id(node))
     attribute = parents.get(id(call))
     outer = parents.get(id(attribute))
     return (
         isinstance(call, ast.Call)
+        and not call.args
         and isinstance(attribute, ast.Attribute)
-        and attribute.attr == "run_line_magic"
         and isinstance(outer, ast.Call)
         and outer.func is attribute
-        and bool(outer.args)
-        and isinstance(outer.args[0], ast.Constant)
-        and outer.args[0].value == "matplotlib"
+        and all(
+            isinstance(a, ast.Constant) and isinstance(a.value, str) for a in outer.args
+        )
+        and not outer.keywords
     )
 
 
