@@ -411,6 +411,9 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         ex.make_submission(b, []), folder / "frank" / "ex01.ipynb", version=3
     )
     (folder / "frank" / "notes.txt").write_text("not graded")
+    (folder / "gina" / "v2").mkdir(parents=True)  # two notebooks: which one counts?
+    nbformat.write(ex.make_submission(b, []), folder / "gina" / "a.ipynb")
+    nbformat.write(ex.make_submission(b, []), folder / "gina" / "v2" / "b.ipynb")
     before = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=all"],
         cwd=ROOT,
@@ -440,7 +443,10 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         "dave.ipynb",
         "erin.ipynb",
         "frank/ex01.ipynb",
+        "gina/a.ipynb",
+        "gina/v2/b.ipynb",
     }
+    assert rows["gina/a.ipynb"]["message"].startswith("2 notebooks in this student's")
     assert float(rows["frank/ex01.ipynb"]["percent"]) == 100.0
     total = ex.exercise_total(ex.zip_test_files(b.autograder_zip, tmp_path / "tests"))
     assert total > 0 and {float(r["possible"]) for r in rows.values()} == {total}
@@ -479,7 +485,7 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
     report = (tmp_path / "grades-report.txt").read_text()
     assert "test_huge_scores_are_stable" in report and "% pass" in report
     assert "frank/notes.txt: not a notebook (.txt)" in report
-    assert len(grades) == 6
+    assert len(grades) == 8
     # a lost question names its first failed test and hint, in the CSV and the feedback
     assert re.search(r"q1: test_\w+: ", rows["carol.ipynb"]["message"]), rows[
         "carol.ipynb"

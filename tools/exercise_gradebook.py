@@ -77,9 +77,12 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
         names = function_names(test_files)
         grades = []
         with Grader(zip_path) as grader:
+            crowded = _crowded_folders(folder, submissions)
             for path in submissions:
                 label = str(path.relative_to(folder))
                 nb, problem = read_submission(path, name)
+                if label.split("/")[0] in crowded:
+                    nb, problem = None, crowded[label.split("/")[0]]
                 if nb is None:
                     g = Grade(label, "error", message=problem)
                 else:
@@ -108,6 +111,22 @@ def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list
         print(f"  skipped {relative}: {why}")
     print(f"wrote {out_csv}, {report} and {feedback}/")
     return grades
+
+
+def _crowded_folders(folder: Path, submissions: list[Path]) -> dict[str, str]:
+    """Student folders (the first level under `folder`) holding several notebooks -> why
+    none of them is graded: which one counts is the teacher's call, not the grader's."""
+    by_folder: dict[str, list[str]] = {}
+    for path in submissions:
+        parts = path.relative_to(folder).parts
+        if len(parts) > 1:
+            by_folder.setdefault(parts[0], []).append("/".join(parts[1:]))
+    return {
+        top: f"{len(found)} notebooks in this student's folder ({', '.join(found)}): "
+        "keep the one to grade and grade again"
+        for top, found in by_folder.items()
+        if len(found) > 1
+    }
 
 
 def write_gradebook(
