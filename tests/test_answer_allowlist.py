@@ -309,3 +309,10 @@ def test_the_public_check_warns_of_what_the_grader_refuses():
     with pytest.raises(AssertionError, match=r"open .*\(_opens, line \d+\)"):
         guarded(_calls_a_helper_that_opens)("x")
     assert guarded(_honest)(0.0) == 1.0
+
+
+def test_the_switch_for_the_sandbox_tests_turns_the_allowlist_off(monkeypatch):
+    cell = "import os\npid = os.fork()"
+    assert source_rules.scan([cell]).findings
+    monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")
+    assert source_rules.scan([cell]).findings == []

@@ -329,6 +329,7 @@ def test_gradescope_entry_point_zeroes_the_questions_and_ends_the_processes(ex03
         subprocess.run(["chmod", "-R", "a+rwX", str(root)], check=True)
         command = [*NOBODY, *command]
     env = {**os.environ, **env, "HOME": str(ex03["folder"]), "MPLCONFIGDIR": str(root)}
+    env[source_rules.NO_ALLOWLIST] = "1"  # the allowlist would refuse the fork unrun
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     _nothing_runs_on(ex03["folder"])
@@ -341,8 +342,9 @@ def test_gradescope_entry_point_zeroes_the_questions_and_ends_the_processes(ex03
 
 
 def test_make_grade_zeroes_the_questions_and_the_next_submission_grades_normally(
-    ex03, tmp_path
+    ex03, tmp_path, monkeypatch
 ):
+    monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")  # the limits, not the allowlist
     with ex.Grader(ex03["built"].autograder_zip) as grader:
         bad = grader.grade(ex03["nb"], "bad", timeout=300)
         _nothing_runs_on(ex03["folder"])

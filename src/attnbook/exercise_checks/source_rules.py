@@ -24,6 +24,7 @@ its names, and (`loop_rule`) a Python loop in a function it reaches.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -37,7 +38,12 @@ from attnbook.exercise_checks.source_scopes import (
     stored,
 )
 
-__all__ = ["Reading", "scan", "reference_swaps"]
+__all__ = ["Reading", "scan", "reference_swaps", "NO_ALLOWLIST"]
+
+# Set to "1" in the grader's environment (never the child's: it cannot reach it), answer
+# cells are not read against the allowlist: the tests of the sandbox's process and memory
+# limits use it to run code the allowlist would refuse. Unsafe for grading.
+NO_ALLOWLIST = "ATTNBOOK_UNSAFE_NO_ALLOWLIST"
 
 
 # ----------------------------------------------------------------------------- units
@@ -252,6 +258,8 @@ def scan(
     notebook's own cells) are not read against the allowlist, which is (unless given) the
     modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports."""
     trusted = set(trusted)
+    if os.environ.get(NO_ALLOWLIST) == "1":  # the sandbox's own tests only: see below
+        allowlist = Allowlist.nothing_refused()
     if allowlist is None:
         allowlist = Allowlist.from_reference(
             [t for t in (_parse(s) for s in trusted) if t is not None]
