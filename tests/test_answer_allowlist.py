@@ -316,3 +316,14 @@ def test_the_switch_for_the_sandbox_tests_turns_the_allowlist_off(monkeypatch):
     assert source_rules.scan([cell]).findings
     monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")
     assert source_rules.scan([cell]).findings == []
+
+
+def test_a_refused_decorated_function_is_blanked_with_its_decorators():
+    cell = (
+        "import functools\n@functools.lru_cache\ndef table(d):\n    return d\n"
+        "def scores_to_weights(s):\n    return s"
+    )
+    reading = source_rules.scan([SETUP, cell], trusted=[SETUP])
+    runnable = reading.runnable([SETUP, cell])[1]
+    compile(runnable, "cell", "exec")  # what is left still runs
+    assert "lru_cache" not in runnable and "def scores_to_weights" in runnable

@@ -198,10 +198,9 @@ class Reading:
             lines = _transform(sources[cell]).split("\n")
             for unit in self.units:
                 if unit.cell == cell and unit.refused:
-                    first, last = (
-                        unit.node.lineno,
-                        unit.node.end_lineno or unit.node.lineno,
-                    )
+                    decorators = getattr(unit.node, "decorator_list", [])
+                    first = min([unit.node.lineno] + [d.lineno for d in decorators])
+                    last = unit.node.end_lineno or unit.node.lineno
                     lines[first - 1] = "pass"
                     for i in range(first, last):
                         lines[i] = ""
