@@ -287,9 +287,33 @@ def scan(
         unit.refused = sorted(
             set(allowlist.problems(unit.node, bound - {"__builtins__"}))
         )
+    _refuse_dependents(reading.units)
+    for unit in reading.units:
         for line, what in unit.refused:
             reading.findings.append((unit.cell, line, unit.owner, what))
     return reading
+
+
+def _refuse_dependents(units: list[_Unit]) -> None:
+    """Refuse, too, the statements that read a name only refused statements bind (they
+    would fail, unrun, or run what was refused)."""
+    changed = True
+    while changed:
+        kept = {b for u in units if not u.refused for b in u.binds}
+        lost = {b: u for u in units if u.refused for b in u.binds if b not in kept}
+        changed = False
+        for unit in units:
+            used = sorted(unit.reads & set(lost))
+            if used and not unit.refused and not unit.trusted:
+                origin = lost[used[0]]
+                unit.refused = [
+                    (
+                        unit.node.lineno,
+                        f"uses {used[0]}, which only refused code binds (cell "
+                        f"{origin.cell}, line {origin.refused[0][0]})",
+                    )
+                ]
+                changed = True
 
 
 def reference_swaps(
