@@ -200,10 +200,14 @@ def test_a_refused_statement_costs_the_questions_that_reach_it_only():
     cells = [
         SETUP,
         "def scores_to_weights(s):\n    return np.exp(s) / np.exp(s).sum(-1, keepdims=True)",
-        "import inspect\ndef attention(q, k, v):\n    return inspect.stack()",
+        "def attention(q, k, v):\n    import inspect\n    return inspect.stack()",
     ]
     lost = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1)
-    assert set(lost) == {"q2"} and "imports inspect (cell 2, line 1" in lost["q2"], lost
+    assert set(lost) == {"q2"} and "imports inspect (cell 2, line 2" in lost["q2"], lost
+    # code that runs when its cell runs (here a default argument) costs every question
+    cells[2] = "import inspect\ndef attention(q, k, v, s=inspect.stack()):\n    return q"
+    lost = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1)
+    assert set(lost) == {"q1", "q2"} and "(cell 2, line 1)" in lost["q1"], lost
 
 
 # ex09 q1 and q2 through the course's own quantiser (allow_attnbook=False)

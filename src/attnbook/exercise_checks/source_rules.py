@@ -161,11 +161,11 @@ class Reading:
         question_functions: dict[str, set[str]],
         swaps: dict[str, list[str]] | None = None,
     ) -> dict[str, str]:
-        """question -> the message of the refused code that costs it: code a function of the
-        question reaches costs that question, code no question reaches every question."""
+        """question -> the message of the refused code that costs it: code in a function's
+        body costs the questions whose functions reach it; code that runs when its cell
+        runs (defaults and decorators too), or that no question reaches, every question."""
         found: dict[str, str] = {}
-        refused = {id(u) for u in self.units if u.refused}
-        reached: dict[int, set[str]] = {}
+        reached: dict[tuple[int, int], set[str]] = {}
         for q, fns in question_functions.items():
             for f in fns:
                 skip = (
@@ -175,10 +175,16 @@ class Reading:
                         g for p, gs in question_functions.items() if p != q for g in gs
                     }
                 )
-                for unit, _ in self.reach(f, skip)[0]:
-                    if id(unit) in refused:
-                        reached.setdefault(id(unit), set()).add(q)
+                for unit, part in self.reach(f, skip)[0]:
+                    for line, _ in unit.refused:
+                        if part is None or _within(part, line):
+                            reached.setdefault((id(unit), line), set()).add(q)
         for unit in self.units:
+            bodies = [
+                n.body[0]
+                for n in ast.walk(unit.node)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
             for line, what in unit.refused:
                 where = f"{', in ' + unit.owner if unit.owner else ''}"
                 message = (
@@ -187,7 +193,12 @@ class Reading:
                     f"{line}{where}); the grader did not run this statement, and the "
                     "question that uses it scores 0"
                 )
-                for q in sorted(reached.get(id(unit)) or question_functions):
+                in_body = any(
+                    b.lineno <= line <= (p.end_lineno or b.lineno)
+                    for b, p in zip(bodies, _owners(unit.node))
+                )
+                hit = reached.get((id(unit), line)) if in_body else None
+                for q in sorted(hit or question_functions):
                     found.setdefault(q, message)
         return found
 
@@ -206,6 +217,20 @@ class Reading:
                         lines[i] = ""
             out[cell] = "\n".join(lines)
         return out
+
+
+def _within(part: ast.AST, line: int) -> bool:
+    first = getattr(part, "lineno", 0)
+    return first <= line <= (getattr(part, "end_lineno", None) or first)
+
+
+def _owners(node: ast.AST) -> list[ast.AST]:
+    """The defs in `node`, in the order `ast.walk` gives them."""
+    return [
+        n
+        for n in ast.walk(node)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
 def _word(node: ast.AST) -> str | None:
