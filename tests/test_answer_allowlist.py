@@ -205,7 +205,9 @@ def test_a_refused_statement_costs_the_questions_that_reach_it_only():
     lost = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1)
     assert set(lost) == {"q2"} and "imports inspect (cell 2, line 2" in lost["q2"], lost
     # code that runs when its cell runs (here a default argument) costs every question
-    cells[2] = "import inspect\ndef attention(q, k, v, s=inspect.stack()):\n    return q"
+    cells[2] = (
+        "import inspect\ndef attention(q, k, v, s=inspect.stack()):\n    return q"
+    )
     lost = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1)
     assert set(lost) == {"q1", "q2"} and "(cell 2, line 1)" in lost["q1"], lost
 

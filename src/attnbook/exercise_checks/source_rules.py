@@ -194,7 +194,7 @@ class Reading:
                     "question that uses it scores 0"
                 )
                 in_body = any(
-                    b.lineno <= line <= (p.end_lineno or b.lineno)
+                    b.lineno <= line <= (getattr(p, "end_lineno", None) or b.lineno)
                     for b, p in zip(bodies, _owners(unit.node))
                 )
                 hit = reached.get((id(unit), line)) if in_body else None
