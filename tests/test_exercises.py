@@ -20,6 +20,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+import tools.exercise_gradebook as gradebook  # noqa: E402
 import tools.exercises as ex  # noqa: E402 - after ROOT, which the tests use too
 
 NAMES = ex.exercise_names()
@@ -245,7 +246,7 @@ def test_guard_rejects_what_students_really_write(kind):
         "attnbook": (
             through_attnbook,
             {},
-            "attnbook.attention.scaled_dot_product_attention",
+            "uses attnbook.attention",  # refused before the watcher sees the call
         ),
         "library": (library, {"libraries": ("torch",)}, "rules out torch"),
         "routine": (routine, {"names": ("softmax",)}, "softmax, the routine"),
@@ -404,6 +405,15 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
     nbformat.write(broken, folder / "carol.ipynb")
     (folder / "dave.ipynb").write_text("this is not a notebook")
     nbformat.write(built["ex02_scaling"].student_nb, folder / "erin.ipynb")
+    # an LMS export: a folder per student; an old Jupyter's nbformat 3; a stray file
+    (folder / "frank").mkdir()
+    nbformat.write(
+        ex.make_submission(b, []), folder / "frank" / "ex01.ipynb", version=3
+    )
+    (folder / "frank" / "notes.txt").write_text("not graded")
+    (folder / "gina" / "v2").mkdir(parents=True)  # two notebooks: which one counts?
+    nbformat.write(ex.make_submission(b, []), folder / "gina" / "a.ipynb")
+    nbformat.write(ex.make_submission(b, []), folder / "gina" / "v2" / "b.ipynb")
     before = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=all"],
         cwd=ROOT,
@@ -411,7 +421,7 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         text=True,
     ).stdout
     # no zip there: it is built in a temp folder
-    monkeypatch.setattr(ex, "BUILD", tmp_path / "build")
+    monkeypatch.setattr(gradebook, "BUILD", tmp_path / "build")
     # An endless loop must get a grade (a timeout). The limit is per submission: the other four
     # take about 2 s together on a loaded 2-core machine, so 20 s leaves them a wide margin
     # while the loop costs the suite 20 s, not a minute.
@@ -432,7 +442,12 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         "carol.ipynb",
         "dave.ipynb",
         "erin.ipynb",
+        "frank/ex01.ipynb",
+        "gina/a.ipynb",
+        "gina/v2/b.ipynb",
     }
+    assert rows["gina/a.ipynb"]["message"].startswith("2 notebooks in this student's")
+    assert float(rows["frank/ex01.ipynb"]["percent"]) == 100.0
     total = ex.exercise_total(ex.zip_test_files(b.autograder_zip, tmp_path / "tests"))
     assert total > 0 and {float(r["possible"]) for r in rows.values()} == {total}
     assert (
@@ -463,11 +478,23 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         == "wrong exercise: this is a notebook of ex02_scaling, not of ex01_attention"
     )
     for row in rows.values():
-        assert "\n" not in row["message"] and "/" not in row["message"], row["message"]
+        assert "\n" not in row["message"] and "/tmp" not in row["message"], row[
+            "message"
+        ]
     assert {"q1", "q2"} <= set(rows["alice.ipynb"])
     report = (tmp_path / "grades-report.txt").read_text()
     assert "test_huge_scores_are_stable" in report and "% pass" in report
-    assert len(grades) == 5
+    assert "frank/notes.txt: not a notebook (.txt)" in report
+    assert len(grades) == 8
+    # a lost question names its first failed test and hint, in the CSV and the feedback
+    assert re.search(r"q1: test_\w+: ", rows["carol.ipynb"]["message"]), rows[
+        "carol.ipynb"
+    ]
+    feedback = tmp_path / "grades-feedback"
+    assert "Every question has full marks." in (feedback / "alice.ipynb.md").read_text()
+    carol = (feedback / "carol.ipynb.md").read_text()
+    assert "## q1: 0 / " in carol and "(hidden test): " in carol, carol
+    assert (feedback / "frank" / "ex01.ipynb.md").is_file()
 
 
 def test_calls_of_sees_each_block_a_function_feeds_its_step():
@@ -487,3 +514,44 @@ def test_calls_of_sees_each_block_a_function_feeds_its_step():
     assert total == 10.0
     assert calls == [[None, (2,)], [None, (2,)], [None, (1,)]]
     assert namespace["step"].__name__ == "step"
+
+
+def test_a_zip_built_from_other_masters_is_refused(built, tmp_path, monkeypatch):
+    """`make grade` grades with the zip `make exercises` built only while the masters are
+    the ones it was built from (the stamp beside it records their hash)."""
+    build_dir = tmp_path / "build"
+    (build_dir / "autograder").mkdir(parents=True)
+    zip_path = build_dir / "autograder" / "ex01_attention.zip"
+    zip_path.write_bytes(built["ex01_attention"].autograder_zip.read_bytes())
+    zip_path.with_suffix(".masters").write_text(f"{ex.MASTERS}\n")
+    monkeypatch.setattr(gradebook, "BUILD", build_dir)
+    current = ex.masters_hash("ex01_attention", ex.MASTERS)
+    zip_path.with_suffix(".sha256").write_text(current + "\n")
+    assert gradebook.graded_zip("ex01_attention", tmp_path) == zip_path
+    zip_path.with_suffix(".sha256").write_text(
+        "0" * 64 + "\n"
+    )  # a master changed since
+    with pytest.raises(
+        ex.ExerciseError, match="is stale: it was built from other masters"
+    ):
+        gradebook.graded_zip("ex01_attention", tmp_path)
+
+
+def test_gradescope_reads_an_old_notebook_as_make_grade_does(built, tmp_path):
+    """The nbformat-3 notebook that scored 0 on Gradescope ("no code cells") and 14/14 under
+    `make grade`: the same reader now, the same score."""
+    import json
+    import zipfile
+
+    from attnbook.exercise_checks.autograder import main
+
+    b = built["ex01_attention"]
+    root = tmp_path / "autograder"
+    zipfile.ZipFile(b.autograder_zip).extractall(root / "source")
+    (root / "submission" / "folder").mkdir(parents=True)
+    nb = ex.make_submission(b, [])
+    nbformat.write(nb, root / "submission" / "folder" / "old.ipynb", version=3)
+    main(str(root), timeout=120)
+    results = json.loads((root / "results" / "results.json").read_text())
+    total = sum(t["max_score"] for t in results["tests"])
+    assert results["score"] == total > 0, results

@@ -240,6 +240,10 @@ def publish_zip_only(built: Built) -> None:
     (BUILD / "autograder").mkdir(parents=True, exist_ok=True)
     shutil.copy(built.autograder_zip, BUILD / "autograder" / f"{built.name}.zip")
     (BUILD / "autograder" / f"{built.name}.masters").write_text(f"{MASTERS}\n")
+    from tools.exercise_grading import masters_hash  # `make grade` refuses a stale zip
+
+    stamp = BUILD / "autograder" / f"{built.name}.sha256"
+    stamp.write_text(masters_hash(built.name, MASTERS) + "\n")
 
 
 def built_zip(name: str, build_dir: Path = BUILD) -> Path | None:

@@ -15,6 +15,7 @@ it started after each submission (`attnbook.exercise_checks.processes`); as root
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -31,6 +32,8 @@ from attnbook.exercise_checks.engine import (
     grade_notebook,
     reference_session,
 )
+from attnbook.exercise_checks.feedback import hint
+from attnbook.exercise_checks.submissions import read_notebook
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -64,15 +67,6 @@ class Grade:
         return ""
 
 
-def short_message(message: str) -> str:
-    """The exception line of an otter failure message (no code, no paths), at most 200 chars."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    for i, line in enumerate(lines):
-        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?", line):
-            return " ".join(lines[i : i + 2] if line.endswith(":") else [line])[:200]
-    return (lines[-1] if lines else "")[:200]
-
-
 class Grader:
     """Grades notebooks of one exercise (a context manager: it holds the reference process)."""
 
@@ -95,7 +89,7 @@ class Grader:
         start = time.monotonic()
         data = grade_notebook(self.exercise, code_sources(nb), self.reference, timeout)
         for t in data["tests"]:
-            t["message"] = short_message(t["message"]) if t["message"] else ""
+            t["message"] = hint(t["message"]) if t["message"] else ""
         return Grade(
             label,
             data["status"],
@@ -187,39 +181,44 @@ def question_of_cell(nb: nbformat.NotebookNode, index: int) -> str | None:
 
 
 def read_submission(path: Path, name: str) -> tuple[nbformat.NotebookNode | None, str]:
-    """The notebook, or None and a one-line reason why it cannot be graded as exercise `name`."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return None, "not a notebook: the file is not text (UTF-8)"
-    try:
-        json.loads(text)
-    except ValueError as err:
-        return (
-            None,
-            f"not a notebook: the file is not valid JSON ({str(err).split(':')[0]})",
-        )
-    try:
-        nb = nbformat.reads(text, as_version=4)
-        if not isinstance(nb.get("cells"), list):
-            raise ValueError("no cells")
-    except Exception as err:  # noqa: BLE001 - any unreadable notebook
-        return (
-            None,
-            f"not a notebook: valid JSON but not a Jupyter notebook ({type(err).__name__})",
-        )
-    named = {
-        m
-        for c in nb.cells
-        if c.cell_type == "code"
-        for m in re.findall(r"tests_dir\(\s*[\"'](\w+)[\"']", c.source)
+    """The notebook, or None and a one-line reason why it cannot be graded as exercise `name`
+    (`attnbook.exercise_checks.submissions`, which Gradescope's entry point reads with too)."""
+    return read_notebook(path, name)
+
+
+def question_points(test_files: dict[str, Path]) -> dict[str, float]:
+    """Each question's points, from its test file."""
+    from otter.test_files.exception_test import ExceptionTestFile
+
+    return {
+        q: float(ExceptionTestFile.from_file(str(p)).possible)
+        for q, p in test_files.items()
     }
-    if named and name not in named:
-        return (
-            None,
-            f"wrong exercise: this is a notebook of {sorted(named)[0]}, not of {name}",
-        )
-    return nb, ""
+
+
+def masters_hash(name: str, masters: Path) -> str:
+    """SHA-256 of the master notebook of exercise `name` and the requirements next to the
+    masters: what an autograder zip is built from (`make grade` refuses a zip built from
+    other masters)."""
+    digest = hashlib.sha256()
+    for path in (
+        masters / f"{name}.ipynb",
+        masters.parent / "autograder-requirements.txt",
+    ):
+        digest.update(path.read_bytes() if path.is_file() else b"")
+    return digest.hexdigest()
+
+
+def lost_summary(g: Grade) -> str:
+    """One line: per question that lost points, its first failed test and hint."""
+    notes = []
+    for question in sorted(g.questions):
+        failed = [t for t in g.tests if t["question"] == question and not t["passed"]]
+        if failed:
+            t = failed[0]
+            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+            notes.append(f"{question}: {t['name']}: {hint(t['message'])[:160]}{more}")
+    return "; ".join(notes)
 
 
 def diagnosis(nb: nbformat.NotebookNode, graded: Grade) -> str:

@@ -59,12 +59,9 @@ forever gets a grade (zero, status "timeout"), never a hang.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
-import tempfile
-from collections import Counter
 from pathlib import Path
 
 # The tool's other modules (building, grading, proofs); their names are re-exported here,
@@ -100,9 +97,19 @@ from tools.exercise_grading import (
     function_names,
     grade,
     load_exercise,
+    lost_summary,
+    masters_hash,
+    question_points,
     read_submission,
     rename_tests,
     zip_test_files,
+)
+from tools.exercise_gradebook import (
+    class_report,
+    grade_folder,
+    graded_zip,
+    skipped_report,
+    write_gradebook,
 )
 from tools.exercise_proof import (
     CORRECT_PREFIX,
@@ -171,105 +178,14 @@ __all__ = [
     "reference_answer",
     "tampered_questions",
     "grade_folder",
+    "graded_zip",
+    "lost_summary",
+    "masters_hash",
+    "question_points",
+    "write_gradebook",
+    "skipped_report",
     "main",
 ]
-
-
-# ----------------------------------------------------------------------------- grading a folder
-def grade_folder(name: str, folder: Path, out_csv: Path, timeout: float) -> list[Grade]:
-    """Instructor: grade every file in `folder` against exercise `name`: one CSV row each and,
-    beside the CSV, a per-question report of the hidden tests. Writes nothing into the repository.
-    Each notebook runs in a child process within `timeout` seconds (else "timeout", 0 points)."""
-    submissions = sorted(
-        p for p in Path(folder).iterdir() if p.is_file() and not p.name.startswith(".")
-    )
-    if not submissions:
-        raise ExerciseError(f"no files in {folder}")
-    with tempfile.TemporaryDirectory(prefix="attnbook-grading-") as tmp:
-        # the zip `make exercises` built from these masters, else one built into the
-        # temporary folder, never into the repository
-        zip_path = (
-            built_zip(name, BUILD) or build(name, Path(tmp) / name).autograder_zip
-        )
-        test_files = zip_test_files(zip_path, Path(tmp) / "tests")
-        total = exercise_total(test_files)
-        names = function_names(test_files)
-        grades = []
-        with Grader(zip_path) as grader:
-            for path in submissions:
-                nb, problem = read_submission(path, name)
-                if nb is None:
-                    g = Grade(str(path), "error", message=problem)
-                else:
-                    g = grader.grade(nb, str(path), timeout)
-                    if g.status == "ok":
-                        g.message = diagnosis(nb, g)
-                g.possible = total  # always the exercise's total, whatever happened
-                grades.append(rename_tests(g, names))
-    questions = sorted(test_files)
-    with open(out_csv, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(
-            [
-                "submission",
-                "status",
-                *questions,
-                "score",
-                "possible",
-                "percent",
-                "message",
-            ]
-        )
-        for g in grades:
-            writer.writerow(
-                [
-                    Path(g.submission).name,
-                    g.status,
-                    *[g.questions.get(q, 0.0) for q in questions],
-                    g.score,
-                    g.possible,
-                    f"{g.percent:.1f}",
-                    " ".join(g.message.split())[:300],
-                ]
-            )
-    report = out_csv.with_name(out_csv.stem + "-report.txt")
-    report.write_text(class_report(name, grades))
-    for g in grades:
-        print(
-            f"{Path(g.submission).name:40s} {g.status:8s} {g.score:5.1f}/{g.possible:<5.1f} "
-            f"({g.seconds:.1f} s) {g.message[:80]}"
-        )
-    print(f"wrote {out_csv} and {report}")
-    return grades
-
-
-def class_report(name: str, grades: list[Grade]) -> str:
-    """Per question, every hidden test's pass rate and its most frequent failure message."""
-    graded = [g for g in grades if g.status == "ok"]
-    lines = [
-        f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded",
-        "",
-    ]
-    by_test: dict[tuple[str, str], list[dict]] = {}
-    for g in graded:
-        for t in g.tests:
-            if t["hidden"]:
-                by_test.setdefault((t["question"], t["name"]), []).append(t)
-    for question in sorted({q for q, _ in by_test}):
-        lines.append(f"{question}")
-        for (q, test), runs in by_test.items():
-            if q != question:
-                continue
-            passed = sum(t["passed"] for t in runs)
-            failures = Counter(t["message"] for t in runs if not t["passed"])
-            common = (
-                f" most frequent failure ({failures.most_common(1)[0][1]}x): "
-                f"{failures.most_common(1)[0][0]}"
-                if failures
-                else ""
-            )
-            lines.append(f"  {test:55s} {100 * passed / len(runs):5.1f} % pass{common}")
-    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------------------- command line

@@ -4,6 +4,8 @@ The zip's `run_autograder` runs ``run_otter.py``, which calls `main`: the submis
 ``/autograder/submission`` is graded by `engine` (its code runs in a child process, the grade
 is decided here) against ``/autograder/source/tests`` and ``reference.ipynb``, and the grade
 goes to ``/autograder/results/results.json`` in Gradescope's format, one entry per question.
+The submission is found and read as `make grade` reads it (`submissions`: any nbformat,
+subfolders searched, several notebooks or another exercise's refused with the reason).
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ import json
 from pathlib import Path
 
 from attnbook.exercise_checks.engine import (
-    code_sources,
     grade_notebook,
     read_exercise,
     reference_session,
+)
+from attnbook.exercise_checks.feedback import hint
+from attnbook.exercise_checks.submissions import (
+    code_cells,
+    exercise_of,
+    find_submission,
+    read_notebook,
 )
 
 __all__ = ["main", "RUN_SCRIPT"]
@@ -29,24 +37,44 @@ if __name__ == "__main__":
 '''
 
 
-def results_json(result: dict) -> dict:
-    """Gradescope's results format: one entry per question; hidden tests' messages are shown
-    once the grades are published."""
+def question_points(tests: dict[str, str]) -> dict[str, float]:
+    """Each question's points, from the text of its otter test file."""
+    from otter.test_files.exception_test import ExceptionTestFile
+
+    return {
+        q: float(ExceptionTestFile.from_string(text, path=f"tests/{q}.py").possible)
+        for q, text in sorted(tests.items())
+    }
+
+
+def results_json(result: dict, possible: dict[str, float] | None = None) -> dict:
+    """Gradescope's results format: one entry per question, its maximum from the test files
+    (`possible`; kept whatever happened), its output the failed tests with their hints, as
+    in the feedback `make grade` writes; hidden tests' messages shown once the grades are
+    published."""
     tests = []
-    for question, score in result["questions"].items():
-        rows = [t for t in result["tests"] if t["question"] == question]
+    questions = dict(possible or {})
+    for question in result.get("questions", {}):
+        questions.setdefault(question, 0.0)
+    for question, points in questions.items():
+        rows = [t for t in result.get("tests", []) if t["question"] == question]
         failed = [
-            f"{t['name']}{' (hidden)' if t['hidden'] else ''}: {t['message'].strip()}"
+            f"{t['name']} ({'hidden test' if t['hidden'] else 'public check'}): "
+            f"{hint(t['message']) or 'failed'}"
             for t in rows
             if not t["passed"]
         ]
+        if not rows:
+            output = f"not graded: {result.get('message') or 'no test ran'}"
+        else:
+            output = "\n\n".join(failed) or "all tests passed"
         tests.append(
             {
                 "name": question,
-                "score": score,
-                "max_score": sum(t["points"] for t in rows),
+                "score": float(result.get("questions", {}).get(question, 0.0)),
+                "max_score": points or sum(t["points"] for t in rows),
                 "visibility": "after_published",
-                "output": "\n\n".join(failed) or "all tests passed",
+                "output": output,
             }
         )
     return {
@@ -58,30 +86,24 @@ def results_json(result: dict) -> dict:
 
 
 def main(root: str = "/autograder", timeout: float = 600.0) -> None:
+    """Grade the one notebook of ``root/submission`` (read as `make grade` reads it:
+    `submissions`) and write ``root/results/results.json``."""
     folder = Path(root)
     exercise = read_exercise(folder / "source")
-    notebooks = sorted((folder / "submission").glob("*.ipynb"))
-    message = "the notebook has no code cells"
-    if notebooks:
+    possible = question_points(exercise.tests)
+    name = exercise_of(exercise.reference)
+    path, message = find_submission(folder / "submission")
+    nb = None
+    if path is not None:
+        nb, message = read_notebook(path, name)
+    if nb is not None:
+        reference = reference_session(exercise)
         try:
-            sources = code_sources(json.loads(notebooks[0].read_text()))
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-            sources, message = [], f"not a notebook: {type(err).__name__}"
-        if sources:
-            reference = reference_session(exercise)
-            try:
-                result = grade_notebook(exercise, sources, reference, timeout)
-            finally:
-                reference.close()
-        else:
-            result = {"score": 0.0, "questions": {}, "tests": [], "message": message}
+            result = grade_notebook(exercise, code_cells(nb), reference, timeout)
+        finally:
+            reference.close()
     else:
-        result = {
-            "score": 0.0,
-            "questions": {},
-            "tests": [],
-            "message": "no .ipynb file was submitted",
-        }
+        result = {"score": 0.0, "questions": {}, "tests": [], "message": message}
     out = folder / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results_json(result), indent=1))
+    out.write_text(json.dumps(results_json(result, possible), indent=1))

@@ -111,12 +111,9 @@ class Exercise:
         return next((q for q, names in self.own.items() if name in names), None)
 
     def swaps(self) -> dict[str, list[str]]:
-        """Function -> the other questions' functions, the reference's while it runs."""
-        return {
-            f: sorted(g for p, gs in self.functions.items() if p != q for g in gs)
-            for q, fs in self.functions.items()
-            for f in fs
-        }
+        """Function -> the other questions' functions that are the reference's while it
+        runs: those its reference calls, no more (`source_rules.reference_swaps`)."""
+        return source_rules.reference_swaps(self.reference, self.functions)
 
 
 class _Environment(dict):
@@ -180,7 +177,8 @@ def grade_notebook(
         return reading.shortcut(name, rules, set(swaps.get(name, [])))
 
     try:
-        student = Session(sources, swaps, timeout, reference, judge)
+        runnable = reading.runnable(sources)  # refused statements blanked out
+        student = Session(runnable, swaps, timeout, reference, judge)
         result["cell_errors"] = student.ready.get("cell_errors", [])
         for question, test_file in files.items():
             test_file.run(_Environment(exercise, question, student, reference))
@@ -238,7 +236,7 @@ def question_verdicts(
     a process left running after the submission that no question's code was seen starting
     (every question)."""
     questions = list(exercise.functions)
-    lost = reading.tampering(exercise.functions)
+    lost = reading.tampering(exercise.functions, exercise.swaps())
     trusted = set(exercise.reference)
     for index, what in student.ready.get("cell_events", []):
         if sources[int(index)] in trusted:

@@ -3,6 +3,9 @@
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
 as usual. Every call
 
+* fails if the function's source (or that of a notebook function it calls) holds what the
+  grader refuses in an answer cell (`answer_allowlist`: a module or builtin not allowed,
+  dynamic attribute access), so that the public checks warn before the grade does;
 * fails, with ``loops=False``, if the function's source (or that of a notebook function it
   calls) holds a Python ``for``/``while`` loop or a comprehension;
 * fails if the function reaches into the course package ``attnbook`` (any module, whatever
@@ -40,6 +43,7 @@ import numpy as np
 import torch
 
 from attnbook.exercise_checks.probes import Remote, calls_of, grad_of, gradient_call
+from attnbook.exercise_checks.answer_allowlist import local_refusal
 from attnbook.exercise_checks.loop_rule import local_loop
 from attnbook.exercise_checks.watch import Watcher
 
@@ -175,7 +179,7 @@ def guarded(
     except (TypeError, ValueError):
         signature = None
     libraries, names = tuple(libraries), tuple(names)
-    looping = None if loops else local_loop(fn)
+    looping = local_refusal(fn) or (None if loops else local_loop(fn))
     earlier: list = []  # the last results, kept alive (separate_results)
 
     @wraps(fn)

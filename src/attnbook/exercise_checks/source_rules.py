@@ -1,392 +1,368 @@
-"""The shortcut rules and the tampering verdict, decided from the submitted source (exercises
-1-9), in the grader, before and whatever the submission's code does when it runs.
+"""The shortcut rules and the allowlist verdict, decided from the submitted source (exercises
+1-9), in the grader, before anything of the submission runs.
 
 `scan` reads the code cells of a submission with `ast` (after IPython's own rewriting of
-magics) and records, for every function the notebook defines at the top level, the names it
-reaches: imports, attribute chains and the names bound to them (``F = torch.nn.functional``,
-``from attnbook.kvquant import quantize as q``), in its body and in the functions of the
-notebook it calls. `Reading.shortcut` answers a hidden test's rules (``guarded(f,
-libraries=..., names=..., allow_attnbook=...)``) from that: the course package ``attnbook``,
-a library the question rules out, a routine the question asks the student to write, and
-(``loops=False``, `loop_rule`) a Python loop or comprehension.
+magics), one top-level statement at a time (a "unit": an import, a ``def``, a ``class``, an
+assignment, a loop, an ``if`` holding a ``def``...). Cells identical to a cell of the
+reference notebook (the setup cell, the data) are trusted; every other statement is read
+against the exercise's allowlist (`answer_allowlist`): a statement that breaks it is refused
+("not allowed in an answer cell", with its cell and line) and is not run (`runnable`).
 
-Code whose effect cannot be read from the source is a verdict of its own, "dynamic code /
-tampering" (`Reading.tampering`, messages for the instructor): ``eval``, ``exec``,
-``compile``, ``__import__``, ``importlib.import_module``, ``getattr`` with a computed name,
-``setattr``/``delattr``, ``globals()``/``vars()``, ``sys.modules`` (beyond ``name in
-sys.modules``), the profiler and tracer hooks, the import machinery, ``builtins``,
-``ctypes``, frames and code objects, the grading package's own modules and otter's
-internals, and any write to an attribute of a module. Cells identical to a cell of the
-reference notebook (the setup cell, the data) are trusted. Imports only `loop_rule` of the
-grading package.
+Since nothing can be fetched by a name computed at run time, what a function can reach is
+decided on names: `Reading.reach` follows, from a function's name, every statement that
+binds a name it reads (assignments of every shape, tuple unpacking, ``for`` and ``with``
+targets, walrus, imports, ``def`` and ``class`` with their defaults, decorators, attributes
+and methods, definitions under ``if``, ``global`` writes in other functions) and every
+statement that can put something into an object it reads (an attribute or item written,
+the object passed to a call or called with arguments, an alias bound to it), transitively.
+`Reading.shortcut` answers a hidden test's rules (``guarded(f, libraries=..., names=...,
+allow_attnbook=..., loops=...)``) on that reach: a library the question rules out or the
+course package among its imports, a routine the question asks the student to write among
+its names, and (`loop_rule`) a Python loop in a function it reaches.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from attnbook.exercise_checks.answer_allowlist import Allowlist
 from attnbook.exercise_checks.loop_rule import first_loop, loop_message
+from attnbook.exercise_checks.source_scopes import (
+    FUNCTIONS,
+    flows,
+    globals_read,
+    imports,
+    stored,
+)
 
-__all__ = ["Reading", "scan"]
+__all__ = ["Reading", "scan", "reference_swaps", "NO_ALLOWLIST"]
 
-_CALLS = {  # builtins whose use is dynamic code
-    "eval": "eval",
-    "exec": "exec",
-    "compile": "compile",
-    "__import__": "__import__",
-    "globals": "globals()",
-    "vars": "vars()",
-    "setattr": "setattr",
-    "delattr": "delattr",
-}
-_PATHS = tuple(
-    """
-    sys.modules sys.setprofile sys.settrace sys.meta_path sys.path_hooks
-    sys.path_importer_cache sys._getframe sys.monitoring sys.addaudithook
-    threading.setprofile threading.settrace importlib.import_module importlib.reload
-    importlib.__import__ importlib.machinery importlib.abc
-    importlib.util.module_from_spec importlib.util.spec_from_file_location
-    importlib.util.spec_from_loader builtins ctypes gc inspect.currentframe
-    inspect.stack inspect.getouterframes types.FunctionType types.CodeType
-    types.ModuleType marshal pickle dill runpy attnbook.exercise_checks. otter.
-    """.split()
-)  # module paths (and their attributes) that reach the machinery
-_ALLOWED_PATHS = ("otter.Notebook", "attnbook.exercise_checks.tests_dir")
-_DUNDERS = frozenset(
-    """
-    __builtins__ __dict__ __globals__ __code__ __closure__ __defaults__
-    __kwdefaults__ __subclasses__ __bases__ __mro__ __getattribute__ __setattr__
-    __delattr__ __import__ __loader__ __spec__ __self__ __func__ __wrapped__
-    f_globals f_locals f_back f_builtins gi_frame tb_frame
-    """.split()
-)  # attributes that reach code, frames and namespaces
+# Set to "1" in the grader's environment (never the child's: it cannot reach it), answer
+# cells are not read against the allowlist: the tests of the sandbox's process and memory
+# limits use it to run code the allowlist would refuse. Unsafe for grading.
+NO_ALLOWLIST = "ATTNBOOK_UNSAFE_NO_ALLOWLIST"
 
 
+# ----------------------------------------------------------------------------- units
 @dataclass
-class _Function:
+class _Unit:
     cell: int
-    node: ast.FunctionDef
-    paths: dict[str, int] = field(default_factory=dict)  # module path -> line
-    attrs: dict[str, int] = field(default_factory=dict)  # attribute names -> line
-    free: dict[str, int] = field(default_factory=dict)  # unresolved names -> line
-    calls: set[str] = field(default_factory=set)  # names of the notebook's functions
+    node: ast.stmt
+    trusted: bool
+    binds: set[str]
+    reads: set[str]
+    imports: dict[str, str]  # name -> the module path an import binds it to
+    refused: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def owner(self) -> str | None:
+        return getattr(self.node, "name", None)
 
 
 @dataclass
 class Reading:
     """What the grader read from a submission's source."""
 
-    functions: dict[str, _Function] = field(default_factory=dict)
+    units: list[_Unit] = field(default_factory=list)
+    functions: dict[str, int] = field(default_factory=dict)  # def name -> unit index
     # (cell, line, top-level function or None, what)
     findings: list[tuple[int, int, str | None, str]] = field(default_factory=list)
 
-    def reach(self, name: str, skip: set[str]) -> list[str]:
-        """`name` and the notebook's functions it calls, transitively (not those in `skip`:
-        other questions' functions, the reference's while it runs)."""
-        seen, todo = [], [name]
+    def reach(self, name: str, skip: Collection[str] = ()) -> tuple[list, set[str]]:
+        """(the statements and parts `name` can reach, the names it reaches), through the
+        notebook's untrusted statements; not through `skip` (the reference's functions)."""
+        names, todo, parts, seen = {name}, [name], [], set()
+        binders: dict[str, list[int]] = {}
+        into_names: dict[str, list[tuple[int, ast.AST | None]]] = {}
+        for i, unit in enumerate(self.units):
+            for bound in unit.binds:
+                binders.setdefault(bound, []).append(i)
+        imported = {
+            b for b, ids in binders.items() if all(self.units[i].imports for i in ids)
+        }  # modules and imported routines: written to only by refused code
+        for i, unit in enumerate(self.units):
+            if not unit.trusted:
+                for read, where in flows(unit.node, unit.reads, imported).items():
+                    into_names.setdefault(read, []).extend((i, w) for w in where)
         while todo:
             current = todo.pop()
-            if current in seen or current not in self.functions:
+            if current in skip and current != name:
                 continue
-            seen.append(current)
-            todo += sorted(self.functions[current].calls - skip - {name})
-        return seen
+            whole = [(i, None) for i in binders.get(current, [])]
+            into = [] if current in imported else into_names.get(current, [])
+            for i, part in whole + into:
+                unit = self.units[i]
+                if unit.trusted or (i, id(part)) in seen:
+                    continue
+                seen.add((i, id(part)))
+                parts.append((unit, part))
+                new = unit.reads if part is None else globals_read([part], set())[0]
+                if part is None and (i, None) in into:
+                    new = new | unit.binds  # an alias of `current`
+                for n in sorted(new - names):
+                    names.add(n)
+                    todo.append(n)
+        return parts, names
 
     def shortcut(
         self, name: str, rules: dict, skip: Collection[str] = ()
     ) -> str | None:
-        """The message of the first shortcut rule the source of `name` breaks, or None."""
-        libraries = [str(lib) for lib in rules.get("libraries", ())]
-        names = {str(n) for n in rules.get("names", ())}
-        for fn in self.reach(name, set(skip)):
-            info = self.functions[fn]
-            where = f"{fn}, cell {info.cell}"
-            for path, line in sorted(info.paths.items(), key=lambda kv: -len(kv[0])):
-                path = path.lstrip("?")  # noqa: PLW2901 - a value built from a module
-                root = path.split(".")[0]
-                if root == "attnbook" and not rules.get("allow_attnbook"):
-                    why = "the course package attnbook"
-                elif root in libraries:
-                    why = f"this question rules out {' and '.join(libraries)}"
-                elif path.split(".")[-1] in names:
+        """The message of the first shortcut rule the reach of `name` breaks, or None."""
+        libraries = {str(lib) for lib in rules.get("libraries", ())}
+        banned = {str(n) for n in rules.get("names", ())}
+        parts, names = self.reach(name, set(skip))
+        for unit, path, line in self._imports(parts, names):
+            root = path.split(".")[0]
+            if root == "attnbook" and path != "attnbook.exercise_checks.tests_dir":
+                if not rules.get("allow_attnbook"):
+                    return _shortcut(path, "the course package attnbook", unit, line)
+            if root in libraries:
+                why = f"this question rules out {' and '.join(sorted(libraries))}"
+                return _shortcut(path, why, unit, line)
+            if path.split(".")[-1] in banned:
+                why = "the routine this question asks you to write"
+                return _shortcut(path, why, unit, line)
+        for unit, part in parts:
+            for node in ast.walk(unit.node if part is None else part):
+                word = _word(node)
+                if word in banned:
                     why = "the routine this question asks you to write"
-                else:
-                    continue
-                return _shortcut(path, why, where, line)
-            for attr, line in sorted({**info.free, **info.attrs}.items()):
-                if attr in names:
-                    why = "the routine this question asks you to write"
-                    return _shortcut(attr, why, where, line)
+                    return _shortcut(word, why, unit, getattr(node, "lineno", 0))
         if rules.get("loops", True) is False:  # a question that rules out Python loops
-            for fn in self.reach(name, set(skip)):
-                found = first_loop(self.functions[fn].node)
-                if found:
-                    where = f"{fn}, cell {self.functions[fn].cell}, line {found[0]}"
-                    return loop_message(found[1], where)
+            for unit, part in parts:
+                for node in ast.walk(unit.node if part is None else part):
+                    found = first_loop(node) if isinstance(node, FUNCTIONS) else None
+                    if found:
+                        owner = getattr(node, "name", unit.owner or "a lambda")
+                        return loop_message(
+                            found[1], f"{owner}, cell {unit.cell}, line {found[0]}"
+                        )
         return None
 
-    def tampering(self, question_functions: dict[str, set[str]]) -> dict[str, str]:
-        """question -> the message of the dynamic code that costs it: code inside a function
-        costs the questions whose functions reach it, any other code every question."""
+    def _imports(self, parts: list, names: set[str]) -> list[tuple[_Unit, str, int]]:
+        """(unit, module path, line) of every import the reach holds and every use of a
+        name an import binds, at the line of the use."""
+        paths = {b: p for u in self.units for b, p in u.imports.items() if b in names}
+        found = []
+        for unit, part in parts:
+            for node in ast.walk(unit.node if part is None else part):
+                for path in imports(node).values():  # after the uses, below
+                    found.append((1, unit, path, node.lineno))  # type: ignore[attr-defined]
+                if isinstance(node, ast.Name) and node.id in paths:
+                    found.append((0, unit, paths[node.id], node.lineno))
+        found.sort(key=lambda f: (f[0], f[1].cell, f[3]))
+        return [f[1:] for f in found]
+
+    def tampering(
+        self,
+        question_functions: dict[str, set[str]],
+        swaps: dict[str, list[str]] | None = None,
+    ) -> dict[str, str]:
+        """question -> the message of the refused code that costs it: code in a function's
+        body costs the questions whose functions reach it; code that runs when its cell
+        runs (defaults and decorators too), or that no question reaches, every question."""
         found: dict[str, str] = {}
-        for cell, line, owner, what in self.findings:
-            hit = [
-                q
-                for q, fns in question_functions.items()
-                if owner is not None
-                and any(
-                    owner in self.reach(f, _others(question_functions, q)) for f in fns
+        reached: dict[tuple[int, int], set[str]] = {}
+        for q, fns in question_functions.items():
+            for f in fns:
+                skip = (
+                    set(swaps.get(f, []))
+                    if swaps is not None
+                    else {
+                        g for p, gs in question_functions.items() if p != q for g in gs
+                    }
                 )
-            ] or list(question_functions)
-            message = (
-                f"dynamic code / tampering: {what} (cell {cell}, line {line}"
-                f"{', in ' + owner if owner else ''}); the grader reads the source and "
-                "cannot tell what this does, so an instructor must read this submission: "
-                "scored 0 on this question"
-            )
-            for q in hit:
-                found.setdefault(q, message)
+                for unit, part in self.reach(f, skip)[0]:
+                    for line, _ in unit.refused:
+                        if part is None or _within(part, line):
+                            reached.setdefault((id(unit), line), set()).add(q)
+        for unit in self.units:
+            bodies = [
+                n.body[0]
+                for n in ast.walk(unit.node)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+            for line, what in unit.refused:
+                where = f"{', in ' + unit.owner if unit.owner else ''}"
+                message = (
+                    f"dynamic code / tampering: not allowed in an answer cell: {what} "
+                    f"(cell {unit.cell}, line "
+                    f"{line}{where}); the grader did not run this statement, and the "
+                    "question that uses it scores 0"
+                )
+                in_body = any(
+                    b.lineno <= line <= (getattr(p, "end_lineno", None) or b.lineno)
+                    for b, p in zip(bodies, _owners(unit.node))
+                )
+                hit = reached.get((id(unit), line)) if in_body else None
+                for q in sorted(hit or question_functions):
+                    found.setdefault(q, message)
         return found
 
+    def runnable(self, sources: list[str]) -> list[str]:
+        """`sources` with every refused statement blanked out (a ``pass``, same lines)."""
+        out = list(sources)
+        for cell in sorted({u.cell for u in self.units if u.refused}):
+            lines = _transform(sources[cell]).split("\n")
+            for unit in self.units:
+                if unit.cell == cell and unit.refused:
+                    decorators = getattr(unit.node, "decorator_list", [])
+                    first = min([unit.node.lineno] + [d.lineno for d in decorators])
+                    last = unit.node.end_lineno or unit.node.lineno
+                    lines[first - 1] = "pass"
+                    for i in range(first, last):
+                        lines[i] = ""
+            out[cell] = "\n".join(lines)
+        return out
 
-def _others(question_functions: dict[str, set[str]], question: str) -> set[str]:
-    """The functions of the other questions (the reference's while `question` runs)."""
-    return {f for q, fns in question_functions.items() if q != question for f in fns}
+
+def _within(part: ast.AST, line: int) -> bool:
+    first = getattr(part, "lineno", 0)
+    return first <= line <= (getattr(part, "end_lineno", None) or first)
 
 
-def _shortcut(what: str, why: str, where: str, line: int) -> str:
-    return (
-        f"shortcut: your function uses {what} ({why}; read from your code: {where}, "
-        f"line {line}); the question asks you to write this step yourself"
-    )
+def _owners(node: ast.AST) -> list[ast.AST]:
+    """The defs in `node`, in the order `ast.walk` gives them."""
+    return [
+        n
+        for n in ast.walk(node)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
-def _path(node: ast.AST, env: dict[str, str]) -> str | None:
-    """The module path an expression names, through imports and bound names, or None."""
-    if isinstance(node, ast.Name):
-        return env.get(node.id)
+def _word(node: ast.AST) -> str | None:
+    """The name an attribute, a name, an import or ``getattr(x, "name")`` spells."""
     if isinstance(node, ast.Attribute):
-        base = _path(node.value, env)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
-        first = node.args[0]
-        text = first.value if isinstance(first, ast.Constant) else None
-        if node.func.id == "__import__" and isinstance(text, str):
-            return text.split(".")[0]
-        if node.func.id == "getattr" and len(node.args) >= 2:
-            name = node.args[1]
-            base = _path(first, env)
-            if base and isinstance(name, ast.Constant) and isinstance(name.value, str):
-                return f"{base}.{name.value}"
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.alias):
+        return (node.name or "").split(".")[-1]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+    ):
+        return str(node.args[1].value)
     return None
 
 
-def _bind(node: ast.AST, env: dict[str, str]) -> list[str]:
-    """Update `env` with the names an import or an assignment binds; the imported paths."""
-    imported = []
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            imported.append(alias.name)
-            if alias.asname:
-                env[alias.asname] = alias.name
-            else:
-                top = alias.name.split(".")[0]
-                env[top] = top
-    elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-        for alias in node.names:
-            path = f"{node.module}.{alias.name}"
-            imported.append(node.module if alias.name == "*" else path)
-            if alias.name != "*":
-                env[alias.asname or alias.name] = path
-    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target, value = node.targets[0], _path(node.value, env)
-        if isinstance(target, ast.Name):
-            # a value built from a module (``m = [np][0]``, ``rng = np.random.default_rng()``)
-            # is marked "?module": writing to its attributes counts as writing to a module's
-            tainted = (_path(n, env) for n in ast.walk(node.value))
-            value = value or next((f"?{p.lstrip('?')}" for p in tainted if p), None)
-            if value:
-                env[target.id] = value
-            else:
-                env.pop(target.id, None)
-    return imported
-
-
-def _machinery(path: str) -> bool:
-    if any(path == p or path.startswith(p + ".") for p in _ALLOWED_PATHS):
-        return False
-    return any(
-        path.startswith(p) if p.endswith(".") else path == p or path.startswith(p + ".")
-        for p in _PATHS
+def _shortcut(what: str, why: str, unit: _Unit, line: int) -> str:
+    where = f"{unit.owner + ', ' if unit.owner else ''}cell {unit.cell}, line {line}"
+    return (
+        f"shortcut: your function uses {what} ({why}; read from your code: {where}); "
+        "the question asks you to write this step yourself"
     )
 
 
-class _Reader(ast.NodeVisitor):
-    """Walks one top-level statement: records paths, attributes, free names and calls of
-    the function it is in, and findings of dynamic code."""
+def _transform(source: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
 
-    def __init__(
-        self, reading: Reading, cell: int, env: dict[str, str], defs: set[str]
-    ):
-        self.reading, self.cell, self.env, self.defs = reading, cell, dict(env), defs
-        self.owner: _Function | None = None
-        self.scan = True  # False in a trusted cell: no findings, only the functions
-        self.allowed_modules: set[int] = set()  # sys.modules nodes in `in` tests
-
-    def find(self, node: ast.AST, what: str) -> None:
-        if self.scan:
-            owner = self.owner.node.name if self.owner else None
-            self.reading.findings.append(
-                (self.cell, getattr(node, "lineno", 0), owner, what)
-            )
-
-    def note_path(self, node: ast.AST, path: str) -> None:
-        if self.owner is not None:
-            self.owner.paths.setdefault(path, getattr(node, "lineno", 0))
-        if _machinery(path) and id(node) not in self.allowed_modules:
-            self.find(node, f"uses {path}")
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        for part in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
-            if part is not None:
-                self.visit(part)  # run when the def runs: module-level code
-        outer_env, outer_owner = self.env, self.owner
-        if outer_owner is None:
-            self.owner = _Function(self.cell, node)
-            self.reading.functions[node.name] = self.owner
-        self.env = dict(outer_env)
-        self.env.pop(node.name, None)
-        for arg in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs]:
-            self.env.pop(arg.arg, None)
-        for statement in node.body:
-            self.visit(statement)
-        self.env, self.owner = outer_env, outer_owner
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for path in _bind(node, self.env):
-            self.note_path(node, path)
-
-    visit_ImportFrom = visit_Import  # type: ignore[assignment]
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.generic_visit(node)
-        _bind(node, self.env)
-        self._stores(node.targets)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.generic_visit(node)
-        self._stores([node.target])
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        self.generic_visit(node)
-        self._stores([node.target])
-
-    def visit_Delete(self, node: ast.Delete) -> None:
-        self.generic_visit(node)
-        self._stores(node.targets)
-
-    def _stores(self, targets: list[ast.expr]) -> None:
-        for target in targets:
-            if isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
-                parts = [
-                    getattr(t, "value", t) for t in getattr(target, "elts", [target])
-                ]
-                self._stores(parts)
-                continue
-            if not isinstance(target, ast.Attribute):
-                continue
-            base = _path(target.value, self.env)
-            odd = any(
-                isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(target.value)
-            )
-            if base or odd:
-                where = (base or ast.unparse(target.value)[:60]).lstrip("?")
-                self.find(target, f"writes the attribute {target.attr} of {where}")
-
-    def visit_Compare(self, node: ast.Compare) -> None:
-        if all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
-            for side in node.comparators:
-                if _path(side, self.env) == "sys.modules":
-                    self.allowed_modules.add(id(side))
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Name) and func.id not in self.env:
-            if func.id in _CALLS and func.id not in self.defs:
-                self.find(node, f"calls {_CALLS[func.id]}")
-            if func.id == "getattr" and not (
-                len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-            ):
-                self.find(node, "calls getattr with a name computed at run time")
-            if func.id == "getattr" and len(node.args) >= 2:
-                name = node.args[1]
-                if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                    self._attribute(node, name.value)
-        path = _path(node, self.env)
-        if path and isinstance(func, ast.Name):
-            self.note_path(node, path)
-        self.generic_visit(node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        path = _path(node, self.env)
-        if path:
-            self.note_path(node, path)
-        self._attribute(node, node.attr)
-        self.generic_visit(node)
-
-    def _attribute(self, node: ast.AST, attr: str) -> None:
-        if self.owner is not None:
-            self.owner.attrs.setdefault(attr, getattr(node, "lineno", 0))
-        if attr in _DUNDERS:
-            self.find(node, f"reaches {attr}")
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in _DUNDERS:
-            self.find(node, f"reaches {node.id}")
-        if self.owner is None or not isinstance(node.ctx, ast.Load):
-            return
-        path = self.env.get(node.id)
-        if path:
-            self.note_path(node, path)
-        elif node.id in self.defs:
-            self.owner.calls.add(node.id)
-        else:
-            self.owner.free.setdefault(node.id, node.lineno)
+    return TransformerManager().transform_cell(source)
 
 
 def _parse(source: str) -> ast.Module | None:
-    from IPython.core.inputtransformer2 import TransformerManager
-
     try:
-        return ast.parse(TransformerManager().transform_cell(source))
+        return ast.parse(_transform(source))
     except (SyntaxError, ValueError):
         return None
 
 
-def scan(sources: list[str], trusted: Collection[str] = ()) -> Reading:
+def scan(
+    sources: list[str],
+    trusted: Collection[str] = (),
+    allowlist: Allowlist | None = None,
+) -> Reading:
     """Read a submission's code cells; cells whose source is in `trusted` (the reference
-    notebook's own cells) give no findings."""
-    reading, env = Reading(), dict[str, str]()
-    trees = [(i, _parse(s), s in set(trusted)) for i, s in enumerate(sources)]
+    notebook's own cells) are not read against the allowlist, which is (unless given) the
+    modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports."""
+    trusted = set(trusted)
+    if os.environ.get(NO_ALLOWLIST) == "1":  # the sandbox's own tests only: see below
+        allowlist = Allowlist.nothing_refused()
+    if allowlist is None:
+        allowlist = Allowlist.from_reference(
+            [t for t in (_parse(s) for s in trusted) if t is not None]
+        )
+    reading = Reading()
+    trees = [(i, _parse(s), s in trusted) for i, s in enumerate(sources)]
+    for index, tree, is_trusted in trees:
+        for statement in tree.body if tree is not None else []:
+            binds, declared = stored([statement])
+            reads, writes = globals_read([statement], set())
+            unit = _Unit(
+                index,
+                statement,
+                is_trusted,
+                binds | declared | writes,
+                reads,
+                imports(statement),
+            )
+            reading.units.append(unit)
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                reading.functions[statement.name] = len(reading.units) - 1
+    bound = {b for u in reading.units for b in u.binds}
+    for unit in reading.units:
+        if unit.trusted:
+            continue
+        unit.refused = sorted(
+            set(allowlist.problems(unit.node, bound - {"__builtins__"}))
+        )
+    _refuse_dependents(reading.units)
+    for unit in reading.units:
+        for line, what in unit.refused:
+            reading.findings.append((unit.cell, line, unit.owner, what))
+    return reading
+
+
+def _refuse_dependents(units: list[_Unit]) -> None:
+    """Refuse, too, the statements that read a name only refused statements bind (they
+    would fail, unrun, or run what was refused)."""
+    changed = True
+    while changed:
+        kept = {b for u in units if not u.refused for b in u.binds}
+        lost = {b: u for u in units if u.refused for b in u.binds if b not in kept}
+        changed = False
+        for unit in units:
+            used = sorted(unit.reads & set(lost))
+            if used and not unit.refused and not unit.trusted:
+                origin = lost[used[0]]
+                unit.refused = [
+                    (
+                        unit.node.lineno,
+                        f"uses {used[0]}, which only refused code binds (cell "
+                        f"{origin.cell}, line {origin.refused[0][0]})",
+                    )
+                ]
+                changed = True
+
+
+def reference_swaps(
+    reference: list[str], functions: dict[str, set[str]]
+) -> dict[str, list[str]]:
+    """Function -> the other questions' functions its reference calls (transitively): the
+    ones that are the reference's while it runs; no others, so that no question gets the
+    reference of another as an oracle."""
     defs = {
-        n.name
-        for _, tree, _ in trees
+        n.name: n
+        for tree in (_parse(s) for s in reference)
         if tree is not None
-        for n in tree.body
+        for n in ast.walk(tree)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
-    for index, tree, is_trusted in trees:
-        if tree is None:
-            continue
-        for statement in tree.body:
-            reader = _Reader(reading, index, env, defs)
-            reader.scan = not is_trusted
-            reader.visit(statement)
-            env.clear()
-            env.update(reader.env)
-    return reading
+    owner = {f: q for q, fs in functions.items() for f in fs}
+    swaps = {}
+    for f, q in owner.items():
+        seen, todo = set(), [f]
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in defs:
+                continue
+            seen.add(current)
+            todo += sorted(globals_read([defs[current]], set())[0] & set(defs))
+        swaps[f] = sorted(g for g in seen if owner.get(g) not in (None, q))
+    return swaps

@@ -1,0 +1,83 @@
+"""What a student reads about a grade (exercises 1-9), the same on both grading paths: the
+hint of a failed test (`hint`: the exception line and the test's own message, e.g. the
+``err_msg`` of ``np.testing.assert_allclose``, without the arrays numpy prints after it) and
+the feedback of one submission (`feedback_text`: each question that lost points, each failed
+test with its public/hidden verdict and its hint). `make grade` writes it to a file per
+student; Gradescope's results show the same lines per question. Imports nothing else of the
+grading package.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = ["hint", "feedback_text", "one_line"]
+
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?")
+_NOISE = re.compile(
+    r"^(Mismatched elements|Max absolute difference|Max relative difference|"
+    r"Greatest absolute difference|Greatest relative difference|x:|y:|ACTUAL:|DESIRED:|"
+    r"\(shapes|File \"|Traceback|\^|~)"
+)
+
+
+def hint(message: str, limit: int = 600) -> str:
+    """The exception line of a failed test and the lines of its own message after it (no
+    traceback, no code, no arrays), joined by spaces, at most `limit` characters."""
+    lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+    start = next(
+        (i for i in range(len(lines) - 1, -1, -1) if _EXCEPTION.match(lines[i])), None
+    )
+    if start is None:
+        return (lines[-1] if lines else "")[:limit]
+    kept = [lines[start]]
+    for line in lines[start + 1 :]:
+        if _NOISE.match(line) or line.startswith(("[", "array(", "tensor(")):
+            break
+        kept.append(line)
+    return " ".join(kept)[:limit]
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+def feedback_text(
+    label: str,
+    result: Mapping,
+    possible: Mapping[str, float],
+) -> str:
+    """The feedback of one graded submission (Markdown): its score, then each question that
+    lost points with each failed test, public or hidden, and its hint. `result`: the
+    grade's status, score, questions, tests (``name, question, hidden, passed, message``)
+    and message; `possible`: each question's points."""
+    total = float(sum(possible.values()))
+    lines = [
+        f"# Feedback: {label}",
+        "",
+        f"Score: {float(result.get('score', 0.0)):g} / {total:g} "
+        f"(status: {result.get('status', 'ok')})",
+    ]
+    if result.get("message"):
+        lines += ["", f"Note: {one_line(result['message'], 2000)}"]
+    for question, points in possible.items():
+        got = float(result.get("questions", {}).get(question, 0.0))
+        if got >= points:
+            continue
+        lines += ["", f"## {question}: {got:g} / {points:g}"]
+        failed = [
+            t
+            for t in result.get("tests", [])
+            if t["question"] == question and not t["passed"]
+        ]
+        for t in failed:
+            kind = "hidden test" if t["hidden"] else "public check"
+            lines.append(f"- {t['name']} ({kind}): {hint(t['message']) or 'failed'}")
+        if not failed:
+            lines.append("- no test of this question ran (see the note above)")
+    if all(
+        float(result.get("questions", {}).get(q, 0.0)) >= p for q, p in possible.items()
+    ):
+        lines += ["", "Every question has full marks."]
+    return "\n".join(lines) + "\n"
