@@ -559,13 +559,6 @@ MUTATIONS = [
         ("tests/test_train.py",),
     ),
     Mutation(
-        "swiglu-ignores-dropout",
-        "layers.py",
-        "self.dropout = nn.Dropout(dropout)",
-        "self.dropout = nn.Dropout(0.0)",
-        ("tests/test_layers.py",),
-    ),
-    Mutation(
         "attend-copies-shared-heads",
         "attention.py",
         "    gqa = n_rep > 1\n",

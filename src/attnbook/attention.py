@@ -239,7 +239,10 @@ def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
 
 
 def _as_heads(x: Tensor, H: int) -> Tensor:
-    """(B, H_kv, T, d) -> a view of shape (B, H, T, d), for shape checks only."""
+    """(B, H_kv, T, d) -> a view of shape (B, H, T, d), for shape checks only (x itself
+    when H_kv == H: no view, so an ungrouped step dispatches no extra operator)."""
+    if x.shape[1] == H:
+        return x
     return x[:, :1].expand(x.shape[0], H, *x.shape[2:])
 
 
