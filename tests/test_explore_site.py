@@ -6,7 +6,8 @@ hover and tap tokens, switch layers and heads from the controls and from the gri
 query with the keyboard, and check after each step that every key's shading (its computed
 background alpha) equals the weight in the view's own inline JSON for that layer, head and
 query. Also: no request leaves the local server, nothing in a view is wider than the screen,
-the numbers table shows the same weights, dark mode changes the colours. Skipped without a
+the numbers table shows the same weights, dark mode changes the colours; with JavaScript off,
+each view shows its picture and none of its dead controls. Skipped without a
 Chromium (failed under CI), like tests/test_site.py, whose fixtures this reuses.
 """
 
@@ -114,6 +115,9 @@ def test_views_follow_hover_tap_controls_and_keys(loaded) -> None:
             "i => document.querySelectorAll('.attnx')[i].outerHTML.length", i
         )
         assert size < 200_000, f"view {i} takes {size} characters of the page"
+        # scripts run: the live view shows, and its picture (for where they don't) is gone
+        assert view.locator(".attnx-picture").count() == 0
+        assert view.locator(".attnx-live").is_visible()
         n_layer, n_head = len(data["w"]), len(data["w"][0])
         n_q = len(data["w"][0][0])
         layer, head, _ = data["start"]
@@ -179,6 +183,34 @@ def test_views_follow_dark_mode(loaded) -> None:
     levels = [int(x) for x in re.findall(r"\d+", dark)[:3]]
     assert light != dark and min(levels) > 180, (light, dark)  # light text on dark
     check(page, 0)  # the shading still equals the weights
+
+
+@pytest.mark.parametrize("stem", VIEW_PAGES or ["(none built)"])
+def test_views_show_their_picture_without_javascript(browser, server, stem) -> None:
+    """With JavaScript off every view shows its picture (decoded, at its own size or the
+    column's) and none of the live view: no dead controls, no empty grid."""
+    if stem not in VIEW_PAGES:
+        pytest.fail(f"no page of {SITE.relative_to(ROOT)} holds a view: run make book")
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False)
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/{stem}.html", wait_until="load")
+        views = page.locator(".attnx")
+        assert views.count() >= 1
+        for i in range(views.count()):
+            view = views.nth(i)
+            picture = view.locator("img.attnx-picture")
+            assert picture.count() == 1 and picture.is_visible(), f"view {i}"
+            box = picture.bounding_box()
+            assert box and 100 < box["width"] <= PHONE["width"], (i, box)
+            assert picture.get_attribute("alt", timeout=TIMEOUT_MS), f"view {i}: no alt"
+            assert not view.locator(".attnx-live").is_visible(), f"view {i}"
+        # the browser decoded every picture (a broken image would lay out 0 x 0 or an icon)
+        shot = page.locator("img.attnx-picture").first.screenshot()
+        assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 2000
+    finally:
+        context.close()
 
 
 NOTATION_PAGE = (

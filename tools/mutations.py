@@ -119,6 +119,42 @@ MUTATIONS = [
         "discount * u_h * p) / safe",
         "discount * p) / safe",
     ),
+    # the attention view: its defaults (the code review's E1, E2) and its own picture
+    Mutation(
+        "view-opens-on-the-first-query",
+        "explore.py",
+        "query = n_q - 1 if query is None else query",
+        "query = 0 if query is None else query",
+        ("tests/test_explore_picture.py",),
+    ),
+    Mutation(
+        "view-breaks-lines-between-words",
+        "explore.py",
+        'if token == "\\n" and not self._spaced(tokens):',
+        'if token == "\\n":',
+        ("tests/test_explore_picture.py",),
+    ),
+    Mutation(
+        "view-live-part-not-hidden",
+        "explore.py",
+        '<div class="attnx-live" hidden>',
+        '<div class="attnx-live">',
+        ("tests/test_explore_picture.py",),
+    ),
+    Mutation(
+        "view-without-its-picture",
+        "explore.py",
+        'f\'<img class="attnx-picture" src="{uri}" alt="{alt}" \'',
+        'f\'<img class="attnx-picture" alt="{alt}" \'',
+        ("tests/test_explore_picture.py",),
+    ),
+    Mutation(
+        "view-script-keeps-the-picture",
+        "data/explore.js",
+        "if (picture) { picture.remove(); }",
+        "",
+        ("tests/test_explore_picture.py",),
+    ),
     # more
     Mutation(
         "scores-not-scaled",

@@ -5,8 +5,11 @@
 book it displays as one HTML block with its script, style and weights inline (no request to
 any server, no kernel): hover, tap or arrow-key through the tokens to shade every key by the
 weight the chosen query gives it, pick the layer and head from the controls or from the grid
-of all heads, and open the chosen query's weights as numbers. The same display bundle holds a
-PNG of the view's opening state, for where scripts do not run (GitHub's viewer, say).
+of all heads, and open the chosen query's weights as numbers. Where scripts do not run (a
+sanitised notebook, a page with JavaScript off) the same HTML shows a picture of the view's
+opening state instead: an inline PNG that the script removes when it runs, with the live
+view hidden until then (`explore_picture`). The bundle also holds the PNG as ``image/png``,
+for converters that take no HTML.
 
 The weights travel as integers in thousandths (``SCALE``): ``view.payload()["w"]`` is the
 tensor rounded to 0.001. Element ids come from a hash of that data, so the same weights give
@@ -19,18 +22,14 @@ import base64
 import hashlib
 import html
 import importlib.resources
-import io
 import json
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
-from matplotlib.colors import LinearSegmentedColormap
-from matplotlib.figure import Figure
 
-from .plot import COLUMN_WIDTH, PALETTE
+from .explore_picture import cell_name, picture_png, picture_uri, shown, spaced
 
 __all__ = ["AttentionView", "explore", "MAX_WEIGHTS", "SCALE"]
 
@@ -40,7 +39,6 @@ SCALE = 1000
 MAX_WEIGHTS = 40_000
 #: How far above 1 a weight or a row's sum may be (float rounding of a softmax).
 _SLACK = 1e-3
-_GRID_PICTURE = 16  # heads drawn in the PNG's grid, at most
 
 
 def _asset(name: str) -> str:
@@ -114,11 +112,6 @@ def _tokens(what: str, tokens: object, n: int, axis: str) -> list[str]:
     if len(tokens) != n:
         raise ValueError(f"{len(tokens)} {what} for {n} {axis} in the weights")
     return list(tokens)
-
-
-def _shown(token: str) -> str:
-    """A token as the view prints it: whitespace made visible where it would vanish."""
-    return {"\n": "\u21b5", "\t": "\u21e5", "": "\u2205"}.get(token, token)
 
 
 class AttentionView:
@@ -207,8 +200,8 @@ class AttentionView:
         )
         spans = []
         for i, token in enumerate(tokens):
-            shown = html.escape(_shown(token))
-            spans.append(f'<span class="attnx-tok" {attr.format(i=i)}>{shown}</span>')
+            text = html.escape(shown(token))
+            spans.append(f'<span class="attnx-tok" {attr.format(i=i)}>{text}</span>')
             if token == "\n" and not self._spaced(tokens):
                 spans.append("<br>")
         return "".join(spans)
@@ -216,7 +209,7 @@ class AttentionView:
     @staticmethod
     def _spaced(tokens: list[str]) -> bool:
         """Words (shown apart) rather than characters (shown as running text)."""
-        return any(len(t) > 1 for t in tokens)
+        return spaced(tokens)
 
     def _rows(self) -> str:
         def row(tokens: list[str], role: str, caption: str | None) -> str:
@@ -244,11 +237,7 @@ class AttentionView:
 
     def _cell_name(self, l: int, h: int) -> str:
         """A head's label in the grid: "L1 H2" for the default names, else the names."""
-        layer, head = self.layer_names[l], self.head_names[h]
-        head = f"H{h}" if head == f"head {h}" else head
-        if len(self.layer_names) == 1:
-            return head
-        return f"L{l} {head}" if layer == f"layer {l}" else f"{layer}, {head}"
+        return cell_name(self.layer_names, self.head_names, l, h)
 
     def _grid(self) -> str:
         cells = []
@@ -262,9 +251,14 @@ class AttentionView:
                 )
         return f'<div class="attnx-grid">{"".join(cells)}</div>'
 
-    def to_html(self) -> str:
-        """The view as one self-contained HTML block (inline style, script and data)."""
+    def to_html(self, png: bytes | None = None) -> str:
+        """The view as one self-contained HTML block (inline style, script and data).
+
+        It opens with the picture (`to_png`, or `png`) as an inline image and the live view
+        hidden; the script, where it runs, removes the picture and shows the live view."""
         vid = self.element_id()
+        uri = picture_uri(self.to_png() if png is None else png)
+        alt = html.escape(self.picture_alt())
         data = json.dumps(self.payload(), separators=(",", ":"), ensure_ascii=True)
         data = (
             data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -274,7 +268,9 @@ class AttentionView:
         heads = f"all {n_layer * n_head} heads" if n_layer * n_head > 1 else "the map"
         return (
             f'<div class="attnx" id="{vid}"><style>{_asset("explore.css")}</style>'
-            f'<div class="attnx-bar">{title}'
+            f'<img class="attnx-picture" src="{uri}" alt="{alt}" '
+            'style="max-width: 100%; height: auto">'
+            f'<div class="attnx-live" hidden><div class="attnx-bar">{title}'
             f"{self._select('attnx-layer', html.escape(self.layer_label), self.layer_names)}"
             f"{self._select('attnx-head', 'head', self.head_names)}</div>"
             '<p class="attnx-help">Hover or tap a token (or tab to it and use the arrow keys) '
@@ -288,7 +284,7 @@ class AttentionView:
             "<details><summary>the chosen query's weights as numbers</summary>"
             '<div class="attnx-numbers-box"><table class="attnx-numbers"><thead><tr>'
             "<th>key</th><th>token</th><th>weight</th></tr></thead><tbody></tbody>"
-            "</table></div></details>"
+            "</table></div></details></div>"
             f'<script type="application/json" class="attnx-data">{data}</script>'
             f"<script>{_asset('explore.js').replace('__ATTNX_ID__', vid)}</script></div>"
         )
@@ -297,85 +293,30 @@ class AttentionView:
     def to_png(self) -> bytes:
         """A PNG of the opening state: the chosen head's shading for the chosen query, and
         the grid of heads (at most 16), in the course's colours."""
-        w = self.weights / SCALE
-        n_layer, n_head, n_q, n_k = w.shape
-        keys = self.key_tokens or self.tokens
-        cmap = LinearSegmentedColormap.from_list("attnx", ["#ffffff", PALETTE[0]])
-        units = [
-            max(len(_shown(t)), 1) + (1 if self._spaced(keys) else 0) for t in keys
-        ]
-        per_line, x = 60, 0
-        lines: list[list[tuple[int, int]]] = [[]]  # (key, x) per line of the strip
-        for k, u in enumerate(units):
-            if x + u > per_line and lines[-1]:
-                lines.append([])
-                x = 0
-            lines[-1].append((k, x))
-            x += u
-            if keys[k] == "\n" and not self._spaced(keys):
-                lines.append([])
-                x = 0
-        n_grid = min(n_layer * n_head, _GRID_PICTURE) if n_layer * n_head > 1 else 0
-        ncols = min(n_grid, 8) or 1
-        grid_rows = -(-n_grid // ncols) if n_grid else 0
-        strip_h = 0.3 * len(lines) + 0.5
-        cell_h = COLUMN_WIDTH / ncols
-        fig = Figure(figsize=(COLUMN_WIDTH, strip_h + grid_rows * (cell_h + 0.25)))
-        heights = [strip_h] + [cell_h + 0.25] * grid_rows
-        gs = fig.add_gridspec(1 + grid_rows, ncols, height_ratios=heights, hspace=0.35)
-        ax = fig.add_subplot(gs[0, :])
-        ax.set_xlim(0, per_line)
-        ax.set_ylim(len(lines), -0.6)
-        ax.axis("off")
-        q = self.query
+        return picture_png(
+            self.weights / SCALE,
+            self.tokens,
+            self.key_tokens,
+            self.layer_names,
+            self.head_names,
+            (self.layer, self.head, self.query),
+            self.title,
+        )
+
+    def picture_alt(self) -> str:
+        """The picture's alt text: what it shows."""
         chosen = (
-            f"{self.layer_names[self.layer]}, {self.head_names[self.head]}: query {q} "
-            f"{_shown(self.tokens[q])!r} (outlined), keys shaded by weight"
+            f"{self.layer_names[self.layer]}, {self.head_names[self.head]}: query "
+            f"{self.query} {shown(self.tokens[self.query])!r}, keys shaded by weight"
         )
-        caption = textwrap.wrap(self.title, 80) if self.title else []
-        ax.set_title("\n".join([*caption, chosen]), fontsize=10, loc="left")
-        for y, line in enumerate(lines):
-            for k, x0 in line:
-                weight = float(w[self.layer, self.head, q, k])
-                outline = k == q and self.key_tokens is None
-                box = dict(
-                    facecolor=cmap(weight),
-                    edgecolor="black" if outline else "none",
-                    boxstyle="square,pad=0.15",
-                )
-                ax.text(
-                    x0,
-                    y,
-                    _shown(keys[k]),
-                    family="monospace",
-                    fontsize=10,
-                    va="center",
-                    color="white" if weight > 0.55 else "black",
-                    bbox=box,
-                )
-        for i in range(n_grid):
-            l, h = divmod(i, n_head)
-            cell = fig.add_subplot(gs[1 + i // ncols, i % ncols])
-            cell.imshow(w[l, h], cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest")
-            name = self._cell_name(l, h)
-            cell.set_title(name, fontsize=9)
-            cell.set_xticks([])
-            cell.set_yticks([])
-        buffer = io.BytesIO()
-        fig.savefig(
-            buffer,
-            format="png",
-            dpi=100,
-            bbox_inches="tight",
-            pad_inches=0.1,
-            metadata={"Software": None},
-        )
-        return buffer.getvalue()
+        title = f"{self.title}. " if self.title else ""
+        return f"A picture of the attention view. {title}{chosen}"
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        png = self.to_png()
         return {
-            "text/html": self.to_html(),
-            "image/png": base64.b64encode(self.to_png()).decode("ascii"),
+            "text/html": self.to_html(png),
+            "image/png": base64.b64encode(png).decode("ascii"),
             "text/plain": repr(self),
         }
 

@@ -1,10 +1,15 @@
 /* attnbook.explore: the attention view's behaviour. Inline in the page, no network request.
+   The view opens as a picture with the live part hidden; this script swaps them.
    The weights are the view's inline JSON: w[layer][head][query][key], integers in units of
    1/scale. A token's shading is its weight: the CSS variable --w, an alpha from 0 to 1. */
 (function (root) {
   "use strict";
   if (!root || root.getAttribute("data-ready")) { return; }
   root.setAttribute("data-ready", "1");
+  // scripts run here: the picture (for where they do not) gives way to the live view
+  var picture = root.querySelector(".attnx-picture");
+  if (picture) { picture.remove(); }
+  root.querySelector(".attnx-live").hidden = false;
   var data = JSON.parse(root.querySelector(".attnx-data").textContent);
   var W = data.w, scale = data.scale;
   var nQ = W[0][0].length, nK = W[0][0][0].length;
