@@ -27,6 +27,8 @@ ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~-])(?:/[\w.+@-]+){2,}|\b[A-Za-z]:\\[\w.+
 # Rounding noise as Python prints it by default: 4.2e-16, 1.2e-07 (two-digit negative exponent).
 ROUNDING_NOISE = re.compile(r"\b\d\.\d+e-(?:0[5-9]|[1-9]\d)\b")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# An inline picture (the interactive view's fallback): base64, whose "/" are no paths.
+DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
 def rel(path: Path) -> str:
@@ -45,9 +47,8 @@ def output_texts(cell: dict) -> list[str]:
         texts.append("".join(text) if isinstance(text, list) else text)
         for mime, value in out.get("data", {}).items():
             if mime.startswith("text/") or mime.endswith("json"):
-                texts.append(
-                    "".join(value) if isinstance(value, list) else json.dumps(value)
-                )
+                text = "".join(value) if isinstance(value, list) else json.dumps(value)
+                texts.append(DATA_URI.sub("data:", text))
         texts.append(out.get("evalue", ""))
         texts.extend(ANSI.sub("", line) for line in out.get("traceback", []))
     return texts
@@ -79,6 +80,8 @@ def test_the_scanner_recognises_paths_and_noise() -> None:
         "(B, H, T)/2",
     ]:
         assert not ABSOLUTE_PATH.search(text), text
+    picture = '<img src="data:image/png;base64,iVBOR/w0K/Ggo+AAA/v79/f78=">'
+    assert not ABSOLUTE_PATH.search(DATA_URI.sub("data:", picture))
     assert ROUNDING_NOISE.search("max difference 4.2e-16") and ROUNDING_NOISE.search(
         "2.4e-07"
     )
