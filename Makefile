@@ -55,9 +55,16 @@ $(STAMP): pyproject.toml requirements/lock.txt $(UV_BOOTSTRAP) | python-version
 mathjax: $(STAMP)
 	$(PY) -m tools.fetch_mathjax
 
+# The site also serves the package's wheel (dist/), the second place the setup cells try,
+# and the launch copies (tools/launch_copies.py: the notebooks as the page reads, in
+# _build/launch/ and as the download button's files; LAUNCH_REF: the commit they install).
 book: $(STAMP) mathjax
 	$(PY) -m tools.check_notebooks
 	$(VENV)/bin/jupyter-book build . --config _config.yml --toc _toc.yml $(BOOKFLAGS)
+	rm -rf _build/html/dist
+	$(PY) -m build --wheel --no-isolation --outdir _build/html/dist . > /dev/null
+	rm -rf build
+	$(PY) -m tools.launch_copies $(if $(LAUNCH_REF),--ref $(LAUNCH_REF))
 	@echo "Book: file://$(CURDIR)/_build/html/index.html"
 
 # The strict build used by `make test`: from scratch, warnings are errors.
@@ -118,7 +125,7 @@ nbval-portable: $(STAMP)
 	@echo "--- nbval, second numerical configuration: $(PORTABLE_ENV)"
 	env $(PORTABLE_ENV) $(NBVAL) $(NOTEBOOKS)
 
-# Every chapter and every exercise's reference solution, run as a reader would (no stored
+# Every chapter and every exercise answered with its worked solutions, run as a reader would (no stored
 # outputs compared): fails on an error, on stderr output, on a failed grader.check. Not part
 # of `make test` (it would double its time); CI's Python matrix and the weekly Colab job run
 # it. A subset: make run-chapters RUN="06 ex06".
@@ -250,7 +257,7 @@ lock: $(UV_BOOTSTRAP)
 	    --extra dev -c requirements/constraints.txt --find-links $(FIND_LINKS) \
 	    --no-emit-package attnbook --custom-compile-command "make lock" $(LOCKFLAGS) \
 	    -o requirements/lock.txt pyproject.toml
-	$(LOCK_VENV)/bin/python tools/lock_torch.py requirements/lock.txt requirements/torch-cpu.sha256
+	$(LOCK_VENV)/bin/python -m tools.lock_torch requirements/lock.txt requirements/torch-cpu.sha256
 
 .PHONY: dist executed-notebooks
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Chapter 7's third version: tuned models on the harder and cleaner splits.
+"""Chapter 7's study: tuned models on the harder and cleaner splits.
 
     python benchmarks/cars_study.py tune --seeds 0,1   # learning rate per model
     python benchmarks/cars_study.py main --seeds 0-4   # the splits below, tuned rates
@@ -193,11 +193,9 @@ def main_runs(args: argparse.Namespace, results: dict, path: Path) -> None:
             for m in models
             if (m, split, seed) not in done
         ]
-    # seeds 0 and 1 first, random pairs and the length split before the families, then
-    # the other seeds in the same order: a run stopped early leaves whole seeds of each part
-    jobs.sort(
-        key=lambda j: (j[3] >= 2, j[3] if j[3] >= 2 else 0, "family" in j[2], j[3])
-    )
+    # random pairs and the length split of every seed before the families, each part seed
+    # by seed: a run stopped early leaves whole seeds of each part, the headline splits first
+    jobs.sort(key=lambda j: ("family" in j[2], j[3]))
 
     def store(row: dict) -> None:
         results["runs"].append(row)

@@ -261,44 +261,49 @@ CLAIMS: dict[int, list[Claim]] = {
             "scores['tau = 1.0, top-p = 0.9'] - scores['tau = 1.5'] - 0.5",
         ),
         Claim(
-            "layer 2 reads 2x further back than layer 1 (means)",
+            "layer 1 reads 2x further back than layer 0 (means)",
             "look_back, previous = [], []",
             "look_back[1].mean().item() - 2 * look_back[0].mean().item()",
         ),
         Claim(
-            "layer 1's most local head: look-back below half of uniform",
+            "layer 0's most local head: look-back below half of uniform",
             "for layer in range(2):",
             "0.5 * lb_uniform - look_back[0].min().item()",
         ),
         Claim(
-            "layer 1: a head gives the previous character 2x uniform",
+            "layer 0: a head gives the previous character 2x uniform",
             "for layer in range(2):",
             "previous[0].max().item() - 2 * prev_uniform",
         ),
         Claim(
-            "layer 2 look-back within 30 % of uniform",
+            "layer 1 look-back within 30 % of uniform",
             "for layer in range(2):",
             "0.3 * lb_uniform - (look_back[1] - lb_uniform).abs().max().item()",
         ),
         Claim(
-            "layer 2 previous-character weight below 2x uniform",
+            "layer 1 previous-character weight below 2x uniform",
             "for layer in range(2):",
             "2 * prev_uniform - previous[1].max().item()",
         ),
         Claim(
-            "layer 2: every head's row entropy below 0.95 of uniform's",
+            "layer 1: every head's row entropy below 0.95 of uniform's",
             "for layer in range(2):",
             "0.95 - entropy_share[1].max().item()",
         ),
         Claim(
-            "layer 2: largest weight of a row over 3x uniform's",
+            "layer 1: largest weight of a row over 3x uniform's",
             "for layer in range(2):",
             "largest_weight[1].min().item() - 3 * largest_uniform",
         ),
         Claim(
-            "snippet: layer 2 head reaches 1.5x further",
+            "snippet: the layer-1 tag head reaches 1.5x further",
             "snippet_maps = model.attention_maps(",
             "reach[1] - 1.5 * reach[0]",
+        ),
+        Claim(
+            "snippet: a layer-1 head puts 4x uniform on ':' + newline (ratio - 4)",
+            "snippet_maps = model.attention_maps(",
+            "on_tag.max().item() / (2 * one_key) - 4",
         ),
     ],
     7: [

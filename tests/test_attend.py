@@ -85,6 +85,38 @@ def test_shared_key_value_heads_are_repeated_in_place():
     torch.testing.assert_close(out, theirs)
     with pytest.raises(ValueError, match="H must be divisible by H_kv"):
         attend(*qkv(5, 5, H=4, H_kv=3))
+    with pytest.raises(ValueError, match="at least one head"):
+        attend(*qkv(5, 5, H=4, H_kv=0))
+
+
+@pytest.mark.parametrize(
+    "T_q, T_k, with_bias, dropout_p",
+    [(5, 5, False, 0.0), (2, 6, False, 0.0), (5, 5, True, 0.0), (5, 5, False, 0.3)],
+)
+def test_shared_heads_are_read_in_place_with_the_outputs_of_repeated_ones(
+    T_q, T_k, with_bias, dropout_p, monkeypatch
+):
+    """The fused paths hand the H_kv heads to PyTorch (enable_gqa) and copy nothing; the
+    outputs are those of the repeated heads, bit for bit (the same dropout draws too)."""
+    q, k, v = qkv(T_q, T_k, H=4, H_kv=2)
+    bias = alibi_bias(4, T_q, T_k, dtype=torch.float64) if with_bias else None
+    torch.manual_seed(0)
+    repeated, _ = attend(
+        q,
+        repeat_kv(k, 2),
+        repeat_kv(v, 2),
+        is_causal=True,
+        bias=bias,
+        dropout_p=dropout_p,
+    )
+
+    def no_copies(x, n_rep):
+        raise AssertionError("the fused path repeated the key/value heads")
+
+    monkeypatch.setattr("attnbook.attention.repeat_kv", no_copies)
+    torch.manual_seed(0)
+    shared, _ = attend(q, k, v, is_causal=True, bias=bias, dropout_p=dropout_p)
+    assert torch.equal(shared, repeated)
 
 
 def test_attention_dropout_zeroes_and_rescales_weights():

@@ -114,3 +114,18 @@ def test_figure_references_name_the_figure_once(pages) -> None:
     assert not doubled, (
         f"figure references rendered twice ('Figure Fig. x.y'): {doubled}"
     )
+
+
+def test_the_site_serves_the_wheel_the_setup_cells_name(pages) -> None:
+    """The second place the setup cells try: `<book>/dist/<wheel>`, this version's wheel."""
+    import zipfile
+
+    from tools import setup_cell
+
+    wheel = SITE / setup_cell.SITE_WHEEL_FOLDER / setup_cell.wheel_name()
+    assert wheel.is_file(), f"{wheel.relative_to(ROOT)} is missing: run make book"
+    with zipfile.ZipFile(wheel) as z:
+        metadata = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        text = z.read(metadata).decode()
+        assert f"Version: {setup_cell.version()}\n" in text
+        assert "attnbook/explore.py" in z.namelist()

@@ -1,4 +1,4 @@
-"""Tests of attnbook.cars.study and the GRU baseline (chapter 7's third version)."""
+"""Tests of attnbook.cars.study and the GRU baseline (chapter 7's study)."""
 
 from collections import Counter
 
@@ -230,6 +230,7 @@ def test_uncertainty_summaries():
         bootstrap_interval,
         pair_counts,
         pair_scores,
+        pair_wins,
         seed_interval,
         sign_test,
     )
@@ -244,6 +245,13 @@ def test_uncertainty_summaries():
     assert bootstrap_interval(["11" * 50]) == (1.0, 1.0)
     wide = bootstrap_interval(["10" * 10 + "11" * 10])
     assert wide[1] - wide[0] > hi - lo  # fewer pairs, a wider interval
+    # pair by pair: ahead where more twins are right (both vs one, one vs none), ties apart
+    assert pair_wins(["111000", "10"], ["101100", "10"]) == (1, 1)
+    assert pair_wins(["1111"], ["1000"]) == (2, 0)
+    with pytest.raises(ValueError, match="same test sentences"):
+        pair_wins(["11"], ["1111"])
+    with pytest.raises(ValueError, match="same number"):
+        pair_wins(["11"], [])
     mean, lo, hi = seed_interval([0.6, 0.7, 0.8])
     assert abs(mean - 0.7) < 1e-12 and abs(hi - mean - 4.303 * 0.1 / 3**0.5) < 1e-9
 

@@ -70,7 +70,7 @@ def test_launch_buttons() -> None:
     buttons = CONFIG["launch_buttons"]
     assert buttons["colab_url"] == "https://colab.research.google.com"
     assert buttons["binderhub_url"] == "https://mybinder.org"
-    assert CONFIG["repository"]["branch"] == "main"
+    assert CONFIG["repository"]["branch"] == "launch"  # the launch copies' branch
     assert CONFIG["repository"]["path_to_book"] == ""
 
 
@@ -153,13 +153,18 @@ def test_autograder_installs_this_release_from_pypi() -> None:
 
 
 def test_setup_cells_install_this_release() -> None:
-    """A notebook saved from this book installs the package of the book's release from PyPI
-    (ATTNBOOK_SOURCE may replace it), the exercises also the grader the lock pins."""
+    """A notebook saved from this book installs the package of the book's release: from
+    PyPI, else the wheel the published book serves, else the repository (ATTNBOOK_SOURCE
+    may replace the three); the exercises also the grader the lock pins."""
     version = PYPROJECT["project"]["version"]
     otter = locked_pins()["otter-grader"]
     assert setup_cell.grader_requirement() == f"otter-grader=={otter[0]}", otter
+    book = CONFIG["html"]["baseurl"].rstrip("/")
     for cell in (setup_cell.chapter_setup_cell(), setup_cell.exercise_setup_cell()):
-        assert f'os.environ.get("ATTNBOOK_SOURCE", "attnbook=={version}")' in cell, cell
+        assert f'"attnbook=={version}",' in cell, cell
+        assert f'book = "{book}"' in cell and f'repo = "{URL}"' in cell, cell
+        assert f"/dist/attnbook-{version}-py3-none-any.whl" in cell, cell
+        assert 'os.environ.get("ATTNBOOK_SOURCE", "").split()' in cell, cell
         assert max(len(line) for line in cell.splitlines()) <= 88, (
             "the page shows 88 columns"
         )

@@ -383,3 +383,23 @@ def test_position_schemes_run_on_mps_like_on_the_cpu(positions):
         on_cpu = model(ids)[0]
         on_mps = model.to("mps")(ids.to("mps"))[0].cpu()
     torch.testing.assert_close(on_mps, on_cpu, atol=1e-4, rtol=1e-4)
+
+
+def test_the_scaler_hands_the_optimiser_the_true_gradients():
+    """With fp16 the loss is scaled before the backward pass (against underflow) and the
+    gradients unscaled after it, so that clipping and the step see the true ones. The CPU
+    stands in for a GPU with an enabled scaler: the gradients equal those of no scaler."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(8, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    run = attn_device.TrainingDevice(model, "cpu", amp="none")
+    run.backward(model(x).pow(2).mean(), optimizer)
+    true = [p.grad.clone() for p in model.parameters()]
+    optimizer.zero_grad()
+    run.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+    run.backward(model(x).pow(2).mean(), optimizer)
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), true))
+    before = model.weight.detach().clone()
+    run.step(optimizer)  # finite gradients: the scaler lets SGD take its step
+    torch.testing.assert_close(model.weight.detach(), before - 0.1 * true[0])

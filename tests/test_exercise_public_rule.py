@@ -77,3 +77,24 @@ def test_a_flagged_loss_a_small_loss_and_a_wrong_letter_are_not():
     verdicts = question_verdicts("a wrong answer", grade([True] * 4, True, False))
     assert [(q, p) for q, _, p in verdicts] == [("q2", "")]
     assert "multiple choice: exempt" in verdicts[0][1]
+
+
+def test_a_warned_mistake_must_fail_a_public_check_however_small_its_loss():
+    # a quarter of q1 lost, its public check green
+    small = grade([True, True, True, False], True, True)
+    found = [p for _, _, p in question_verdicts("warned (q1): inf padding", small) if p]
+    assert len(found) == 1 and "q1 lost silently" in found[0]
+    flagged = grade([True, True, True, False], False, True)
+    assert not [p for _, _, p in question_verdicts("warned (q1): x", flagged) if p]
+    assert not [p for _, _, p in question_verdicts("warned (q2): x", small) if p]
+
+
+def test_a_non_solving_answer_must_score_zero_on_its_question():
+    some = grade([True, False, False, False], False, True)  # 1 of 4 on q1
+    found = [p for _, _, p in question_verdicts("non-solving (q1): zeros", some) if p]
+    assert len(found) == 1 and "scores 1/4" in found[0]
+    full = grade([True] * 4, True, True)
+    found = [p for _, _, p in question_verdicts("non-solving (q1): zeros", full) if p]
+    assert len(found) == 1 and "scores 4/4" in found[0]
+    nothing = grade([False] * 4, False, True)
+    assert not [p for _, _, p in question_verdicts("non-solving (q1): x", nothing) if p]

@@ -19,7 +19,9 @@ from attnbook.explore import explore
 
 # JupyterLab's HTML sanitiser (@jupyterlab/apputils, Sanitizer): the tags and the attributes
 # it allows, of those a view could use; <script> and <style> are dropped with their content;
-# an <img>'s src is not checked against URL schemes, so data URIs stay.
+# an <img>'s src is not checked against URL schemes, so data URIs stay; an attribute with an
+# empty value is dropped, alt excepted (seen in JupyterLab 4.6: a bare `hidden` went, so the
+# view writes hidden="hidden").
 LAB_TAGS = {
     "a", "b", "br", "button", "canvas", "code", "details", "div", "em", "i", "img",
     "label", "li", "ol", "option", "p", "pre", "select", "span", "strong", "summary",
@@ -36,7 +38,7 @@ LAB_ATTRIBUTES = {
 
 
 def lab_sanitise(html: str) -> str:
-    return nh3.clean(
+    clean = nh3.clean(
         html,
         tags=LAB_TAGS,
         clean_content_tags={"script", "style"},
@@ -44,6 +46,7 @@ def lab_sanitise(html: str) -> str:
         url_schemes={"http", "https", "data"},
         link_rel=None,
     )
+    return re.sub(r'\s(?!alt=)[\w-]+=""', "", clean)
 
 
 class Shown(HTMLParser):

@@ -136,3 +136,20 @@ def test_modern_block_learns_causal_and_cached_generation_is_exact():
         idx[:, :4], generator=torch.Generator().manual_seed(0), use_cache=False, **gen
     )
     assert torch.equal(a, b)
+
+
+def test_swiglu_dropout_acts_in_training_only():
+    """SwiGLU drops its output as the GELU MLP does: in training mode about half of it is
+    zero at p = 0.5 and the rest doubled; in eval mode nothing is dropped."""
+    torch.manual_seed(0)
+    layer = SwiGLU(16, dropout=0.5)
+    x = torch.randn(4, 5, 16)
+    layer.eval()
+    plain = layer(x)
+    layer.train()
+    dropped = layer(x)
+    kept = dropped != 0
+    assert 0.3 < kept.float().mean() < 0.7
+    torch.testing.assert_close(dropped[kept], 2 * plain[kept])
+    layer.eval()
+    assert torch.equal(layer(x), plain)

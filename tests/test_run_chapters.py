@@ -6,7 +6,13 @@ import nbformat
 import pytest
 
 from tools import ToolError
-from tools.run_chapters import problems_in, run_notebook, targets
+from tools.run_chapters import (
+    STUDENT,
+    answered_notebook,
+    problems_in,
+    run_notebook,
+    targets,
+)
 
 
 def notebook(tmp_path, name, *sources):
@@ -65,8 +71,27 @@ def test_grader_check_that_did_not_pass_fails():
     assert len(problems) == 1 and "q1" in problems[0]
 
 
-def test_subset_by_name():
+def test_subset_by_exact_name():
     names = [name for name, _ in targets(["06", "ex06"])]
     assert names == ["06_tiny_gpt", "ex06_sampling"]
-    with pytest.raises(ToolError, match="no notebook matches"):
-        targets(["no-such-notebook"])
+    assert [name for name, _ in targets(["01_attention"])] == ["01_attention"]
+    assert [name for name, _ in targets(["ex01_attention"])] == ["ex01_attention"]
+    for wrong in (["no-such-notebook"], ["1"], ["attention"]):
+        with pytest.raises(ToolError, match="no notebook is named"):
+            targets(wrong)
+
+
+def test_exercises_run_as_answered_student_notebooks(tmp_path):
+    """Every exercise: the student notebook (its setup cell first) with each `...` answer
+    replaced by the worked solution of the same name; no answer left out, no otter assign."""
+    for name, path in targets([]):
+        if path is not None:
+            continue
+        answered = nbformat.read(answered_notebook(name, tmp_path), as_version=4)
+        student = nbformat.read(STUDENT / f"{name}.ipynb", as_version=4)
+        sources = [c.source for c in answered.cells if c.cell_type == "code"]
+        assert (
+            sources[0] == [c for c in student.cells if c.cell_type == "code"][0].source
+        )
+        assert not [s for s in sources if s.rstrip().endswith("...")], name
+        assert len(answered.cells) == len(student.cells)

@@ -1,31 +1,46 @@
-"""The notebooks' setup cell really installs `attnbook` where it is missing (Colab, fresh Binder).
+"""The notebooks' setup cell really installs `attnbook` where it is missing (Colab, fresh Binder),
+before and after a release: from the first of three places that has the book's version.
 
-The cell asks pip for `attnbook==<version>` (and, in exercises, the locked otter-grader). Here
-PyPI is replaced by a local wheel index, a folder holding the wheel built from this checkout,
-with pip's configuration ignored and its index switched off, so nothing is downloaded and the
-wheel can only come from there. In a fresh virtual environment without `attnbook` (torch, otter
-etc. come from this interpreter's site-packages through a `.pth` file) the shared first code
-cell runs, followed by every notebook's top-level imports, in one process, as a kernel would run
-them. One more case proves the override: `ATTNBOOK_SOURCE` naming the wheel file, with no index.
-The last test runs the exercise cell where Colab's ipywidgets 7.7.1 is installed and checks
-that it is still there after (its wheels come from .cache/colab-widgets/, fetched once).
+1. the package registry (`attnbook==<version>`): here a PEP 503 index served on 127.0.0.1
+   holding the wheel built from this checkout;
+2. the wheel the published book serves (`<book>/dist/attnbook-<version>-py3-none-any.whl`):
+   here the same wheel on 127.0.0.1, the index answering 404;
+3. the repository at the book's commit (`git+<repo>@<commit>`): here a local git repository of
+   this checkout, the index and the book answering 404 (built without build isolation: the
+   stand-in index holds no setuptools).
+
+pip's configuration is ignored, so nothing can come from anywhere else; the cell is generated
+with the book's and the repository's URLs replaced by the local ones (tools.setup_cell), and
+the notebooks hold the same cell with the published URLs (tests/test_config.py). In a fresh
+virtual environment without `attnbook` (torch, otter etc. come from this interpreter's
+site-packages through a `.pth` file) the first code cell runs, then, for the registry, every
+notebook's top-level imports, in one process, as a kernel would run them. Where no place has
+it, the cell fails with a message naming the three. The last test runs the exercise cell where
+Colab's ipywidgets 7.7.1 is installed and checks that it is still there after (its wheels come
+from .cache/colab-widgets/, fetched once).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+from werkzeug.utils import send_from_directory
 from wheel_helpers import (
     ROOT,
     TIMEOUT,
     build_distributions,
+    checkout_copy,
     code_cells,
     fresh_venv,
     host_site_packages,
@@ -43,6 +58,10 @@ KINDS = {
     "chapter": sorted(ROOT.glob("book/*.ipynb")),
     "exercise": sorted(ROOT.glob("exercises/student/*.ipynb")),
 }
+CELLS = {
+    "chapter": setup_cell.chapter_setup_cell,
+    "exercise": setup_cell.exercise_setup_cell,
+}
 
 
 def run(
@@ -57,11 +76,84 @@ def run(
     )
 
 
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without pip's settings or any virtual environment."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+        and not k.startswith("PIP_")
+    }
+    return env | {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_INPUT": "1",
+        **extra,
+    }
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel built from this checkout, alone in a folder: the local stand-in for PyPI."""
     _, built = build_distributions(tmp_path_factory.mktemp("build"))
     return built
+
+
+@pytest.fixture(scope="module")
+def places(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder served on 127.0.0.1 (yielded; the server's URL is in its `url` file):
+    `registry/` and `book/` are filled by each test as the case needs."""
+    root = tmp_path_factory.mktemp("served")
+
+    def static(request: Request) -> Response:
+        path = request.path.lstrip("/")
+        path += "index.html" if path.endswith("/") else ""
+        return send_from_directory(root, path, request.environ)
+
+    httpd = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    httpd.expect_request(re.compile("/.*")).respond_with_handler(static)
+    httpd.start()
+    (root / "url").write_text(httpd.url_for("").rstrip("/"))
+    try:
+        yield root
+    finally:
+        httpd.clear()
+        httpd.stop()
+
+
+def serve(root: Path, wheel: Path, place: str) -> None:
+    """Put the wheel where `place` ("registry", "book" or "nowhere") says, and only there."""
+    for folder in ("registry", "book"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    if place == "registry":
+        project = root / "registry" / "attnbook"
+        project.mkdir(parents=True)
+        shutil.copy(wheel, project / wheel.name)
+        (project / "index.html").write_text(
+            f'<!DOCTYPE html><html><body><a href="{wheel.name}">{wheel.name}</a>'
+            "</body></html>"
+        )
+    elif place == "book":
+        folder = root / "book" / setup_cell.SITE_WHEEL_FOLDER
+        folder.mkdir(parents=True)
+        shutil.copy(wheel, folder / wheel.name)
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(a local git repository of this checkout as a file:// URL, its commit)."""
+    repo = checkout_copy(tmp_path_factory.mktemp("repo"))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@127.0.0.1"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the book"]):
+        subprocess.run([*git, *args], cwd=repo, check=True, capture_output=True)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return repo.as_uri(), commit
 
 
 def test_there_are_notebooks() -> None:
@@ -70,47 +162,44 @@ def test_there_are_notebooks() -> None:
 
 
 @pytest.mark.parametrize(
-    "kind, source",
-    [("chapter", "index"), ("exercise", "index"), ("chapter", "ATTNBOOK_SOURCE")],
+    "kind, place",
+    [
+        ("chapter", "registry"),
+        ("exercise", "registry"),
+        ("chapter", "book"),
+        ("chapter", "repository"),
+        ("chapter", "nowhere"),
+    ],
 )
 def test_setup_cell_installs_attnbook(
-    kind: str, source: str, wheel: Path, tmp_path: Path
+    kind: str,
+    place: str,
+    wheel: Path,
+    places: Path,
+    repository: tuple[str, str],
+    tmp_path: Path,
 ) -> None:
-    """One fresh environment per case: every notebook of a kind starts with the same setup cell
-    (tests/test_config.py), so it is run once, then every notebook's own imports run after it,
-    each in a namespace of its own."""
-    notebooks = KINDS[kind]
-    setups = {code_cells(nb)[0] for nb in notebooks}
-    assert len(setups) == 1, f"the {kind} notebooks do not share one setup cell"
-    setup = setups.pop()
-    assert "ATTNBOOK_SOURCE" in setup, "the first code cell is not the setup cell"
+    """One fresh environment per case. For the registry, every notebook of the kind's own
+    imports run after the cell (they share one setup cell), each in a namespace of its own."""
+    url = (places / "url").read_text()
+    repo, commit = repository
+    serve(places, wheel, place)
+    gone = f"{url}/no-such-repository" if place != "repository" else repo
+    setup = CELLS[kind](book=f"{url}/book", repo=gone, ref=commit)
+    env = clean_env(PIP_INDEX_URL=f"{url}/registry/", PIP_NO_BUILD_ISOLATION="0")
     imports = {}
-    for nb in notebooks:
-        lines = [line for cell in code_cells(nb) for line in top_level_imports(cell)]
-        assert any("attnbook" in line for line in lines), (
-            f"{nb.name} never imports attnbook"
-        )
-        imports[nb.name] = "\n".join(lines)
+    if place == "registry":
+        for nb in KINDS[kind]:
+            lines = [
+                line for cell in code_cells(nb) for line in top_level_imports(cell)
+            ]
+            assert any("attnbook" in line for line in lines), (
+                f"{nb.name} never imports attnbook"
+            )
+            imports[nb.name] = "\n".join(lines)
 
     start = time.monotonic()
     python = fresh_venv(tmp_path / "venv")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
-        and not k.startswith("PIP_")
-    }
-    env |= {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "PIP_NO_INPUT": "1",
-    }
-    if source == "index":
-        env["PIP_FIND_LINKS"] = str(wheel.parent)
-    else:
-        env["ATTNBOOK_SOURCE"] = str(wheel)
-
     before = run(
         python,
         textwrap.dedent("""
@@ -135,34 +224,40 @@ def test_setup_cell_installs_attnbook(
     program = f"SETUP = {setup!r}\nIMPORTS = {imports!r}\n{script}"
     after = run(python, program, env)
     elapsed = time.monotonic() - start
+    if place == "nowhere":
+        assert after.returncode != 0
+        message = after.stderr[after.stderr.index("RuntimeError") :]
+        assert "could not install attnbook; tried" in message, after.stderr
+        for tried in (
+            f"attnbook=={setup_cell.version()}: ",
+            f"{url}/book/dist/{wheel.name}: ",
+            f"git+{gone}@{commit}: ",
+        ):
+            assert tried in message, message
+        return
     assert after.returncode == 0, (
         f"{kind} notebooks after the setup cell:\n{after.stdout}\n{after.stderr}"
     )
+    expected = {
+        "registry": f"attnbook=={setup_cell.version()}",
+        "book": f"{url}/book/dist/{wheel.name}",
+        "repository": f"git+{repo}@{commit}",
+    }[place]
+    assert f"installed attnbook from {expected}" in after.stdout, after.stdout
     assert after.stdout.split()[-1] == wheel.name.split("-")[1], after.stdout
     print(
-        f"{kind} ({source}): setup cell + imports of {len(notebooks)} notebooks in {elapsed:.1f} s"
+        f"{kind} ({place}): setup cell + {len(imports)} notebooks' imports: {elapsed:.1f} s"
     )
 
 
-def test_without_the_index_the_cell_fails(tmp_path: Path) -> None:
-    """The control: with an empty local index the same cell stops with pip's error, so in the
-    cases above the package can only have come from the wheel."""
-    setup = code_cells(KINDS["chapter"][0])[0]
+def test_attnbook_source_replaces_the_places(wheel: Path, tmp_path: Path) -> None:
+    """ATTNBOOK_SOURCE (what CI's Colab check and a reader with a checkout use) is the only
+    place tried when set: here the wheel's path, with no index at all."""
     python = fresh_venv(tmp_path / "venv")
-    (tmp_path / "empty").mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
-        and not k.startswith("PIP_")
-    }
-    env |= {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(tmp_path / "empty"),
-    }
-    result = run(python, setup, env)
-    assert result.returncode != 0 and "attnbook==" in result.stderr, result.stderr
+    env = clean_env(PIP_NO_INDEX="1", ATTNBOOK_SOURCE=str(wheel))
+    after = run(python, setup_cell.chapter_setup_cell(), env)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip() == f"installed attnbook from {wheel}", after.stdout
 
 
 # --- Colab's widgets: the exercise setup cell leaves ipywidgets 7.7.1 in place ----------------

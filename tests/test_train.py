@@ -8,9 +8,9 @@ import torch
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.ngram import unigram_loss
 from attnbook.text import CharTokenizer, split_train_val
+from attnbook.device import evaluating
 from attnbook.train import (
     TrainConfig,
-    evaluating,
     lr_at,
     train,
     train_loop,
@@ -174,3 +174,103 @@ def test_plot_losses_draws_the_estimates_and_every_step():
     assert labels == ["train, per step", "train", "validation", "unigram baseline"]
     assert list(ax.get_lines()[0].get_xdata()) == [1, 2, 3, 4]
     plt.close(ax.figure)
+
+
+class _Clock:
+    """A clock that moves only when a test moves it (`attnbook.train` reads it)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def _clocked_run(monkeypatch, **config):
+    """A linear model trained by `train_loop` on a fake clock: every step takes 1 s, every
+    evaluation 100 s (which the training time leaves out)."""
+    import attnbook.train as train_module
+
+    clock = _Clock()
+    monkeypatch.setattr(train_module, "time", clock)
+    x = torch.randn(32, 3, generator=torch.Generator().manual_seed(0))
+
+    def loss_fn(m, batch):
+        clock.now += 1.0
+        return m(batch[0]).pow(2).mean()
+
+    def evaluate(m):
+        clock.now += 100.0
+        return {"zero": 0.0}
+
+    torch.manual_seed(0)
+    cfg = TrainConfig(batch_size=4, progress=False, **config)
+    return train_loop(
+        torch.nn.Linear(3, 1),
+        lambda g: (x[torch.randint(32, (4,), generator=g)],),
+        cfg,
+        loss_fn=loss_fn,
+        evaluate=evaluate,
+    )
+
+
+def test_training_time_adds_up_every_segment_between_evaluations(monkeypatch):
+    result = _clocked_run(monkeypatch, max_iters=7, eval_interval=3)
+    assert [(h["iter"], h["seconds"]) for h in result.history] == [
+        (0, 0.0),
+        (3, 3.0),
+        (6, 6.0),
+        (7, 7.0),
+    ]
+    assert result.train_seconds == 7.0 and result.iters == 7
+
+
+def test_the_time_budget_counts_the_segments_before_the_last_evaluation(monkeypatch):
+    """5 s of budget with an evaluation every 2 steps: the run stops after step 5, in its
+    third segment, not at max_iters."""
+    result = _clocked_run(monkeypatch, max_iters=20, eval_interval=2, max_seconds=5)
+    assert result.iters == 5 and result.train_seconds == 5.0
+    assert result.history[-1]["iter"] == 5
+
+
+def test_tokens_per_second_counts_every_token_of_every_window():
+    data = torch.randint(0, 5, (400,), generator=torch.Generator().manual_seed(0))
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8))
+    cfg = TrainConfig(
+        max_iters=3, batch_size=4, eval_interval=3, eval_iters=1, progress=False
+    )
+    result = train(model, data, data, cfg)
+    assert result.tokens_per_second == pytest.approx(3 * 4 * 8 / result.train_seconds)
+
+
+def test_the_steps_run_in_training_mode_and_the_evaluations_in_eval_mode():
+    """A model handed over in eval mode still trains with its dropout on: train_loop switches
+    it to training mode for the steps, evaluates in eval mode and leaves it in eval mode."""
+    modes: list[tuple[str, bool]] = []
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Dropout(0.5))
+    model.eval()
+    x = torch.randn(4, 3)
+
+    def loss_fn(m, batch):
+        modes.append(("step", m.training))
+        out = m(batch[0])
+        assert bool((out == 0).any())  # dropout zeroes some of the 32 outputs
+        return out.pow(2).mean()
+
+    def evaluate(m):
+        modes.append(("eval", m.training))
+        return {}
+
+    cfg = TrainConfig(max_iters=3, batch_size=4, eval_interval=2, progress=False)
+    train_loop(model, lambda g: (x,), cfg, loss_fn=loss_fn, evaluate=evaluate)
+    assert modes == [
+        ("eval", False),
+        ("step", True),
+        ("step", True),
+        ("eval", False),
+        ("step", True),
+        ("eval", False),
+    ]
+    assert not model.training

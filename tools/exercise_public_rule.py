@@ -3,9 +3,17 @@ a wrong answer in the proofs that loses half or more of a question's points must
 least one public check of that question, with a message that names the mistake; otherwise the
 student sees green public checks and loses the question at grading (a silent loss), and the
 proof fails.
+
+Two kinds of label make the rule stricter for the wrong answers they name (issue 36, item 7):
+"warned (q1, q2): ..." is a mistake that must fail a public check of each named question it
+loses points on, however few (the review's small silent losses, now warned); "non-solving
+(q1): ...", an answer that does not solve the question (a constant, only the right shapes,
+a catch-all `except` that returns zeros), must score 0 on each named question.
 """
 
 from __future__ import annotations
+
+import re
 
 from tools.exercise_grading import Grade
 
@@ -23,6 +31,17 @@ def is_multiple_choice(g: Grade, question: str) -> bool:
     return public == {MULTIPLE_CHOICE_CHECK}
 
 
+WARNED, NON_SOLVING = "warned", "non-solving"
+
+
+def named_questions(label: str) -> tuple[str, set[str]]:
+    """("warned" or "non-solving", the questions named in its parentheses), or ("", set())."""
+    found = re.match(rf"({WARNED}|{NON_SOLVING}) \(([^)]*)\)", label)
+    if not found:
+        return "", set()
+    return found.group(1), {q.strip() for q in found.group(2).split(",")}
+
+
 def question_points(g: Grade) -> dict[str, float]:
     """question -> the points it is worth (the sum of its tests' points)."""
     total: dict[str, float] = {}
@@ -37,16 +56,28 @@ def question_verdicts(label: str, g: Grade) -> list[tuple[str, str, str]]:
 
     The warn-before-losing rule (issue 28, item 3): a wrong answer that loses half or more of
     a question's points must fail at least one public check of that question, whose message
-    names the mistake; a smaller loss may stay silent (the hidden tests catch finer points).
-    Multiple-choice questions are exempt (see `MULTIPLE_CHOICE_CHECK`). The caller passes
+    names the mistake; a smaller loss may stay silent (the hidden tests catch finer points),
+    except for a "warned (...)" label's questions; a "non-solving (...)" label's questions
+    must score 0 (see the module docstring). Multiple-choice questions are exempt (see `MULTIPLE_CHOICE_CHECK`). The caller passes
     only wrong answers: not the reference, the untouched notebook, tampering or correct
     answers."""
     if g.status != "ok":
         return []
+    kind, named = named_questions(label)
     found = []
     for question, possible in question_points(g).items():
         score = g.questions.get(question, 0.0)
         lost = possible - score
+        if kind == NON_SOLVING and question in named and score > 1e-9:
+            found.append(
+                (
+                    question,
+                    f"{question}: hidden {score:g}/{possible:g}  <- A NON-SOLVING ANSWER SCORES",
+                    f"{question}: the non-solving answer {label!r} scores {score:g}/"
+                    f"{possible:g} (an answer that does not solve the question must score 0)",
+                )
+            )
+            continue
         if possible <= 0 or lost <= 1e-9:
             continue
         failed_public = [
@@ -59,7 +90,7 @@ def question_verdicts(label: str, g: Grade) -> list[tuple[str, str, str]]:
             public = f"fails, {first['name']}: {first['message']}"
         else:
             public = "all public checks pass"
-        half = lost >= possible / 2 - 1e-9
+        half = lost >= possible / 2 - 1e-9 or (kind == WARNED and question in named)
         silent = half and not failed_public and not is_multiple_choice(g, question)
         line = f"{question}: hidden {score:g}/{possible:g}, public {public}"
         if silent:

@@ -137,7 +137,7 @@ MUTATIONS = [
     Mutation(
         "view-live-part-not-hidden",
         "explore.py",
-        '<div class="attnx-live" hidden>',
+        '<div class="attnx-live" hidden="hidden">',
         '<div class="attnx-live">',
         ("tests/test_explore_picture.py",),
     ),
@@ -411,6 +411,63 @@ MUTATIONS = [
         "streaming.py",
         "vocab_size = tok.vocab_size + (start_id is not None)",
         "vocab_size = tok.vocab_size",
+    ),
+    # the training loop's bookkeeping and device code (the code review's survivors)
+    Mutation(
+        "fp16-clips-scaled-gradients",
+        "device.py",
+        "self.scaler.unscale_(optimizer)",
+        "pass",
+        ("tests/test_device.py",),
+    ),
+    Mutation(
+        "training-time-keeps-the-last-segment",
+        "train.py",
+        "self.result.train_seconds += time.perf_counter() - self.since",
+        "self.result.train_seconds = time.perf_counter() - self.since",
+        ("tests/test_train.py",),
+    ),
+    Mutation(
+        "time-budget-forgets-earlier-segments",
+        "train.py",
+        "elapsed = result.train_seconds + time.perf_counter()",
+        "elapsed = time.perf_counter()",
+        ("tests/test_train.py",),
+    ),
+    Mutation(
+        "tokens-per-second-counts-windows",
+        "train.py",
+        "result.iters * cfg.batch_size * block_size /",
+        "result.iters * cfg.batch_size /",
+        ("tests/test_train.py",),
+    ),
+    Mutation(
+        "steps-in-the-mode-the-model-came-in",
+        "train.py",
+        "    model.train()\n",
+        "",
+        ("tests/test_train.py",),
+    ),
+    Mutation(
+        "evaluations-in-training-mode",
+        "train.py",
+        "with evaluating(self.model):",
+        "if True:",
+        ("tests/test_train.py",),
+    ),
+    Mutation(
+        "swiglu-ignores-dropout",
+        "layers.py",
+        "self.dropout = nn.Dropout(dropout)",
+        "self.dropout = nn.Dropout(0.0)",
+        ("tests/test_layers.py",),
+    ),
+    Mutation(
+        "attend-copies-shared-heads",
+        "attention.py",
+        "    gqa = n_rep > 1\n",
+        "    k, v, gqa = repeat_kv(k, n_rep), repeat_kv(v, n_rep), False\n",
+        ("tests/test_attend.py",),
     ),
 ]
 

@@ -1,18 +1,20 @@
-"""Run the book where readers run it: every chapter and every exercise's reference solution,
-executed top to bottom in the Python environment that runs this command, as a reader's
-Jupyter would (nbclient and this interpreter's ipykernel; no nbval, no comparison with the
-stored outputs).
+"""Run the book where readers run it: every chapter and every exercise as a reader who
+answers it with the worked solutions, executed top to bottom in the Python environment that
+runs this command, as a reader's Jupyter would (nbclient and this interpreter's ipykernel; no
+nbval, no comparison with the stored outputs). It needs nothing the setup cells do not
+install (no otter assign, no jupytext).
 
     python -m tools.run_chapters                  # all chapters, then all exercises
-    python -m tools.run_chapters 06 ex06          # a subset: any part of a notebook's name
+    python -m tools.run_chapters 06 ex06          # a subset: names, or their number part
+    python -m tools.run_chapters 01_attention     # exactly that notebook (not ex01_attention)
     python -m tools.run_chapters --timeout 900    # seconds per cell (default 600)
     python -m tools.run_chapters --list           # what would run
 
 A notebook fails on an error, on anything a cell writes to stderr (a reader sees it as a red
 box: warnings, progress bars, log lines), or on a `grader.check` that does not pass. An
-exercise's reference solution is otter assign's solution notebook of its master
-(exercises/masters/NAME.ipynb), built into a temporary folder; its `grader.check` cells run
-the public checks shipped with the package, as the student notebook's do. One line per
+exercise runs as the student notebook (exercises/student/NAME.ipynb) with each answer cell
+replaced by the worked solution that defines the same name (exercises/solutions/NAME.ipynb);
+its `grader.check` cells run the public checks shipped with the package. One line per
 notebook (time and verdict), then a summary; the exit status is 1 if any notebook failed.
 This is not part of `make test` (`make run-chapters`): the CI's matrix and the weekly Colab
 job call it.
@@ -21,6 +23,7 @@ job call it.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import sys
@@ -36,7 +39,8 @@ from tools import ToolError
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "book"
-MASTERS = ROOT / "exercises" / "masters"
+STUDENT = ROOT / "exercises" / "student"
+SOLUTIONS = ROOT / "exercises" / "solutions"
 
 
 @dataclass
@@ -127,11 +131,45 @@ def run_notebook(path: Path, timeout: int = 600, name: str | None = None) -> Ver
     return verdict
 
 
-def reference_notebook(name: str, folder: Path) -> Path:
-    """otter assign's solution notebook of exercise `name`, built under `folder`."""
-    from tools import exercise_build
+def _defined(source: str) -> list[str]:
+    """The names a cell defines at its top level (functions, classes, assignments)."""
+    names: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return names
 
-    return exercise_build.build(name, folder / name).reference_nb
+
+def answered_notebook(name: str, folder: Path) -> Path:
+    """The student notebook of exercise `name` with each answer cell replaced by the worked
+    solution that defines the same first name, written under `folder`."""
+    student = nbformat.read(STUDENT / f"{name}.ipynb", as_version=4)
+    solutions = nbformat.read(SOLUTIONS / f"{name}.ipynb", as_version=4)
+    answers = {}
+    for cell in solutions.cells:
+        if cell.cell_type == "code" and (names := _defined(cell.source)):
+            answers[names[0]] = cell.source
+    for cell in student.cells:
+        if cell.cell_type == "code" and "..." in cell.source:
+            names = _defined(cell.source)
+            if names and names[0] in answers:
+                cell.source = answers.pop(names[0])
+    if answers:
+        raise ToolError(
+            f"{name}: no answer cell of the student notebook defines {sorted(answers)}"
+        )
+    path = folder / f"{name}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(student, path)
+    return path
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """`pattern` names the notebook: its whole name, or the part before an underscore
+    ("06" is 06_tiny_gpt, "ex06" is ex06_sampling; "01_attention" is not ex01_attention)."""
+    return name == pattern or name.startswith(pattern + "_")
 
 
 def targets(patterns: list[str]) -> list[tuple[str, Path | None]]:
@@ -139,11 +177,14 @@ def targets(patterns: list[str]) -> list[tuple[str, Path | None]]:
     found: list[tuple[str, Path | None]] = [
         (p.stem, p) for p in sorted(CHAPTERS.glob("*.ipynb"))
     ]
-    found += [(p.stem, None) for p in sorted(MASTERS.glob("*.ipynb"))]
+    found += [(p.stem, None) for p in sorted(STUDENT.glob("*.ipynb"))]
     if patterns:
-        found = [t for t in found if any(pattern in t[0] for pattern in patterns)]
-        if not found:
-            raise ToolError(f"no notebook matches {patterns}")
+        unknown = [p for p in patterns if not any(_matches(n, p) for n, _ in found)]
+        if unknown:
+            raise ToolError(
+                f"no notebook is named {unknown}; have {[n for n, _ in found]}"
+            )
+        found = [t for t in found if any(_matches(t[0], p) for p in patterns)]
     return found
 
 
@@ -152,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "names", nargs="*", help="run only notebooks whose name contains one of these"
+        "names",
+        nargs="*",
+        help="run only these notebooks: a whole name, or the part before an underscore",
     )
     parser.add_argument(
         "--timeout", type=int, default=600, help="seconds per cell (default 600)"
@@ -180,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, path in chosen:
             if path is None:
                 try:
-                    path = reference_notebook(name, Path(tmp) / "exercises")
-                except (SystemExit, Exception) as err:  # otter assign failed
+                    path = answered_notebook(name, Path(tmp) / "exercises")
+                except (ToolError, OSError, SyntaxError) as err:
                     verdict = Verdict(
-                        name, problems=[f"could not build the reference: {err}"[:600]]
+                        name, problems=[f"could not answer the exercise: {err}"[:600]]
                     )
                     verdicts.append(verdict)
                     print(
@@ -191,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                     continue
-                name = f"{name} (reference)"
+                name = f"{name} (answered)"
             verdict = run_notebook(path, args.timeout, name)
             verdicts.append(verdict)
             print(

@@ -100,52 +100,108 @@ def _wrapped_list(name: str, items: list[str], indent: str) -> str:
     return "\n".join([*lines, line])
 
 
+def _config() -> dict:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return config if isinstance(config, dict) else {}
+
+
 def repository_url() -> str:
     """The repository URL from `_config.yml` (PyYAML comes with Jupyter Book)."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    url = (
-        (config.get("repository") or {}).get("url")
-        if isinstance(config, dict)
-        else None
-    )
+    url = (_config().get("repository") or {}).get("url")
     if not url:
         raise RuntimeError("_config.yml has no repository.url")
-    return str(url)
+    return str(url).removesuffix("/").removesuffix(".git")
 
 
-def _setup_cell(comment: str, condition: str, installs: str) -> str:
+def book_url() -> str:
+    """The published book's URL from `_config.yml` (html.baseurl), without the final /."""
+    url = (_config().get("html") or {}).get("baseurl")
+    if not url:
+        raise RuntimeError("_config.yml has no html.baseurl")
+    return str(url).removesuffix("/")
+
+
+def wheel_name() -> str:
+    """The file name of this release's wheel (pure Python, any platform)."""
+    return f"attnbook-{version()}-py3-none-any.whl"
+
+
+#: Where the published book serves the package's wheel (tools/site_wheel.py puts it there).
+SITE_WHEEL_FOLDER = "dist"
+
+
+def _setup_cell(
+    comment: str, condition: str, install: str, book: str, repo: str, ref: str
+) -> str:
     """The cell's text, kept within 88 columns so the page shows it without scrolling."""
+    where = "its main branch" if ref == "main" else "at the book's commit"
     return f'''\
 {comment}
 import importlib.util, os, subprocess, sys
 if {condition}:
-    source = os.environ.get("ATTNBOOK_SOURCE", "{release_requirement()}")
+    book = "{book}"
+    repo = "{repo}"
+    sources = os.environ.get("ATTNBOOK_SOURCE", "").split() or [
+        "{release_requirement()}",  # the package registry (PyPI)
+        f"{{book}}/{SITE_WHEEL_FOLDER}/{wheel_name()}",  # the wheel the book carries
+        f"git+{{repo}}@{ref}",  # the repository, {where}
+    ]
     pip = [sys.executable, "-m", "pip", "install", "--quiet"]
-{installs}
-    importlib.invalidate_caches()'''
+    failed = []
+    for source in sources:
+        done = subprocess.run([*pip, source{install}], capture_output=True, text=True)
+        if done.returncode == 0:
+            print("installed attnbook from", source)
+            break
+        failed.append(f"{{source}}: {{(done.stderr.strip() or '?').splitlines()[-1]}}")
+    else:
+        raise RuntimeError("could not install attnbook; tried\\n" + "\\n".join(failed))
+{{after}}    importlib.invalidate_caches()'''
 
 
-def chapter_setup_cell() -> str:
-    return _setup_cell(
-        "# Setup: on Colab or a fresh Binder this installs the course package `attnbook` at\n"
-        "# the release this book belongs to; where it is installed already it does nothing.",
+def chapter_setup_cell(
+    book: str | None = None, repo: str | None = None, ref: str = "main"
+) -> str:
+    """The chapters' setup cell; `book`, `repo` (default: _config.yml's) and `ref` (the
+    commit or branch the git source installs) are the places it tries after the registry."""
+    cell = _setup_cell(
+        "# Setup: where the course package `attnbook` is missing (Colab, a fresh Binder),\n"
+        f"# install version {version()} from the first place below that has it.",
         'importlib.util.find_spec("attnbook") is None',
-        "    subprocess.run([*pip, source], check=True)",
+        "",
+        book or book_url(),
+        repo or repository_url(),
+        ref,
     )
+    return cell.replace("{after}", "")
 
 
-def exercise_setup_cell() -> str:
-    return _setup_cell(
-        "# Setup: on Colab or a fresh Binder this installs the course package `attnbook` and\n"
-        "# the grader (otter-grader) at the release this book belongs to; where both are\n"
-        "# installed already it does nothing. The grader comes without its dependencies,\n"
-        "# which would replace Colab's ipywidgets 7 by 8, and with what its checks need.",
+def exercise_setup_cell(
+    book: str | None = None, repo: str | None = None, ref: str = "main"
+) -> str:
+    """The exercises' setup cell: as the chapters', and the grader (otter-grader) without
+    its dependencies, which would replace Colab's ipywidgets 7 by 8, with what its checks
+    need (`grader_needs`)."""
+    cell = _setup_cell(
+        "# Setup: where the course package `attnbook` or the grader is missing (Colab, a\n"
+        f"# fresh Binder), install attnbook {version()} from the first place below that has\n"
+        "# it, and the grader without the dependencies that would replace Colab's\n"
+        "# ipywidgets 7 (with what its checks need instead).",
         'None in (importlib.util.find_spec("attnbook"), importlib.util.find_spec("otter"))',
-        _wrapped_list("needs", grader_needs(), "    ")
-        + "\n    subprocess.run([*pip, source, *needs], check=True)\n"
-        + '    alone = [*pip, "--no-deps", "--no-warn-conflicts"]\n'
-        + f'    subprocess.run([*alone, "{grader_requirement()}"], check=True)',
+        ", *needs",
+        book or book_url(),
+        repo or repository_url(),
+        ref,
     )
+    needs = _wrapped_list("needs", grader_needs(), "    ") + "\n"
+    cell = cell.replace(
+        "    pip = [sys.executable", needs + "    pip = [sys.executable", 1
+    )
+    alone = (
+        '    alone = [*pip, "--no-deps", "--no-warn-conflicts"]\n'
+        f'    subprocess.run([*alone, "{grader_requirement()}"], check=True)\n'
+    )
+    return cell.replace("{after}", alone)
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ WRONG_ANSWERS.update({
         ("        scores = np.where(mask, scores, -np.inf)",
          "        scores = scores * mask\n        scores[scores == 0] = -np.inf"),
     ],
-    "mask applied after the softmax, then renormalised (a huge masked score: 0 / 0)": [
+    "warned (q2): mask applied after the softmax, then renormalised (a huge masked score: 0 / 0)": [
         ("    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
          "    weights = scores_to_weights(scores)\n",
          "    weights = scores_to_weights(scores)\n"
@@ -176,5 +176,24 @@ WRONG_ANSWERS.update({
          "    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
          "    w = e / e.sum(axis=-1, keepdims=True)\n"
          "    return w @ v, w"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: a shape the public examples now show, and an answer that does not
+    # solve the question
+    "warned (q1): the keys' axis taken as axis 1 (right for a matrix, not for a batch)": [
+        ("    shifted = scores - scores.max(axis=-1, keepdims=True)\n    exps = np.exp(shifted)\n"
+         "    return exps / exps.sum(axis=-1, keepdims=True)",
+         "    axis = 0 if scores.ndim == 1 else 1\n"
+         "    shifted = scores - scores.max(axis=axis, keepdims=True)\n    exps = np.exp(shifted)\n"
+         "    return exps / exps.sum(axis=axis, keepdims=True)"),
+    ],
+    "non-solving (q2): uniform weights over the allowed keys (the scores ignored)": [
+        ("    weights = scores_to_weights(scores)\n",
+         "    weights = scores_to_weights(np.where(np.isfinite(scores), 0.0, scores))\n"),
+    ],
+    "self-attention of the weight matrices (X forgotten: right only when X is the identity)": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(W_q, W_k, W_v)"),
     ],
 })

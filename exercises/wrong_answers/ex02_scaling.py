@@ -252,3 +252,19 @@ WRONG_ANSWERS.update({  # issue 28, item 6: a loop the question rules out, read 
         ("dots = np.sum(q * k, axis=1)", "dots = np.array([q[i] @ k[i] for i in range(n_samples)])"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: a small loss now warned, and a dtype the spec promises float64 for
+    "warned (q3): score_gradient_norm draws the keys before the queries": [
+        ("    queries = generator.standard_normal((n_queries, d_k))\n"
+         "    keys = generator.standard_normal((n_keys, d_k))",
+         "    keys = generator.standard_normal((n_keys, d_k))\n"
+         "    queries = generator.standard_normal((n_queries, d_k))"),
+    ],
+    "softmax_vjp: float32 inputs converted to float64, float16 ones left in half precision": [
+        ("    a = np.asarray(weights, dtype=np.float64)\n    g = np.asarray(upstream, dtype=np.float64)",
+         "    a, g = np.asarray(weights), np.asarray(upstream)\n"
+         "    if a.dtype == np.float32:\n"
+         "        a, g = a.astype(np.float64), g.astype(np.float64)"),
+    ],
+})

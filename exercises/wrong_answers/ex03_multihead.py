@@ -191,3 +191,13 @@ WRONG_ANSWERS.update({
          "    q, k, v = qkv.chunk(3, dim=-1)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: a layer that cannot train
+    "the output projection computed under torch.no_grad() (no gradient reaches the weights)": [
+        ("    return merge_heads(heads) @ W_o, weights",
+         "    with torch.no_grad():\n"
+         "        output = merge_heads(heads) @ W_o\n"
+         "    return output, weights"),
+    ],
+})

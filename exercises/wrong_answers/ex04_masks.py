@@ -183,3 +183,13 @@ WRONG_ANSWERS.update({
          "    i = torch.arange(T)\n    return i[:, None] >= i[None, :]"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: answers that do not solve the question must score 0 on it
+    "non-solving (q1): every key allowed, a (T, T) mask of True": [
+        ("    return torch.ones(T, T, dtype=torch.bool).tril()", "    return torch.ones(T, T, dtype=torch.bool)"),
+    ],
+    "non-solving (q4): the cache grown, the output zeros": [
+        ("    return (p[..., None, :] @ V)[..., 0, :], (K, V)", "    return torch.zeros_like(v), (K, V)"),
+    ],
+})

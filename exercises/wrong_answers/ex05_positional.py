@@ -26,7 +26,7 @@ WRONG_ANSWERS = {
     "odd d_model crashes: a cosine for every pair, even the incomplete one": [
         ("np.cos(theta[:, : d_model // 2])", "np.cos(theta)"),
     ],
-    "odd d_model crashes: only d_model // 2 frequencies": [
+    "warned (q1): only d_model // 2 frequencies (an odd width loses its last pair)": [
         ("np.arange(0, d_model, 2, dtype=float)", "2 * np.arange(d_model // 2, dtype=float)"),
     ],
     "odd d_model gives one column too many (the table is rounded up to full pairs)": [
@@ -212,5 +212,12 @@ WRONG_ANSWERS.update({  # issue 28, item 6: two calls whose results must not sha
         ("    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n    return pe",
          "    pe[:, 1::2] = np.cos(theta[:, : d_model // 2])  # d_model // 2 odd columns\n"
          "    _TABLES[seq_len, d_model] = pe\n    return pe.copy()"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: positions and pairs beyond the first (the examples turned pair 0 only)
+    "rotary: the angles of half the width, angles(T, d // 2) (pair 1 turns at pair 0's rate)": [
+        ("    theta = angles(T, d)  # (T, d / 2)", "    theta = angles(T, d // 2)"),
     ],
 })

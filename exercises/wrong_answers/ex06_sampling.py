@@ -200,3 +200,15 @@ WRONG_ANSWERS.update({  # issue 28: the reference's own float32 nucleus, and ite
          "    drop = torch.zeros_like(tail).scatter(-1, order, tail)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: answers that do not solve the question must score 0 on it
+    "non-solving (q1): uniform probabilities of the right shape": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    return torch.full_like(logits, 1.0 / logits.shape[-1])"),
+    ],
+    "non-solving (q3): always token 0, a (B, 1) long tensor": [
+        ("    return torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)",
+         "    return torch.zeros(probs.shape[0], 1, dtype=torch.long)"),
+    ],
+})

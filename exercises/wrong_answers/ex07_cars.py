@@ -110,7 +110,7 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({
-    "padding zeroed by multiplying with the 0/1 mask (0 * inf is nan)": [
+    "warned (q2): padding zeroed by multiplying with the 0/1 mask (0 * inf is nan)": [
         ("    total = x.masked_fill(~m, 0).sum(dim=1)", "    total = (x * m.to(x.dtype)).sum(dim=1)"),
     ],
 })
@@ -190,5 +190,13 @@ WRONG_ANSWERS.update({  # issue 28: draws that are not random, an order that cha
          "    test_pairs = {pairs[i] for i in rng.permutation(len(pairs))[:n_test]}"),
         ("    total = x.masked_fill(~m, 0).sum(dim=1)  # (B, D): padded values (even inf, nan) never enter",
          "    total = torch.einsum(\"btd,bt->bd\", x.masked_fill(~m, 0), torch.ones_like(mask, dtype=x.dtype))"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: answers that do not solve the question must score 0 on it
+    "non-solving (q1): every sentence in train, none in test": [
+        ("    test = [i for i, p in enumerate(pair_ids) if p in test_pairs]\n    return train, test",
+         "    return sorted(range(len(pair_ids))), []"),
     ],
 })

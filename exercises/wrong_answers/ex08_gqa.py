@@ -139,3 +139,27 @@ WRONG_ANSWERS.update({
          "torch.ones(T_q, T_k, dtype=torch.bool)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 36, item 7: a group layout the example cannot tell apart, and catch-all answers
+    # that return zeros of the right shape (they passed the meta-device checks)
+    "warned (q2): n_rep taken as the number of key/value heads (the example's 4 over 2 hides it)": [
+        ("    n_rep = q.shape[1] // k.shape[1]\n", "    n_rep = k.shape[1]\n"),
+    ],
+    "non-solving (q1): a catch-all except returns zeros of the right shape": [
+        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    try:\n"
+         "        return x.expand(B, H_kv * n_rep, T, d)\n"
+         "    except Exception:\n"
+         "        return x.new_zeros(B, H_kv * n_rep, T, d)"),
+    ],
+    "non-solving (q2): a catch-all except hides a typo and returns zeros shaped like q": [
+        ("    weights = torch.softmax(scores, dim=-1)\n    return weights @ v",
+         "    try:\n"
+         "        weights = torch.softmax(scores, dim=-1, keepdim=True)\n"
+         "        return weights @ v\n"
+         "    except Exception:\n"
+         "        return torch.zeros_like(q)"),
+    ],
+})

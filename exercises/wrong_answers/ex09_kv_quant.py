@@ -38,6 +38,23 @@ WRONG_ANSWERS = {
     "quantize_keys: the residual as k[:, :, -(T % G):], all of k when G divides T": [
         ("k[:, :, n * G :]\n", "k[:, :, -(T % G) :]\n"),
     ],
+    "quantize_keys: the keys converted to float32 first (k = k.float())": [
+        ("    B, H, T, d = k.shape\n    n = T // G", "    k = k.float()\n    B, H, T, d = k.shape\n    n = T // G"),
+    ],
+    "quantize_keys: minima and maxima over the batch too (right for a batch of one)": [
+        ("    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
+         "    scale = (groups.amax(dim=3) - low) / levels\n",
+         "    low = groups.amin(dim=(0, 3)).expand(B, H, n, d)\n"
+         "    scale = (groups.amax(dim=(0, 3)).expand(B, H, n, d) - low) / levels\n"),
+    ],
+    "non-solving (q1): only the shapes: codes 0, scale 1, low 0 and the right residual": [
+        ("    low = groups.amin(dim=3)  # (B, H, n, d): one minimum per group and channel\n"
+         "    scale = (groups.amax(dim=3) - low) / levels\n",
+         "    low = torch.zeros_like(groups[:, :, :, 0])\n"
+         "    scale = torch.zeros_like(low)\n"),
+        ("    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None])",
+         "    codes = torch.zeros_like(groups)"),
+    ],
     # q2: packing
     "pack_codes: the first code in the highest bits": [
         ("    packed = runs[..., 0].clone()\n"
@@ -73,9 +90,21 @@ WRONG_ANSWERS = {
         ("    slots = blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)\n",
          "    slots = blocks.reshape(H, len(block_table) * block_size, d)\n"),
     ],
+    "warned (q4): gather_keys as torch.cat of the blocks (raises on the empty table)": [
+        ("    blocks = pool[block_table]  # (n, H, block_size, d): the sequence's blocks, in order\n"
+         "    slots = blocks.transpose(0, 1).reshape(H, len(block_table) * block_size, d)\n",
+         "    slots = torch.cat([pool[b] for b in block_table], dim=1)\n"),
+    ],
     # q5: cache bytes
     "cache_bytes_per_token: MLA's latent and rotary key counted for every head": [
         ('        "MLA": d_latent + d_rope,', '        "MLA": n_head * (d_latent + d_rope),'),
+    ],
+    "warned (q5): GQA as MHA times n_kv_head / n_head (a float)": [
+        ('        "GQA": 2 * n_kv_head * d_head,', '        "GQA": 2 * n_head * d_head * n_kv_head / n_head,'),
+    ],
+    "non-solving (q5): the example's numbers returned whatever the settings": [
+        ("    return {kind: n_layer * count * bytes_per_number for kind, count in numbers.items()}",
+         "    return {\"MHA\": 384, \"GQA\": 192, \"MLA\": 120}"),
     ],
     # q6: the conceptual question
     "what_paging_saves: (a), fewer bytes per token": [('    return "c"', '    return "a"')],
@@ -134,6 +163,10 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
          "    return torch.stack(parts, dim=-1).flatten(-2).to(torch.uint8)"),
         ("    packed = codes.numel() * bits // 8  # 8 / bits codes to a byte\n",
          "    packed = pack_codes(codes.reshape(-1), bits).nbytes\n"),
+    ],
+    "correct: a tiny epsilon added to every scale instead of the constant-channel rule": [
+        ("    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # constant channels\n",
+         "    scale = scale + 1e-8  # never zero\n"),
     ],
     "correct: gather token by token through locate, sizes written another way": [
         ("    num_blocks, H, block_size, d = pool.shape\n"

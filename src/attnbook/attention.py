@@ -238,6 +238,24 @@ def repeat_kv(x: Tensor, n_rep: int) -> Tensor:
     return expanded.reshape(B, H_kv * n_rep, T, d)  # (B, H, T, d): heads 0 0 .. 1 1 ..
 
 
+def _as_heads(x: Tensor, H: int) -> Tensor:
+    """(B, H_kv, T, d) -> a view of shape (B, H, T, d), for shape checks only."""
+    return x[:, :1].expand(x.shape[0], H, *x.shape[2:])
+
+
+def _band(
+    bias: Tensor | None, T_q: int, T_k: int, is_causal: bool, device: torch.device
+) -> Tensor:
+    """What the fused kernel gets as attn_mask: the bias, the bottom-right causal band as a
+    boolean mask (a key/value cache), or the bias with the band's blocked cells at -inf.
+    Only called with a bias, a causal band, or both."""
+    if not is_causal:
+        assert bias is not None
+        return bias
+    causal = causal_mask(T_q, T_k, device=device)  # (T_q, T_k), True = may attend
+    return causal if bias is None else bias.masked_fill(~causal, float("-inf"))
+
+
 def attend(
     q: Tensor,
     k: Tensor,
@@ -267,6 +285,10 @@ def attend(
     tensor("k", k, "(B, H_kv, T_k, d_k)", dims=(4,))
     tensor("v", v, "(B, H_kv, T_k, d_v)", dims=(4,))
     H, H_kv = q.shape[1], k.shape[1]
+    if H_kv == 0:
+        raise ValueError(
+            f"k and v need at least one head (H_kv >= 1), got {tuple(k.shape)}"
+        )
     if H % H_kv:
         raise ValueError(
             f"the {H} query heads cannot be split into groups over {H_kv} key/value "
@@ -278,42 +300,34 @@ def attend(
         )
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
-    k, v = repeat_kv(k, H // H_kv), repeat_kv(v, H // H_kv)  # (B, H, T_k, d)
-    _check_inputs(q, k, v, mask)
+    n_rep = H // H_kv
+    # checked as if each key/value head were repeated n_rep times (views: nothing copied)
+    _check_inputs(q, _as_heads(k, H), _as_heads(v, H), mask)
     T_q, T_k = q.shape[-2], k.shape[-2]
     if is_causal and T_q > T_k:
         raise ValueError(
             f"is_causal needs T_q <= T_k (the queries are the last positions), "
             f"got T_q={T_q}, T_k={T_k}"
         )
-    fused = not need_weights and mask is None  # PyTorch's fused kernel (chapter 2)
-    if fused and bias is None and (not is_causal or T_q == T_k):
-        # its own causal band is aligned top-left: ours only when T_q == T_k
-        return F.scaled_dot_product_attention(
-            q, k, v, dropout_p=dropout_p, is_causal=is_causal
-        ), None
-    # bottom-right
-    causal = causal_mask(T_q, T_k, device=q.device) if is_causal else None
-    if fused:
-        band = (
-            causal
-            if bias is None
-            else bias
-            if causal is None
-            else bias.masked_fill(
-                # the band as a mask (KV cache), or the bias with it
-                ~causal,
-                float("-inf"),
-            )
-        )
-        assert band is not None  # (bias and band both None returned above)
+    # PyTorch's fused kernel (chapter 2) reads shared key/value heads in place (enable_gqa):
+    # the outputs equal those of the repeated heads, without the copies
+    gqa = n_rep > 1
+    if not need_weights and mask is None:
+        if bias is None and (not is_causal or T_q == T_k):
+            # its own causal band is aligned top-left: ours only when T_q == T_k
+            return F.scaled_dot_product_attention(
+                q, k, v, dropout_p=dropout_p, is_causal=is_causal, enable_gqa=gqa
+            ), None
+        band = _band(bias, T_q, T_k, is_causal, q.device)  # bottom-right causal band
         if band.dtype == torch.bool or not torch.isneginf(band).all(dim=-1).any():
             return F.scaled_dot_product_attention(
-                q, k, v, attn_mask=band, dropout_p=dropout_p
+                q, k, v, attn_mask=band, dropout_p=dropout_p, enable_gqa=gqa
             ), None
     # Explicit path: the weights are wanted, or a row may have no key left. Its guard gives
     # such a row zeros on every device and version (fused kernels have differed there).
+    causal = causal_mask(T_q, T_k, device=q.device) if is_causal else None
     mask = causal if mask is None else mask if causal is None else mask & causal
+    k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)  # (B, H, T_k, d)
     out, weights = _explicit(q, k, v, mask, bias, dropout_p)
     return out, weights if need_weights else None
 

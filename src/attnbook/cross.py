@@ -21,8 +21,7 @@ from torch import Tensor, nn
 
 from ._checks import positive_int, tensor
 from .attention import attention_from_scores, scaled_dot_product_attention
-from .lookup import plain_adam
-from .train import train_loop
+from .train import plain_adam, train_loop
 
 __all__ = [
     "AdditiveScore",
@@ -172,7 +171,6 @@ def train_reverser(
     if not isinstance(model, Reverser):
         raise TypeError(f"model must be a Reverser, got {type(model).__name__}")
     config = plain_adam(steps, batch_size, lr, seed)
-    losses: list[float] = []
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, ...]:
         return reversal_batch(batch_size, model.length, model.n_symbols, gen)
@@ -180,14 +178,11 @@ def train_reverser(
     def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
         source, decoder_input, target = batch
         logits, _ = m(source, decoder_input)  # (B, T, n_symbols)
-        loss = nn.functional.cross_entropy(
+        return nn.functional.cross_entropy(
             logits.reshape(-1, model.n_symbols), target.reshape(-1)
         )
-        losses.append(loss.item())
-        return loss
 
-    train_loop(model, next_batch, config, loss_fn=loss_fn)
-    return losses
+    return train_loop(model, next_batch, config, loss_fn=loss_fn).step_losses
 
 
 @torch.no_grad()

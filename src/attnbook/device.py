@@ -7,6 +7,8 @@ batch once per training step (from pinned memory, without blocking the host, on 
 the clear error MPS does not: it has no float64. `autocast_dtype`, `autocast`, `tf32` and
 `place_model` are the training loop's mixed precision, TF32 and model placement, and
 `TrainingDevice` gathers them for `train.train_loop`, so that the loop reads as its four steps.
+`evaluating(model)` puts a model in eval mode without gradients (for measuring it, wherever
+it lives) and restores its mode on the way out, even on an exception.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "tf32",
     "place_model",
     "TrainingDevice",
+    "evaluating",
 ]
 
 AMP_MODES = ("auto", "none", "bf16", "fp16")  # TrainConfig.amp (chapter 6)
@@ -271,3 +274,16 @@ class TrainingDevice:
         """The optimiser's step (skipped by the scaler when an fp16 gradient overflowed)."""
         self.scaler.step(optimizer)
         self.scaler.update()
+
+
+@contextmanager
+def evaluating(model: nn.Module) -> Iterator[nn.Module]:
+    """Eval mode and no gradients inside the block; the previous mode is restored on the way
+    out, also when the block raises."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(was_training)

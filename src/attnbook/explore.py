@@ -271,7 +271,7 @@ class AttentionView:
             f'<div class="attnx" id="{vid}"><style>{_asset("explore.css")}</style>'
             f'<img class="attnx-picture" src="{uri}" alt="{alt}" '
             'style="max-width: 100%; height: auto">'
-            f'<div class="attnx-live" hidden><div class="attnx-bar">{title}'
+            f'<div class="attnx-live" hidden="hidden"><div class="attnx-bar">{title}'
             f"{self._select('attnx-layer', html.escape(self.layer_label), self.layer_names)}"
             f"{self._select('attnx-head', 'head', self.head_names)}</div>"
             '<p class="attnx-help">Hover or tap a token (or tab to it and use the arrow keys) '

@@ -9,9 +9,11 @@ the layout `torch.nn.functional.scaled_dot_product_attention(..., enable_gqa=Tru
     H_kv = H   multi-head attention (nothing shared)
     H_kv = 1   multi-query attention (MQA): every query head reads the same keys and values
 
-`repeat_kv` lives beside `attention.attend`, the one attention core, which calls it whenever
-it gets fewer key/value heads than query heads, and `kv_cache_bytes` beside `KVCache`
-(`attnbook.multihead`, chapter 6); both are re-exported here, where they are taught.
+`repeat_kv` lives beside `attention.attend`, the one attention core, which calls it on its
+explicit path when it gets fewer key/value heads than query heads (its fused path hands
+the shared heads to PyTorch's kernel, `enable_gqa`, and copies nothing), and
+`kv_cache_bytes` beside `KVCache` (`attnbook.multihead`, chapter 6); both are re-exported
+here, where they are taught.
 
 Only the keys and values are cached while generating, so the cache shrinks by the factor g:
 

@@ -18,12 +18,11 @@ import torch
 from torch import Tensor, nn
 
 from .attention import SelfAttention
-from .train import TrainConfig, train_loop
+from .train import plain_adam, train_loop
 
 __all__ = [
     "lookup_batch",
     "lookup_names",
-    "plain_adam",
     "LookupHead",
     "train_lookup_head",
     "lookup_scores",
@@ -121,25 +120,6 @@ def lookup_scores(
     }
 
 
-def plain_adam(steps: int, batch_size: int, lr: float, seed: int = 0) -> TrainConfig:
-    """`train_loop` settings for plain Adam at a constant rate: no warm-up, decay, weight
-    decay or clipping (the small heads of chapters 1 and 3)."""
-    if steps < 1 or lr <= 0:
-        raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
-    return TrainConfig(
-        max_iters=steps,
-        batch_size=batch_size,
-        learning_rate=lr,
-        min_lr=lr,
-        warmup_iters=0,
-        weight_decay=0.0,
-        betas=(0.9, 0.999),
-        grad_clip=0.0,
-        eval_interval=steps,
-        seed=seed,
-    )
-
-
 def train_lookup_head(
     model: LookupHead,
     steps: int = 300,
@@ -151,7 +131,6 @@ def train_lookup_head(
     Adam at a constant rate; the loss is the cross-entropy of the questions' answers (the
     entries' outputs are not scored). Returns the loss of every step."""
     config = plain_adam(steps, batch_size, lr, seed)
-    losses: list[float] = []
     n = model.n_keys
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
@@ -161,11 +140,8 @@ def train_lookup_head(
     def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
         tokens, answer = batch
         logits, _ = m(tokens)  # (B, T, n_values)
-        loss = nn.functional.cross_entropy(
+        return nn.functional.cross_entropy(
             logits[:, n:].reshape(-1, model.n_values), answer.reshape(-1)
         )
-        losses.append(loss.item())
-        return loss
 
-    train_loop(model, next_batch, config, loss_fn=loss_fn)
-    return losses
+    return train_loop(model, next_batch, config, loss_fn=loss_fn).step_losses

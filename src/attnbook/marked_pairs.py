@@ -24,8 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.multihead import MultiHeadAttention
-from attnbook.lookup import plain_adam
-from attnbook.train import train_loop
+from attnbook.train import plain_adam, train_loop
 
 __all__ = [
     "pair_names",
@@ -132,7 +131,6 @@ def train_two_questions(
     constant learning rate (plain Adam, as `lookup.train_lookup_head`). Returns the loss of
     every step."""
     config = plain_adam(steps, batch_size, lr, seed)
-    losses: list[float] = []
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:
         tokens, _, answers = marked_pair_batch(batch_size, length, model.n_letters, gen)
@@ -142,11 +140,8 @@ def train_two_questions(
     def loss_fn(m: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
         tokens, target = batch
         logits, _ = m(tokens)  # (B, T, 2, n)
-        loss = nn.functional.cross_entropy(
+        return nn.functional.cross_entropy(
             logits.reshape(-1, model.n_letters), target.reshape(-1)
         )
-        losses.append(loss.item())
-        return loss
 
-    train_loop(model, next_batch, config, loss_fn=loss_fn)
-    return losses
+    return train_loop(model, next_batch, config, loss_fn=loss_fn).step_losses

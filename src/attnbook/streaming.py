@@ -33,11 +33,11 @@ from torch import Tensor
 from ._checks import positive_int, tensor
 from .attention import attend
 from .caches import StreamingCache
+from .device import evaluating
 from .gpt import GPT, Block, GPTConfig
 from .multihead import merge_heads, split_heads
 from .positional import alibi_bias
 from .text import CharTokenizer, load_tiny_shakespeare
-from .train import evaluating
 
 __all__ = [
     "StreamingCache",

@@ -4,8 +4,7 @@
 linearly and then follows a cosine down to `min_lr`, gradient clipping, and an evaluation
 every `eval_interval` steps. What a batch is and how its loss is computed are arguments,
 so the same loop trains the tiny GPT of chapter 6 (`train`, random windows of text) and the
-car classifiers of chapter 7 (random mini-batches of sentences). `evaluating(model)` is the
-context manager that puts a model in eval mode and restores its mode, even on an exception.
+car classifiers of chapter 7 (random mini-batches of sentences).
 
 On a GPU (chapter 6, "On a GPU") the loop runs where the model is, or on `device`: batches are
 moved there once per step, and the `TrainConfig` fields `amp` (bf16 or fp16 autocast, fp16
@@ -17,8 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
@@ -35,6 +33,7 @@ from .device import (  # AMP_MODES and autocast_dtype: also for TrainConfig.amp'
     as_device,
     autocast,
     autocast_dtype,
+    evaluating,
     model_device,
     place_model,
     synchronize,
@@ -48,8 +47,8 @@ __all__ = [
     "TrainResult",
     "train_loop",
     "train",
-    "evaluating",
     "lr_at",
+    "plain_adam",
     "estimate_loss",
     "AMP_MODES",
     "autocast_dtype",
@@ -152,17 +151,24 @@ class TrainResult:
         return self.final("val_loss")
 
 
-@contextmanager
-def evaluating(model: nn.Module) -> Iterator[nn.Module]:
-    """Eval mode and no gradients inside the block; the previous mode is restored on the way
-    out, also when the block raises."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            yield model
-    finally:
-        model.train(was_training)
+def plain_adam(steps: int, batch_size: int, lr: float, seed: int = 0) -> TrainConfig:
+    """`train_loop` settings for plain Adam at a constant rate: no warm-up, decay, weight
+    decay or clipping (the small heads of chapters 1 and 3:
+    `lookup`, `marked_pairs`, `cross`)."""
+    if steps < 1 or lr <= 0:
+        raise ValueError(f"need steps >= 1 and lr > 0, got steps={steps}, lr={lr}")
+    return TrainConfig(
+        max_iters=steps,
+        batch_size=batch_size,
+        learning_rate=lr,
+        min_lr=lr,
+        warmup_iters=0,
+        weight_decay=0.0,
+        betas=(0.9, 0.999),
+        grad_clip=0.0,
+        eval_interval=steps,
+        seed=seed,
+    )
 
 
 def lr_at(it: int, cfg: TrainConfig) -> float:

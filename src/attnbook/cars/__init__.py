@@ -6,7 +6,7 @@
 - `attnbook.cars.models`: bag-of-words, position x word and n-gram MLPs, the attention
   classifier built from the package's transformer block, predictions and attention maps;
 - `attnbook.cars.experiment`: one model x split x seed, trained with `attnbook.train`;
-- `attnbook.cars.study`: the third version's runs (offset tests, validation split, `<unk>`
+- `attnbook.cars.study`: the study's runs (offset tests, validation split, `<unk>`
   shares, one run measured), `attnbook.cars.design`: its data (new sentences per seed, the
   family-balanced length split, tuning sentences no study seed uses),
   `attnbook.cars.uncertainty`: intervals over seeds and test pairs, an exact sign test;

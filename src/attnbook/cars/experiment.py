@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
-from ..device import DeviceLike, as_device, model_device, to_device
+from ..device import DeviceLike, as_device, evaluating, model_device, to_device
 from ..masks import padding_mask
-from ..train import TrainConfig, TrainResult, evaluating, train_loop
+from ..train import TrainConfig, TrainResult, train_loop
 from .data import Sentence, make_split, overlap_share
 from .vocab import Vocabulary, encode_batch
 from .models import build_model

@@ -30,7 +30,7 @@ from ..positional import (
     embed_tokens,
     position_embedding,
 )
-from ..train import evaluating
+from ..device import evaluating
 from .vocab import Vocabulary, encode_batch
 
 __all__ = [
@@ -168,7 +168,7 @@ class GRUClassifier(nn.Module):
     """Token embeddings -> a one-layer bidirectional GRU that reads the real tokens only
     (padding, wherever it stands, is skipped) -> mean of its outputs -> one logit. An
     order-aware sequence model without attention and without position vectors (chapter 7's
-    third version): it is the same function of a sentence wherever the sentence sits."""
+    study): it is the same function of a sentence wherever the sentence sits."""
 
     def __init__(
         self, vocab_size: int, d_model: int = 32, hidden: int = 32, pad_id: int = 0

@@ -1,4 +1,4 @@
-"""Chapter 7's third version: the harder and cleaner tests, run by `benchmarks/cars_study.py`.
+"""Chapter 7's study: the harder and cleaner tests, run by `benchmarks/cars_study.py`.
 
 - the data of each seed, the family-balanced length split and the tuning data live in
   `attnbook.cars.design`;
@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from ..device import model_device
-from ..train import TrainConfig, evaluating
+from ..device import evaluating, model_device
+from ..train import TrainConfig
 from .data import Sentence, split_pairs
 from .design import prefixed_descriptions
 from .experiment import CHAPTER_CONFIG, _trim, accuracy, train_classifier, with_steps

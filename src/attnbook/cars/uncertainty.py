@@ -10,7 +10,10 @@ twins side by side. Three summaries, each naming the noise it covers:
 - `pair_counts` and `sign_test`: a pair whose twins are both right has read the order, both
   wrong has read it backwards, one of each has not told them apart. Without any rule, both
   ways are equally likely: an exact two-sided binomial test of "both wrong" against "both
-  right" says whether a model is *below* chance beyond the luck of its test pairs.
+  right" says whether a model is *below* chance beyond the luck of its test pairs;
+- `pair_wins`: two models on the same test pairs (the same split and seed), pair by pair:
+  where one gets more twins right than the other. The same sign test on those two counts
+  says whether one model is ahead beyond the luck of the test pairs.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 __all__ = [
     "pair_scores",
     "pair_counts",
+    "pair_wins",
     "sign_test",
     "bootstrap_interval",
     "seed_interval",
@@ -51,6 +55,20 @@ def pair_counts(corrects: Sequence[str]) -> tuple[int, int, int]:
         int((scores == 0.5).sum()),
         int((scores == 0).sum()),
     )
+
+
+def pair_wins(model: Sequence[str], baseline: Sequence[str]) -> tuple[int, int]:
+    """(pairs where `model` gets more twins right, pairs where `baseline` does), counted over
+    matched runs: model[i] and baseline[i] are "1"/"0" strings of the same test sentences."""
+    if len(model) != len(baseline) or not model:
+        raise ValueError("need the same number (at least one) of runs for both models")
+    ahead = behind = 0
+    for a, b in zip(model, baseline):
+        if len(a) != len(b):
+            raise ValueError("matched runs must score the same test sentences")
+        diff = pair_scores(a) - pair_scores(b)  # (n_pairs,)
+        ahead, behind = ahead + int((diff > 0).sum()), behind + int((diff < 0).sum())
+    return ahead, behind
 
 
 def sign_test(both_right: int, both_wrong: int) -> float:

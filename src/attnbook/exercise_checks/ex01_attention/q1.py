@@ -27,6 +27,11 @@ def test_each_row_of_a_matrix(scores_to_weights):
     assert np.shape(w) == (2, 3), f'expected the shape of the scores, (2, 3), got {np.shape(w)}'
     assert np.allclose(w.sum(axis=-1), 1.0), f'rows sum to {w.sum(axis=-1)}, not 1: is the softmax over the last axis (the keys), with keepdims=True so that each row is divided by its own sum?'
     np.testing.assert_allclose(w[1], [1 / 3, 1 / 3, 1 / 3], atol=1e-09, err_msg='equal scores in a row give equal weights')
+    s = np.arange(24.0).reshape(2, 3, 4) % 5
+    w = scores_to_weights(s)
+    assert np.shape(w) == (2, 3, 4), f'a batch of scores (2, 3, 4) gives weights (2, 3, 4), got {np.shape(w)}'
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(w, e / e.sum(axis=-1, keepdims=True), atol=1e-09, err_msg='a batch (2, 3, 4): every row of every matrix is a softmax over its own last axis; use axis=-1 and keepdims=True (transposes work only for one or two axes)')
 
 @test_case(points=None, hidden=False)
 def test_extreme_rows_and_house_rules(scores_to_weights):

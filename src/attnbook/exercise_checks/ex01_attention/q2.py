@@ -43,6 +43,12 @@ def test_the_mask_hides_keys(attention):
     assert w[1, 0] > 0.3, f'query 1 may attend to key 0, whose score is exactly 0, but it got weight {w[1, 0]}: mask where the mask is False (np.where(mask, scores, -np.inf)), not where a score is 0'
     np.testing.assert_allclose(w.sum(axis=1), [1.0, 1.0], atol=1e-09, err_msg='with a mask each row must still sum to 1: mask the scores, not the weights')
     np.testing.assert_allclose(out, w @ V, atol=1e-12, err_msg='the output is weights @ V')
+    K = np.array([[1.0, 0.0], [0.0, 1.0], [2000.0, 2000.0]])
+    with np.errstate(all='ignore'):
+        out, w = attention(Q, K, V, mask=np.array([[True, True, False], [True, True, False]]))
+    assert np.all(np.isfinite(w)), f'a masked key with a huge score (about 1400) made the allowed weights {w.tolist()}: the softmax of the unmasked scores gives it all the weight and the others 0 (0 / 0 after renormalising); mask the scores before the softmax, not the weights after it'
+    p = 1 / (1 + np.exp(-1 / np.sqrt(2)))
+    np.testing.assert_allclose(w, [[p, 1 - p, 0.0], [1 - p, p, 0.0]], atol=1e-09, err_msg='with key 2 masked, each query shares its weight between keys 0 and 1 as if key 2 were not there')
 
 @test_case(points=None, hidden=False)
 def test_house_rules(attention, Q, K, V):

@@ -25,4 +25,12 @@ def test_self_attention_house_rules(self_attention):
     X, W = (np.eye(3), np.arange(9.0).reshape(3, 3) / 9)
     out, w = guarded(self_attention, libraries=('torch', 'scipy'))(X, W, W.T, W)
     assert np.shape(w) == (3, 3), f'weights should be (T, T) = (3, 3), got {np.shape(w)}'
+    X = np.array([[1.0, 2.0], [0.0, -1.0], [3.0, 1.0], [2.0, 2.0]])
+    W_q, W_k, W_v = (np.array([[1.0], [0.5]]), np.array([[0.5], [-1.0]]), np.array([[1.0, 0.0], [1.0, 1.0]]))
+    out, w = self_attention(X, W_q, W_k, W_v)
+    s = X @ W_q @ (X @ W_k).T
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    assert np.shape(w) == (4, 4) and np.shape(out) == (4, 2), f'4 tokens: weights (4, 4) and output (4, 2), got {np.shape(w)} and {np.shape(out)}: the rows of X are the tokens, and Q = X @ W_q (the other examples use X = the identity, where X @ W_q is W_q)'
+    np.testing.assert_allclose(w, e / e.sum(axis=-1, keepdims=True), atol=1e-09, err_msg='4 tokens that are not the identity: Q = X @ W_q and K = X @ W_k')
+    np.testing.assert_allclose(out, w @ (X @ W_v), atol=1e-09, err_msg='the output is the weights times X @ W_v')
 

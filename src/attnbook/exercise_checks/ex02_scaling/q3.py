@@ -36,5 +36,11 @@ def test_gradient_house_rules(softmax_vjp, score_gradient_norm):
     a, g = (np.array([[0.2, 0.3, 0.5]]), np.array([[1.0, -1.0, 2.0]]))
     got = guarded(softmax_vjp, libraries=('torch', 'scipy'))(a, g)
     assert np.shape(got) == (1, 3), f'expected the shape of the weights, (1, 3), got {np.shape(got)}'
-    guarded(score_gradient_norm, libraries=('torch', 'scipy'))(4, 3, 2, 0, True)
+    got = guarded(score_gradient_norm, libraries=('torch', 'scipy'))(4, 3, 2, 0, True)
+    draws = np.random.default_rng(0)
+    q, k, up = (draws.standard_normal((2, 4)), draws.standard_normal((3, 4)), draws.standard_normal((2, 3)))
+    e = np.exp(q @ k.T / 2.0 - (q @ k.T / 2.0).max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    want = float(np.linalg.norm(w * (up - (w * up).sum(-1, keepdims=True)), axis=-1).mean())
+    assert abs(got - want) <= 1e-09 * want, f'd_k = 4, 3 keys, 2 queries, seed 0, scaled: expected {want:.6f}, got {got:.6f}: draw from one np.random.default_rng(seed) the queries, then the keys, then the upstream gradients, in that order'
 

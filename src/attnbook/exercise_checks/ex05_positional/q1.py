@@ -32,4 +32,7 @@ def test_rates_float64_and_house_rules(angle_rates):
     r = guarded(angle_rates, libraries=('torch',))(6)
     assert r.dtype == np.float64, f"work in float64 (NumPy's default): the hidden tests compare at 1e-9, got {r.dtype}"
     assert r.shape == (3,), f'd_model = 6 has 3 pairs, so 3 rates; got shape {r.shape}'
+    odd = angle_rates(7)
+    assert np.shape(odd) == (4,), f'd_model = 7 has ceil(7 / 2) = 4 pairs (the last one a single column), so 4 rates; got shape {np.shape(odd)}: 2 * np.arange(d_model // 2) drops the last pair of an odd width, np.arange(0, d_model, 2) keeps it'
+    np.testing.assert_allclose(odd, 10000.0 ** (-np.arange(0, 7, 2) / 7), rtol=1e-09, err_msg='d_model = 7: the rates 10000 ** (-2i / 7) for i = 0 .. 3')
 

@@ -21,4 +21,8 @@ def test_pairs_are_neighbouring_columns(rotary):
     x = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
     y = guarded(rotary, libraries=('torch',))(x)
     np.testing.assert_allclose(y[1], [-np.sin(1.0), np.cos(1.0), 0.0, 0.0], atol=1e-12, err_msg='d = 4, position 1: pair 0 is columns (0, 1), neighbours, not (0, 2) (the half-split layout of some libraries): x = (0, 1, 0, 0) turns by 1 radian to (-sin 1, cos 1, 0, 0)')
+    x = np.zeros((6, 4))
+    x[:, 2] = 1.0
+    y = rotary(x)
+    np.testing.assert_allclose(y[5], [0.0, 0.0, np.cos(0.05), np.sin(0.05)], atol=1e-12, err_msg='d = 4, position 5: pair 1 turns at its own rate, 10000 ** (-2 / 4) = 0.01, so (1, 0) in columns (2, 3) turns by 5 * 0.01 = 0.05 radians; use the angles of the full width d (your angles(T, d))')
 

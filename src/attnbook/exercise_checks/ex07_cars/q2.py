@@ -22,6 +22,9 @@ def test_padding_is_left_out(masked_mean):
     mask = torch.tensor([[True, True, False, False]])
     out = masked_mean(x, mask)
     torch.testing.assert_close(out, torch.tensor([[2.0]]), msg=f"the mean of the real tokens 1 and 3 is 2, got {out.flatten().tolist()}: leave the padded vectors out of the sum and divide by the number of real tokens of each row (the mask's sum), not by T")
+    padded = torch.tensor([[[1.0], [3.0], [float('inf')], [float('nan')]]])
+    out = masked_mean(padded, mask)
+    torch.testing.assert_close(out, torch.tensor([[2.0]]), msg=f'padding holding inf and nan changed the mean of the real tokens 1 and 3 to {out.flatten().tolist()}: multiplying by a 0/1 mask keeps them (0 * inf and 0 * nan are nan); select the real tokens instead (masked_fill, torch.where)')
 
 @test_case(points=None, hidden=False)
 def test_pooling_house_rules(masked_mean):

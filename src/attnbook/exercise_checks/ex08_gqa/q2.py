@@ -11,6 +11,18 @@ def test_gqa_shape(gqa_attention, q, k, v):
     out = gqa_attention(q, k, v, causal=True)
     assert isinstance(out, torch.Tensor), 'return a torch tensor'
     assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
+    g = torch.Generator().manual_seed(5)
+    q6 = torch.randn(1, 6, 3, 4, generator=g)
+    k2, v2 = (torch.randn(1, 2, 3, 4, generator=g) for _ in range(2))
+    hint = "6 query heads over 2 key/value heads are groups of 3: n_rep = H // H_kv = 3, and query head h reads key/value head h // 3 (the example's 4 over 2 cannot tell H // H_kv from H_kv)"
+    try:
+        out6 = gqa_attention(q6, k2, v2, causal=False)
+    except RuntimeError as err:
+        raise AssertionError(f'{hint}; your function raised {err}') from None
+    k6, v6 = (k2.repeat_interleave(3, dim=1), v2.repeat_interleave(3, dim=1))
+    want = torch.softmax(q6 @ k6.transpose(-2, -1) / 2.0, dim=-1) @ v6
+    assert tuple(out6.shape) == (1, 6, 3, 4), f'{hint}; expected (1, 6, 3, 4), got {tuple(out6.shape)}'
+    torch.testing.assert_close(out6, want, msg=hint)
 
 @test_case(points=None, hidden=False)
 def test_gqa_small_example(gqa_attention, q, k, v):

@@ -17,6 +17,15 @@ def test_quantize_shapes(quantize_keys, k):
     assert codes.shape == (1, 2, 8, 8) and residual.shape == (1, 2, 2, 8), f'10 tokens in groups of 4: two complete groups, codes (1, 2, 8, 8), and the last 10 % 4 = 2 tokens stay in the residual, (1, 2, 2, 8); got codes {tuple(codes.shape)} and residual {tuple(residual.shape)}: the incomplete last group is not quantised'
     assert scale.shape == low.shape == (1, 2, 2, 8), f'one scale and one minimum per group and channel: (1, 2, 2, 8), got {tuple(scale.shape)} and {tuple(low.shape)}; a last axis of 1 means one per token (the reduction ran over the channels, not over the G tokens of a group)'
     assert scale.dtype == low.dtype == residual.dtype == torch.float32, f"scale, low and residual keep the keys' dtype (float32 here), got {scale.dtype}, {low.dtype}, {residual.dtype}"
+    two = quantize_keys(torch.cat([k, 2 * k]), 4, 4)
+    assert torch.equal(two[1][0], scale[0]) and torch.equal(two[1][1], 2 * scale[0]), "a batch of two sequences, the second twice the first: each sequence gets its own scales (the second's twice the first's); reduce over the G tokens of a group only, never over the batch"
+    k64 = k.double().transpose(1, 2).contiguous().transpose(1, 2)
+    try:
+        out = quantize_keys(k64, 4, 4)
+    except RuntimeError as error:
+        raise AssertionError(f'keys laid out as the course makes them, x.view(B, T, H, d).transpose(1, 2), are not contiguous, and your function raised {error}: use reshape (or contiguous()), not view') from None
+    dtypes = [str(t.dtype) for t in out[1:]]
+    assert dtypes == ['torch.float64'] * 3, f'float64 keys give float64 scale, low and residual (the hidden tests use float64 keys too); got {dtypes}: do not convert the keys (k.float() makes them float32)'
     codes, scale, low, residual = quantize_keys(k, 4, 5)
     assert codes.shape == (1, 2, 10, 8) and residual.shape == (1, 2, 0, 8), f'10 tokens in groups of 5: both groups complete, codes (1, 2, 10, 8), and no residual, (1, 2, 0, 8); got codes {tuple(codes.shape)} and residual {tuple(residual.shape)}' + (': k[:, :, -(T % G):] is k[:, :, 0:], all of k, when G divides T' if residual.shape[2] == 10 else '')
 

@@ -24,4 +24,9 @@ def test_gather_small_example(gather_keys):
     out = gather_keys(pool, [3, 1], 3)
     assert isinstance(out, torch.Tensor) and out.shape == (2, 3, 1), f"2 heads, 3 tokens, d = 1: expected (2, 3, 1), got {tuple(getattr(out, 'shape', ()))}: keep only the first `length` tokens (the last block's other slots hold nothing of the sequence)"
     assert out[..., 0].tolist() == [[300, 301, 100], [310, 311, 110]], f'the table [3, 1] puts tokens 0, 1 in block 3 (slots 0, 1) and token 2 in block 1 (slot 0); each number reads 100 * block + 10 * head + slot, so head 0 should read [300, 301, 100] and head 1 [310, 311, 110]; got {out[..., 0].tolist()}: index the pool with the table, then put the heads first (transpose) before laying the blocks end to end'
+    try:
+        empty = gather_keys(pool, [], 0)
+    except (RuntimeError, IndexError, ValueError) as error:
+        raise AssertionError(f'an empty table and length 0 (a sequence with no tokens yet) raised {error}: torch.cat of no blocks fails; index the pool with the table instead, pool[block_table]') from None
+    assert isinstance(empty, torch.Tensor) and tuple(empty.shape) == (2, 0, 1) and (empty.dtype == pool.dtype), f"an empty table and length 0: shape (H, 0, d) = (2, 0, 1) in the pool's dtype, got {tuple(getattr(empty, 'shape', ()))} {getattr(empty, 'dtype', type(empty).__name__)}"
 
