@@ -7,7 +7,7 @@ import pytest
 from attnbook.data import benchmark_record, write_benchmark_record
 
 
-@pytest.mark.parametrize("name", ["gpt_ablations", "gqa_positions"])
+@pytest.mark.parametrize("name", ["gpt_ablations", "gqa_positions", "norm_speed"])
 def test_shipped_records_name_what_produced_them(name):
     record = benchmark_record(name)
     assert record["command"].startswith(f"python benchmarks/{name}.py")

@@ -265,7 +265,8 @@ class AttentionView:
         )
         n_layer, n_head, _, _ = self.shape
         title = f"<strong>{html.escape(self.title)}</strong>" if self.title else ""
-        heads = f"all {n_layer * n_head} heads" if n_layer * n_head > 1 else "the map"
+        # one map per (layer, head): "maps", since a layer may be a model's state
+        heads = f"all {n_layer * n_head} maps" if n_layer * n_head > 1 else "the map"
         return (
             f'<div class="attnx" id="{vid}"><style>{_asset("explore.css")}</style>'
             f'<img class="attnx-picture" src="{uri}" alt="{alt}" '
@@ -280,7 +281,9 @@ class AttentionView:
             f"<details open><summary>{heads}: click one to open it</summary>"
             f"{self._grid() if n_layer * n_head > 1 else ''}"
             '<div class="attnx-big"><canvas role="img" aria-label="the chosen head: rows '
-            'are queries, columns keys"></canvas></div></details>'
+            'are queries, columns keys"></canvas><p class="attnx-axes">rows: the queries, '
+            "top to bottom; columns: the keys, left to right, in token order</p></div>"
+            "</details>"
             "<details><summary>the chosen query's weights as numbers</summary>"
             '<div class="attnx-numbers-box"><table class="attnx-numbers"><thead><tr>'
             "<th>key</th><th>token</th><th>weight</th></tr></thead><tbody></tbody>"

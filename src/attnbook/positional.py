@@ -151,7 +151,9 @@ def apply_rope(
 ) -> Tensor:
     """Rotary position embedding: rotate each feature pair (2i, 2i+1) of the token at position
     p by the angle p * base^(-2i/d). x: (..., T, d) with even d; positions: (T,) (default 0..T-1).
-    Applied to queries and keys, it makes q_m . k_n depend on m - n only."""
+    Applied to queries and keys, it makes q_m . k_n depend on m - n only. Neighbouring pairs
+    are RoFormer's and Meta's LLaMA layout; GPT-NeoX and Hugging Face pair the halves
+    (i, i + d/2), the same rotation up to a reordering of the features (chapter 5)."""
     tensor("x", x, "(..., T, d) with even d", min_dims=2)
     floating("x", x)
     d = x.shape[-1]

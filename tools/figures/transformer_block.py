@@ -124,7 +124,7 @@ def draw() -> plt.Figure:
     arrow(ax, (X, top2), (X, bottom))
     ax.text(1.05, 2.05, "positions", ha="right", va="center", fontsize=10.5, color=INK)
     arrow(ax, (1.12, 2.05), (X - R, 2.05))
-    note(ax, 2.05, "chapter 5; ALiBi:\nchapter 8")
+    note(ax, 2.05, "added vectors: ch. 5;\nRoPE, ALiBi act inside\nattention: ch. 5, 8")
 
     # The block, repeated N times: a dashed frame around two sub-layers.
     frame_lo, frame_hi = 2.45, 8.05
@@ -181,7 +181,7 @@ def draw() -> plt.Figure:
     b, top = plus(ax, y_plus)
     arrow(ax, (X, t_mlp), (X, b))
     skip(ax, y_from, y_plus)
-    note(ax, 6.65, "chapter 1: one MLP,\napplied to each token")
+    note(ax, 6.65, "chapters 1 and 6: one\nMLP, applied to each\ntoken")
 
     # After the last block: a final LayerNorm and one output vector per token.
     b, t_norm = box(ax, 8.5, "final LayerNorm", "norm")
