@@ -274,7 +274,7 @@ def question_verdicts(
 
 def reference_session(exercise: Exercise, timeout: float = 3600.0) -> Session:
     """The reference solution, running in a child process of its own (trusted code)."""
-    return Session(exercise.reference, {}, timeout)
+    return Session(exercise.reference, {}, timeout, isolate=False)
 
 
 def read_exercise(folder: Path) -> Exercise:

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnbook.exercise_checks import wire
+from attnbook.exercise_checks import jail, wire
 from attnbook.exercise_checks.probes import gradient_call
-from attnbook.exercise_checks.processes import limit_child
+from attnbook.exercise_checks.processes import ONE_THREAD, limit_child, limits_now
 from attnbook.exercise_checks.watch import Watcher
 
 __all__ = [
@@ -131,15 +131,40 @@ def set_rng_states(states: dict[str, Any]) -> None:
     random.setstate((version, tuple(int(n) for n in internal), gauss))
 
 
-def _isolate(workdir: str, uid: int | None) -> None:
-    """Silence the submission's output, set its limits (`processes.limit_child`: a session,
-    a sandbox user as root, memory and process limits) and watch for processes it starts."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+# what the submission's environment holds: nothing of the grader's
+_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "MPLBACKEND": "Agg",
+    "CUDA_VISIBLE_DEVICES": "",  # grading runs on the CPU
+}
+
+
+def _close_fds(keep: int) -> None:
+    """Every file descriptor closed but stdin/stdout/stderr (on /dev/null) and `keep`."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
+
+
+def _isolate(conn: Any, workdir: str, uid: int | None, how: str | None) -> None:
+    """Before student code: every fd closed but the wire, output silenced, the view of the
+    machine (`jail.enter`), an environment of its own, the limits (`processes.limit_child`:
+    a session, the sandbox user as root, memory, processes, file size), and watch for
+    processes it starts."""
+    _close_fds(conn.fileno())
+    room = limits_now()
+    workdir = jail.enter(conn.fileno(), workdir, uid, how)
+    os.environ.clear()
+    os.environ.update(_ENV, **ONE_THREAD)
+    if how is None:
+        os.environ.update(HOME=workdir, TMPDIR=workdir)
+    limit_child(workdir, uid, room)
     os.chdir(workdir)  # files it writes land here
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # grading runs on the CPU
-    limit_child(workdir, uid)
     sys.addaudithook(_audit)
     import matplotlib
 
@@ -363,11 +388,12 @@ def serve(
     swaps: dict[str, list[str]],
     workdir: str,
     uid: int | None = None,
+    how: str | None = None,
 ) -> None:
     """Child entry point: run the cells in `workdir`, then answer requests until the pipe
     closes. swaps: function name -> the names that are the reference's while it runs;
-    uid: the sandbox user to become (as root)."""
-    _isolate(workdir, uid)
+    uid: the sandbox user to become (as root); how: the isolation (`jail.enter`)."""
+    _isolate(conn, workdir, uid, how)
     import otter
 
     otter.Notebook = _SilentNotebook

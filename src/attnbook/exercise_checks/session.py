@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attnbook.exercise_checks import processes, verdicts, wire
+from attnbook.exercise_checks import jail, processes, verdicts, wire
 from attnbook.exercise_checks.probes import Remote, shape_of
 from attnbook.exercise_checks.sandbox import rng_states, serve, set_rng_states
 
@@ -63,7 +63,40 @@ def _processes() -> Any:
         processes.become_subreaper()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(_PRELOAD)
+        _start_server()
     return _context
+
+
+# what the process server (and so every child) inherits of the grader's environment
+_KEPT_ENV: tuple[str, ...] = ("PATH", "LANG", "LC_", "PYTHON", "VIRTUAL_ENV", "MPL")
+_KEPT_ENV += (
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "NUMEXPR_",
+    "VECLIB_",
+    "ATEN_",
+    "NPY_",
+    "KMP_",
+)
+_KEPT_ENV += ("TORCH_",)
+
+
+def _start_server() -> None:
+    """Start the process server with an environment stripped of everything but the
+    settings of Python and its numerical libraries: no masters path, no grader variables
+    in any child's memory."""
+    from multiprocessing import forkserver
+
+    saved = dict(os.environ)
+    try:
+        for name in saved:
+            if not name.startswith(_KEPT_ENV) or name.startswith("PYTHONSTARTUP"):
+                del os.environ[name]
+        forkserver.ensure_running()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 # ----------------------------------------------------------------------------- a child process
@@ -77,9 +110,11 @@ class Session:
         timeout: float,
         reference: Session | None = None,
         judge: Callable[[str, dict], str | None] | None = None,
+        isolate: bool = True,
     ):
         """judge: (function name, rules) -> the message of a shortcut rule the submitted
-        source breaks, or None (the grader's verdict, `source_rules`)."""
+        source breaks, or None (the grader's verdict, `source_rules`); isolate: run it in
+        the view `jail` builds (the reference solution, trusted code, needs none)."""
         self.deadline = time.monotonic() + timeout
         self.judge = judge
         # what the child reported: function -> process events / refused memory
@@ -97,10 +132,11 @@ class Session:
         self.workdir = tempfile.mkdtemp(prefix="attnbook-submission-")
         root = hasattr(os, "geteuid") and os.geteuid() == 0
         self.uid = processes.sandbox_uid() if root else None
+        self.how = jail.require() if isolate else None
         self.children_before = processes.grader_children()
         self.process = context.Process(
             target=serve,
-            args=(child_end, sources, swaps, self.workdir, self.uid),
+            args=(child_end, sources, swaps, self.workdir, self.uid, self.how),
             daemon=True,
         )
         self.process.start()
@@ -124,7 +160,11 @@ class Session:
             getattr(resource_tracker._resource_tracker, "_pid", None),
         }
         self.survivors += processes.end_submission(
-            self.process.pid, {p for p in keep if p}, self.children_before, self.uid
+            self.process.pid,
+            {p for p in keep if p},
+            self.children_before,
+            self.uid,
+            nested=self.how == "namespaces",
         )
         self.process.join(5)
         shutil.rmtree(self.workdir, ignore_errors=True)
