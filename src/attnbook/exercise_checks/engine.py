@@ -47,6 +47,10 @@ __all__ = [
 ]
 
 SOLUTION_TAG = "otter_assign_solution_cell"
+UNSAFE = (
+    "PRACTICE GRADE, NOT FOR CREDIT: graded without isolation (ATTNBOOK_GRADE_UNSAFE=1); "
+    "the notebook could read and change the grader's files"
+)
 
 
 def code_sources(nb: dict) -> list[str]:
@@ -162,12 +166,14 @@ def grade_notebook(
         q: ExceptionTestFile.from_string(text, path=f"tests/{q}.py")
         for q, text in exercise.tests.items()
     }  # read before the submission starts
-    possible = float(sum(f.possible for f in files.values()))
+    maxima = {q: float(f.possible) for q, f in files.items()}
     result: dict[str, Any] = {
         "status": "ok",
         "score": 0.0,
-        "possible": possible,
+        "possible": float(sum(maxima.values())),
         "questions": {q: 0.0 for q in files},
+        "maxima": maxima,  # every question's points, whatever happened
+        "reasons": {},  # question -> why it scored 0 whatever its tests said
         "tests": [],
         "cell_errors": [],
         "message": "",
@@ -179,22 +185,34 @@ def grade_notebook(
     def judge(name: str, rules: dict) -> str | None:
         return reading.shortcut(name, rules, set(swaps.get(name, [])))
 
+    reference.refresh()  # a reference that ended (or was ended) is started again
+    graded: list[str] = []
     try:
         student = Session(sources, swaps, timeout, reference, judge)
         result["cell_errors"] = student.ready.get("cell_errors", [])
         for question, test_file in files.items():
+            student.begin_question()
             test_file.run(_Environment(exercise, question, student, reference))
+            graded.append(question)
     except SubmissionTimeout as err:
         result.update(status="timeout", message=str(err))
-        return result
     except SubmissionGone as err:
         result.update(status="error", message=str(err))
+        result["reasons"] = {q: str(err) for q in files}
         return result
     finally:
         if student is not None:
             student.close()
+    assert student is not None  # (a failed start returned above)
+    if student.how is None:
+        result["message"] = f"{UNSAFE}. {result['message']}".strip()
     lost = question_verdicts(exercise, sources, reading, student)
+    for question in files:
+        if question not in graded:
+            lost.setdefault(question, result["message"])
     for question, test_file in files.items():
+        if question not in graded:
+            continue
         result["questions"][question] = float(test_file.score)
         result["tests"] += [
             TestRow(
@@ -210,6 +228,7 @@ def grade_notebook(
     for question, message in lost.items():
         if question in result["questions"]:
             result["questions"][question] = 0.0
+            result["reasons"][question] = message
             row = TestRow(
                 f"{question} - house rules", question, True, False, 0.0, message
             )
@@ -259,6 +278,10 @@ def question_verdicts(
         question = exercise.question_of(name)
         if question:
             lost.setdefault(question, f"{verdicts.MEMORY_MESSAGE} ({name})")
+    for name, why in student.lost.items():  # timed out, crashed, refused
+        question = exercise.question_of(name)
+        if question:
+            lost.setdefault(question, why)
     started = student.events or any(
         what != "memory" for _, what in student.ready.get("cell_events", [])
     )
@@ -272,8 +295,10 @@ def question_verdicts(
     return lost
 
 
-def reference_session(exercise: Exercise, timeout: float = 3600.0) -> Session:
-    """The reference solution, running in a child process of its own (trusted code)."""
+def reference_session(exercise: Exercise, timeout: float | None = None) -> Session:
+    """The reference solution, running in a child process of its own (trusted code): no
+    limit on its life, each call limited as the submission's call it serves; one that ends
+    is started again before the next submission (`Session.refresh`)."""
     return Session(exercise.reference, {}, timeout, isolate=False)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from attnbook.exercise_checks import jail, wire
+from attnbook.exercise_checks.facts import memory_facts
 from attnbook.exercise_checks.probes import gradient_call
 from attnbook.exercise_checks.processes import ONE_THREAD, limit_child, limits_now
 from attnbook.exercise_checks.watch import Watcher
@@ -86,9 +87,12 @@ class _SilentNotebook:
         return lambda *args, **kwargs: None
 
 
-def run_cells(sources: list[str], namespace: dict) -> tuple[list[list], list[list]]:
+def run_cells(
+    sources: list[str], namespace: dict, starting: Any = None
+) -> tuple[list[list], list[list]]:
     """Run code cells in `namespace`: ([cell index, "Type: message"] per failing cell,
-    [cell index, what] per cell that tried to start a process or was refused memory)."""
+    [cell index, what] per cell that tried to start a process or was refused memory).
+    starting: called with each cell's index before it runs (the grader times cells)."""
     import matplotlib.pyplot as plt
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -96,6 +100,8 @@ def run_cells(sources: list[str], namespace: dict) -> tuple[list[list], list[lis
     errors: list[list] = []
     events: list[list] = []
     for index, source in enumerate(sources):
+        if starting is not None and source.strip():
+            starting(index)
         try:
             code = compile(transform(source), f"<cell {index}>", "exec")
         except SyntaxError as err:
@@ -203,18 +209,32 @@ def _reference_stub(conn: Any, name: str) -> Any:
     return call_reference
 
 
+_SEQ = [0]  # the number of the request being answered (the grader checks replies by it)
+
+
+def _send(conn: Any, message: dict) -> None:
+    """A frame to the grader, numbered; one over the wire's limit is replaced by a crash
+    report (so a huge result costs its call, not the conversation)."""
+    data = wire.dumps({**message, "seq": _SEQ[0]})
+    if len(data) > wire.MAX_MESSAGE_BYTES:
+        crash = f"a message of {len(data)} bytes, over the limit of the grader's wire"
+        data = wire.dumps({"crash": crash, "seq": _SEQ[0]})
+    conn.send_bytes(data)
+
+
 def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
-    conn.send_bytes(
-        wire.dumps(
-            {
-                "callback": name,
-                "args": wire.encode(list(args)),
-                "kwargs": wire.encode(kwargs),
-                "rng": wire.encode(rng_states()),
-            }
-        )
+    _send(
+        conn,
+        {
+            "callback": name,
+            "args": wire.encode(list(args)),
+            "kwargs": wire.encode(kwargs),
+            "rng": wire.encode(rng_states()),
+        },
     )
     reply = wire.loads(conn.recv_bytes())
+    if "crash" in reply:
+        raise RuntimeError(f"the reference solution could not answer: {reply['crash']}")
     for old, new in zip(args, wire.decode(reply["args_after"])):
         wire.update_in_place(old, new)
     set_rng_states(wire.decode(reply["rng"]))
@@ -241,58 +261,6 @@ def report_exception(err: BaseException) -> dict:
         "name": kind.__name__,
         "message": str(err)[:2000],
         "memory": isinstance(err, MemoryError),
-    }
-
-
-_byte_bounds: Any = getattr(
-    getattr(np.lib, "array_utils", None),
-    "byte_bounds",
-    getattr(np, "byte_bounds", None),
-)
-
-
-def _fact(value: Any) -> dict:
-    """Where `value` lives: identity, kind and, for arrays and tensors, memory and layout."""
-    fact: dict[str, Any] = {"id": id(value), "kind": type(value).__name__}
-    if isinstance(value, torch.Tensor) and value.layout == torch.strided:
-        meta = value.device.type == "meta"
-        fact.update(
-            kind="tensor",
-            numel=value.numel(),
-            ptr=0 if meta else value.data_ptr(),
-            storage=0 if meta else value.untyped_storage().data_ptr(),
-            shape=list(value.shape),
-            strides=list(value.stride()),
-            dtype=str(value.dtype),
-            meta=meta,
-        )
-    elif isinstance(value, np.ndarray):
-        lo, hi = _byte_bounds(value)
-        fact.update(
-            kind="array",
-            numel=int(value.size),
-            ptr=int(value.__array_interface__["data"][0]),
-            lo=int(lo),
-            hi=int(hi),
-            shape=list(value.shape),
-            strides=list(value.strides),
-            dtype=str(value.dtype),
-        )
-    elif isinstance(value, list):
-        fact["kind"] = "list"
-    return fact
-
-
-def memory_facts(labelled: dict[str, Any], result: Any, earlier: Any = ()) -> dict:
-    """Where the inputs, the result's items and `earlier` results' (alive) live: `verdicts`."""
-
-    def facts(value: Any) -> list[dict]:
-        return [_fact(v) for v in (value if isinstance(value, tuple) else (value,))]
-
-    return {
-        "inputs": {label: _fact(v) for label, v in labelled.items()},
-        "results": facts(result),
-        "earlier": [fact for value in earlier for fact in facts(value)],
     }
 
 
@@ -403,17 +371,19 @@ def serve(
         "get_ipython": _NoShell,
     }
     try:
-        errors, events = run_cells(sources, namespace)
-        ready = {"ready": True, "cell_errors": errors, "cell_events": events}
-        conn.send_bytes(wire.dumps(ready))
+        errors, events = run_cells(
+            sources, namespace, lambda index: _send(conn, {"cell": index})
+        )
+        _send(conn, {"ready": True, "cell_errors": errors, "cell_events": events})
     except BaseException as err:  # noqa: BLE001
-        conn.send_bytes(wire.dumps({"crash": f"{type(err).__name__}: {err}"}))
+        _send(conn, {"crash": f"{type(err).__name__}: {err}"})
         return
     while True:
         try:
             request = wire.loads(conn.recv_bytes())
         except EOFError:
             return
+        _SEQ[0] = request.get("seq", 0)
         try:
             if request.get("op") == "describe":
                 reply = _describe(namespace, str(request["name"]))
@@ -423,4 +393,4 @@ def serve(
                 reply = {"crash": f"unknown request {request.get('op')!r}"}
         except BaseException as err:  # noqa: BLE001 - e.g. a result that cannot be encoded
             reply = {"crash": f"{type(err).__name__}: {err}"}
-        conn.send_bytes(wire.dumps(reply))
+        _send(conn, reply)
