@@ -23,6 +23,7 @@ the process group is killed, and a detached process may escape.
 from __future__ import annotations
 
 import os
+import resource  # (imported here: the child may see no Python files when it runs)
 import secrets
 import signal
 import sys
@@ -83,8 +84,6 @@ def limit_child(workdir: str, uid: int | None, room: int) -> None:
     """In the child, before student code: own session, sandbox user (as root), memory,
     process and file-size limits. uid: the sandbox user (None: stay who we are); room: the
     address space allowed (`limits_now`)."""
-    import resource
-
     os.setsid()
     if uid is not None:
         os.chown(workdir, uid, uid)

@@ -333,8 +333,8 @@ def checked_ready(frame: dict, n_cells: int) -> dict:
     _require(frame.get("ready") is True and set(frame) <= _READY_KEYS, "ready")
     return {
         "ready": True,
-        "cell_errors": _pairs(frame.get("cell_errors"), n_cells, "cell_errors"),
-        "cell_events": _pairs(frame.get("cell_events"), n_cells, "cell_events"),
+        "cell_errors": _pairs(frame.get("cell_errors", []), n_cells, "cell_errors"),
+        "cell_events": _pairs(frame.get("cell_events", []), n_cells, "cell_events"),
     }
 
 
