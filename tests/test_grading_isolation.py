@@ -299,6 +299,16 @@ def test_a_callback_that_hangs_the_reference_costs_the_call(tiny, monkeypatch):
     assert again["score"] == 6.0, again
 
 
+def test_a_reference_that_died_is_started_again(tiny, monkeypatch):
+    import signal
+
+    _, _, session = tiny
+    os.kill(session.process.pid, signal.SIGKILL)
+    session.process.join(5)
+    result = _grade(tiny, monkeypatch)
+    assert result["score"] == 6.0, result
+
+
 # ----------------------------------------------------------------------------- the wire
 def test_frames_out_of_turn_or_malformed_are_refused():
     good = {"seq": 3, "result": 1, "args_after": [], "kwargs_after": {"$d": []}}

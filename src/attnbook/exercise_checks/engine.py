@@ -156,10 +156,16 @@ class TestRow:
 
 
 def grade_notebook(
-    exercise: Exercise, sources: list[str], reference: Session, timeout: float
+    exercise: Exercise,
+    sources: list[str],
+    reference: Session,
+    timeout: float,
+    source_checks: bool = True,
 ) -> dict:
-    """Grade one notebook's code cells: {"status", "score", "possible", "questions", "tests",
-    "cell_errors", "message"}; status "ok", "timeout" or "error"."""
+    """Grade one notebook's code cells: {"status", "score", "possible", "questions",
+    "maxima", "reasons", "tests", "cell_errors", "message"}; status "ok", "timeout" or
+    "error". source_checks=False: no verdict read from the source (the proof's attacks,
+    which the isolation must stop by itself); never for grading."""
     from otter.test_files.exception_test import ExceptionTestFile
 
     files = {
@@ -183,6 +189,8 @@ def grade_notebook(
     swaps = exercise.swaps()
 
     def judge(name: str, rules: dict) -> str | None:
+        if not source_checks:
+            return None
         return reading.shortcut(name, rules, set(swaps.get(name, [])))
 
     reference.refresh()  # a reference that ended (or was ended) is started again
@@ -208,7 +216,7 @@ def grade_notebook(
         return result
     if student.how is None:
         result["message"] = f"{UNSAFE}. {result['message']}".strip()
-    lost = question_verdicts(exercise, sources, reading, student)
+    lost = question_verdicts(exercise, sources, reading, student, source_checks)
     for question in files:
         if question not in graded:
             lost.setdefault(question, result["message"])
@@ -253,13 +261,14 @@ def question_verdicts(
     sources: list[str],
     reading: source_rules.Reading,
     student: Session,
+    source_checks: bool = True,
 ) -> dict[str, str]:
     """question -> why it scores 0 whatever its tests say: dynamic code or tampering in
     the source, a process started or memory refused (in its cells or its functions' calls),
     a process left running after the submission that no question's code was seen starting
     (every question)."""
     questions = list(exercise.functions)
-    lost = reading.tampering(exercise.functions)
+    lost = reading.tampering(exercise.functions) if source_checks else {}
     trusted = set(exercise.reference)
     for index, what in student.ready.get("cell_events", []):
         if sources[int(index)] in trusted:
