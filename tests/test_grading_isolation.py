@@ -180,6 +180,8 @@ def test_without_isolation_grading_for_credit_is_refused(monkeypatch):
     monkeypatch.delenv("ATTNBOOK_GRADE_UNSAFE", raising=False)
     with pytest.raises(jail.IsolationUnavailable, match="ATTNBOOK_GRADE_UNSAFE=1"):
         jail.require()
+    with pytest.raises(jail.IsolationUnavailable):  # before any submission is graded
+        reference_session(Exercise({}, []))
     monkeypatch.setenv("ATTNBOOK_GRADE_UNSAFE", "1")
     assert jail.require() is None
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnbook.exercise_checks import source_rules, verdicts, wire
+from attnbook.exercise_checks import jail, source_rules, verdicts, wire
 from attnbook.exercise_checks.session import (
     RemoteFunction,
     Session,
@@ -309,7 +309,10 @@ def question_verdicts(
 def reference_session(exercise: Exercise, timeout: float | None = None) -> Session:
     """The reference solution, running in a child process of its own (trusted code): no
     limit on its life, each call limited as the submission's call it serves; one that ends
-    is started again before the next submission (`Session.refresh`)."""
+    is started again before the next submission (`Session.refresh`). Refuses
+    (`jail.IsolationUnavailable`, the reason) where submissions cannot be isolated, before
+    any is graded."""
+    jail.require()
     return Session(exercise.reference, {}, timeout, isolate=False)
 
 
