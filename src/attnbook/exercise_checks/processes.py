@@ -8,9 +8,10 @@ In the child, before any student code runs (`limit_child`):
 * ``RLIMIT_AS``: the address space it has now plus `MEMORY_BYTES` (4 GiB unless
   ``ATTNBOOK_GRADER_MEMORY_GB`` says otherwise), so a 20 GB allocation fails with
   MemoryError instead of taking the machine;
-* ``RLIMIT_NPROC``: the number of processes and threads its user has now (as root, 1: the
-  child alone), so ``fork``, ``subprocess`` and new threads fail; and every library asked
-  for one thread.
+* ``RLIMIT_NPROC`` 1, so ``fork``, ``subprocess`` and new threads fail; and every library
+  asked for one thread;
+* ``RLIMIT_FSIZE``: no file over `FILE_BYTES` (64 MiB; a larger write fails with EFBIG),
+  ``RLIMIT_CORE`` 0.
 
 In the grader, after the submission (`end_submission`): its process group is killed, every
 process descended from the child, every orphan the grader adopted meanwhile (the grader is

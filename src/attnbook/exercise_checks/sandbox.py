@@ -10,8 +10,12 @@ here: the grader decides every house rule from the source and the data (`verdict
 `source_rules`). The only check that runs here, the profiler watcher (`watch.Watcher`), is a
 second opinion the grader can use to take points away, never to give them.
 
-Before any student code runs, `processes.limit_child` gives the process a session of its
-own, a sandbox user (as root), a memory limit and a process limit.
+Before any student code runs (`_isolate`): every file descriptor but the wire is closed,
+the process enters the view of the machine `jail` builds (none of the grader's files), its
+environment is replaced by a few fixed variables, and `processes.limit_child` gives it a
+session of its own, a sandbox user (as root), memory, process and file-size limits. Every
+frame it sends is numbered with the request it answers (`_send`), and one over the wire's
+limit becomes a crash report.
 
 While a function of one question runs, the functions of the other questions are the
 reference solution's (`swaps`), so that one wrong answer costs points only once.
