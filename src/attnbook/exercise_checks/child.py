@@ -142,6 +142,7 @@ class Child:
         judge: (function name, rules) -> the message of a shortcut rule the submitted
         source breaks, or None (the grader's verdict, `source_rules`); isolate: run it in
         the view `jail` builds (the reference solution, trusted code, needs none)."""
+        _processes()  # the process server's start-up is not the submission's time
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout if timeout else float("inf")
         self.question_deadline = float("inf")

@@ -223,6 +223,15 @@ def _build(libc: ctypes.CDLL, new_root: str, hidden: list[str] | None) -> None:
     """Mount the view on `new_root` (an empty folder) and make it this process's root."""
     _mount(libc, "", "/", "", _REC | _PRIVATE)
     _mount(libc, "attnbook", new_root, "tmpfs", _NOSUID | _NODEV)
+    for folder in ("tmp", "proc", ".old"):
+        os.makedirs(os.path.join(new_root, folder))
+    size = f"size={TMP_BYTES},mode=1777".encode()
+    _ok(  # first: a part of the view under /tmp is bound inside it
+        libc.mount(
+            b"tmp", f"{new_root}/tmp".encode(), b"tmpfs", _NOSUID | _NODEV, size
+        ),
+        "mount /tmp",
+    )
     for path in view(hidden):
         if os.path.islink(path):
             os.symlink(os.readlink(path), new_root + path)
@@ -231,15 +240,6 @@ def _build(libc: ctypes.CDLL, new_root: str, hidden: list[str] | None) -> None:
     for device in _DEVICES:
         if os.path.exists(device):
             _bind(libc, device, new_root, writable=True)
-    for folder in ("tmp", "proc", ".old"):
-        os.makedirs(os.path.join(new_root, folder))
-    size = f"size={TMP_BYTES},mode=1777".encode()
-    _ok(
-        libc.mount(
-            b"tmp", f"{new_root}/tmp".encode(), b"tmpfs", _NOSUID | _NODEV, size
-        ),
-        "mount /tmp",
-    )
     number = _PIVOT_ROOT.get(platform.machine())
     if number is None:
         raise OSError(f"pivot_root: unknown machine {platform.machine()}")
