@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -144,12 +145,18 @@ def fingerprint() -> dict[str, str]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files)}
 
 
-def traces(before: dict[str, str], folder: Path) -> list[str]:
-    """What the attacks left: files in the proof's `folder`, grading code or .pth files
-    added or changed (each removed again, so that a failed proof harms nothing)."""
+def traces(before: dict[str, str], folder: Path, since: float) -> list[str]:
+    """What the attacks left: files in the proof's `folder` or, since `since`, in the
+    machine's /tmp, grading code or .pth files added or changed (each removed again, so
+    that a failed proof harms nothing)."""
     found = [
         f"{p.name} written in the proof's folder" for p in sorted(folder.iterdir())
     ]
+    for name in ("results.json", "grades.csv", "MARKER"):
+        planted = Path("/tmp") / name
+        if planted.exists() and planted.stat().st_mtime >= since:
+            found.append(f"{planted} written")
+            planted.unlink()
     after = fingerprint()
     for path in sorted(set(after) - set(before)):
         found.append(f"{path} added")
@@ -174,7 +181,7 @@ def attacks(
     from attnbook.exercise_checks.engine import code_sources, grade_notebook
 
     found: dict[str, dict] = {}
-    before = fingerprint()
+    before, since = fingerprint(), time.time() - 1
     for kind in ATTACKS:
         out = work / "attack"
         out.mkdir(parents=True, exist_ok=True)
@@ -187,7 +194,7 @@ def attacks(
         )
         found[kind] = {
             **{k: result[k] for k in ("score", "questions", "status", "maxima")},
-            "traces": traces(before, out),
+            "traces": traces(before, out, since),
         }
         shutil.rmtree(out, ignore_errors=True)
     first = sorted(grader.exercise.functions.items())[0]
