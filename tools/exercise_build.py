@@ -158,30 +158,74 @@ def _assign(name: str, master: Path, out: Path) -> None:
         ) from None
 
 
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# the modes of the zip's files, chosen (a bare ZipInfo gets 600, otter's tests 644): only
+# the grader, root on Gradescope, reads them; the two scripts it runs are executable
+_EXECUTABLE = ("run_autograder", "setup.sh")
+
+
+def locked_pins(names: tuple[str, ...] = ("numpy", "torch")) -> dict[str, str]:
+    """name -> version pinned in requirements/lock.txt (torch: its Linux CPU build)."""
+    pins = {}
+    for line in (ROOT / "requirements" / "lock.txt").read_text().splitlines():
+        for name in names:
+            if line.startswith(f"{name}==") and (
+                name != "torch" or "+cpu" in line.split(";")[0]
+            ):
+                pins[name] = line.split(";")[0].split("==")[1].strip(" \\")
+    return pins
+
+
+def pinned_environment(text: str) -> str:
+    """otter's environment.yml with numpy and torch pinned as the lock pins them, torch
+    the CPU build from PyTorch's CPU index (not the multi-GB CUDA build)."""
+    pins = locked_pins()
+    lines = []
+    for line in text.splitlines():
+        name = line.strip().removeprefix("- ").strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        if name == "torch" and "torch" in pins:
+            lines.append(f"{indent}- --extra-index-url {TORCH_CPU_INDEX}")
+            lines.append(f"{indent}- torch=={pins['torch']}")
+        elif name in pins:
+            lines.append(f"{indent}- {name}=={pins[name]}")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
     `attnbook.exercise_checks.autograder.main` (the submission runs in a child process, the
-    grade is decided in the grader's), and the reference solution travels with the tests."""
+    grade is decided in the grader's), and the reference solution travels with the tests.
+    Every file gets a mode chosen here (root's only, 600; the scripts 700), and the
+    environment pins numpy and the CPU build of torch."""
     import zipfile
 
     from attnbook.exercise_checks.autograder import RUN_SCRIPT
     from attnbook.exercise_checks.otter_plugin import engine_only_config
 
-    # the entries keep their permissions (run_autograder); `otter run` refuses (its plugin)
     with zipfile.ZipFile(zip_path) as z:
         members = [
-            (info, z.read(info))
-            if info.filename != "otter_config.json"
-            else (info, engine_only_config(z.read(info)))
+            (info.filename, z.read(info))
             for info in z.infolist()
             if info.filename not in ("run_otter.py", "reference.ipynb")
+            and not info.is_dir()
         ]
     members += [
-        (zipfile.ZipInfo("run_otter.py"), RUN_SCRIPT.encode()),
-        (zipfile.ZipInfo("reference.ipynb"), reference_nb.read_bytes()),
+        ("run_otter.py", RUN_SCRIPT.encode()),
+        ("reference.ipynb", reference_nb.read_bytes()),
     ]
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
-        for info, data in members:
+        for name, data in members:
+            if name == "otter_config.json":
+                data = engine_only_config(data)
+            elif name == "environment.yml":
+                data = pinned_environment(data.decode()).encode()
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            mode = 0o700 if name in _EXECUTABLE else 0o600
+            info.external_attr = (0o100000 | mode) << 16  # a regular file, `mode`
+            info.create_system = 3  # Unix: unzip applies the mode
             z.writestr(info, data, zipfile.ZIP_DEFLATED)
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import nbformat
 
 from attnbook.exercise_checks.processes import ONE_THREAD
+from tools.exercise_attacks import ATTACKED, attacks, check_attacks
 from tools.exercise_build import (
     ANSWER_TAG,
     BUILD,
@@ -187,12 +188,18 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
             )
             for label, edits in cases.items()
         }
+        attacked = (
+            attacks(built, grader, work, timeout, make_submission)
+            if name in ATTACKED
+            else {}
+        )
     out_json.write_text(
         json.dumps(
             {
                 "problems": problems,
                 "questions": list(test_files),
                 "grades": {label: asdict(g) for label, g in graded.items()},
+                "attacks": attacked,
             }
         )
     )
@@ -274,6 +281,7 @@ def check_proof(name: str, data: dict) -> bool:
                     problems.append(f"{name}: {silent}")
         if not good:
             problems.append(f"{label}: expected {expect}")
+    problems += check_attacks(data.get("attacks", {}))
     for question in data["questions"]:
         if question not in flagged:
             problems.append(

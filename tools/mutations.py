@@ -565,6 +565,114 @@ MUTATIONS = [
         "    k, v, gqa = repeat_kv(k, n_rep), repeat_kv(v, n_rep), False\n",
         ("tests/test_attend.py",),
     ),
+    # the grading engine's isolation, limits and wire (issue 36): each caught by
+    # tests/test_grading_isolation.py
+    Mutation(
+        "wire-frame-out-of-turn-accepted",
+        "exercise_checks/wire.py",
+        '_require(frame.get("seq") == seq and type(frame.get("seq")) is int, "out of turn")',
+        '_require(True, "out of turn")',
+        (
+            "tests/test_grading_isolation.py::test_frames_out_of_turn_or_malformed_are_refused",
+        ),
+    ),
+    Mutation(
+        "wire-cell-index-unchecked",
+        "exercise_checks/wire.py",
+        '_require(type(value) is int and 0 <= value < n, f"cell index {value!r}")',
+        '_require(type(value) is int, f"cell index {value!r}")',
+        (
+            "tests/test_grading_isolation.py::test_frames_out_of_turn_or_malformed_are_refused",
+        ),
+    ),
+    Mutation(
+        "wire-tensor-subclass-crosses",
+        "exercise_checks/wire.py",
+        "type(value) in (torch.Tensor, torch.nn.Parameter)  # a subclass: opaque",
+        "isinstance(value, torch.Tensor)",
+        (
+            "tests/test_grading_isolation.py::test_subclasses_cross_opaque_and_their_facts_name_them",
+        ),
+    ),
+    Mutation(
+        "facts-subclass-overrides-on",
+        "exercise_checks/facts.py",
+        "with torch._C.DisableTorchFunctionSubclass():  # a subclass's overrides: off",
+        "if True:",
+        (
+            "tests/test_grading_isolation.py::test_subclasses_cross_opaque_and_their_facts_name_them",
+        ),
+    ),
+    Mutation(
+        "verdicts-subclass-result-allowed",
+        "exercise_checks/verdicts.py",
+        '        if item.get("subclass"):',
+        "        if False:",
+        (
+            "tests/test_grading_isolation.py::test_subclasses_cross_opaque_and_their_facts_name_them",
+        ),
+    ),
+    Mutation(
+        "child-call-limit-ignored",
+        "exercise_checks/child.py",
+        "deadline = min(now + CALL_SECONDS, self.question_deadline)",
+        "deadline = self.question_deadline",
+        (
+            "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
+        ),
+    ),
+    Mutation(
+        "child-lost-call-forgotten",
+        "exercise_checks/child.py",
+        "self.lost.setdefault(name, why)",
+        "pass",
+        (
+            "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
+        ),
+    ),
+    Mutation(
+        "child-looping-cell-not-skipped",
+        "exercise_checks/child.py",
+        "if cell < 0 or cell in self.skipped:",
+        "if True:",
+        ("tests/test_grading_isolation.py::test_a_looping_or_forging_cell_is_skipped",),
+    ),
+    Mutation(
+        "sandbox-fds-kept",
+        "exercise_checks/sandbox.py",
+        "_close_fds(conn.fileno())",
+        "pass",
+        (
+            "tests/test_grading_isolation.py::test_the_submission_sees_and_keeps_nothing_of_the_graders[namespaces]",
+        ),
+    ),
+    Mutation(
+        "processes-no-file-size-limit",
+        "exercise_checks/processes.py",
+        "(resource.RLIMIT_FSIZE, FILE_BYTES),",
+        "",
+        (
+            "tests/test_grading_isolation.py::test_the_submission_sees_and_keeps_nothing_of_the_graders[namespaces]",
+        ),
+    ),
+    Mutation(
+        "engine-reference-not-restarted",
+        "exercise_checks/engine.py",
+        "reference.refresh()",
+        "pass",
+        (
+            "tests/test_grading_isolation.py::test_a_reference_that_died_is_started_again",
+        ),
+    ),
+    Mutation(
+        "engine-maxima-lost",
+        "exercise_checks/engine.py",
+        "maxima = {q: float(f.possible) for q, f in files.items()}",
+        "maxima = {q: 0.0 for q in files}",
+        (
+            "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
+        ),
+    ),
 ]
 
 

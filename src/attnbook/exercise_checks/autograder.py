@@ -11,6 +11,7 @@ subfolders searched, several notebooks or another exercise's refused with the re
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from attnbook.exercise_checks.engine import (
@@ -72,7 +73,10 @@ def results_json(result: dict, possible: dict[str, float] | None = None) -> dict
             {
                 "name": question,
                 "score": float(result.get("questions", {}).get(question, 0.0)),
-                "max_score": points or sum(t["points"] for t in rows),
+                "max_score": points
+                or result.get("maxima", {}).get(
+                    question, sum(t["points"] for t in rows)
+                ),
                 "visibility": "after_published",
                 "output": output,
             }
@@ -85,10 +89,31 @@ def results_json(result: dict, possible: dict[str, float] | None = None) -> dict
     }
 
 
-def main(root: str = "/autograder", timeout: float = 600.0) -> None:
+def main(root: str = "/autograder", timeout: float = 420.0) -> None:
     """Grade the one notebook of ``root/submission`` (read as `make grade` reads it:
-    `submissions`) and write ``root/results/results.json``."""
+    `submissions`) and write ``root/results/results.json``, whatever happens (timeout: the
+    engine's limit for the whole submission, well within Gradescope's default 10 minutes
+    with the start-up)."""
     folder = Path(root)
+    try:
+        _main(folder, timeout)
+    except Exception as err:  # noqa: BLE001 - the results file is always written
+        failed = {"score": 0.0, "questions": {}, "tests": []}
+        failed["message"] = f"grading error ({type(err).__name__}): {str(err)[:500]}"
+        _write(folder, failed)
+
+
+def _write(
+    folder: Path, result: dict, possible: dict[str, float] | None = None
+) -> None:
+    out = folder / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fresh = out.with_name(f".results-{os.getpid()}.json")
+    fresh.write_text(json.dumps(results_json(result, possible), indent=1))
+    os.replace(fresh, out)  # replaces a file the submission planted, whatever its mode
+
+
+def _main(folder: Path, timeout: float) -> None:
     exercise = read_exercise(folder / "source")
     possible = question_points(exercise.tests)
     name = exercise_of(exercise.reference)
@@ -104,6 +129,4 @@ def main(root: str = "/autograder", timeout: float = 600.0) -> None:
             reference.close()
     else:
         result = {"score": 0.0, "questions": {}, "tests": [], "message": message}
-    out = folder / "results" / "results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results_json(result, possible), indent=1))
+    _write(folder, result, possible)

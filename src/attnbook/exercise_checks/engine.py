@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnbook.exercise_checks import source_rules, verdicts, wire
+from attnbook.exercise_checks import jail, source_rules, verdicts, wire
 from attnbook.exercise_checks.session import (
     RemoteFunction,
     Session,
@@ -47,6 +47,10 @@ __all__ = [
 ]
 
 SOLUTION_TAG = "otter_assign_solution_cell"
+UNSAFE = (
+    "PRACTICE GRADE, NOT FOR CREDIT: graded without isolation (ATTNBOOK_GRADE_UNSAFE=1); "
+    "the notebook could read and change the grader's files"
+)
 
 
 def code_sources(nb: dict) -> list[str]:
@@ -149,22 +153,30 @@ class TestRow:
 
 
 def grade_notebook(
-    exercise: Exercise, sources: list[str], reference: Session, timeout: float
+    exercise: Exercise,
+    sources: list[str],
+    reference: Session,
+    timeout: float,
+    source_checks: bool = True,
 ) -> dict:
-    """Grade one notebook's code cells: {"status", "score", "possible", "questions", "tests",
-    "cell_errors", "message"}; status "ok", "timeout" or "error"."""
+    """Grade one notebook's code cells: {"status", "score", "possible", "questions",
+    "maxima", "reasons", "tests", "cell_errors", "message"}; status "ok", "timeout" or
+    "error". source_checks=False: no verdict read from the source (the proof's attacks,
+    which the isolation must stop by itself); never for grading."""
     from otter.test_files.exception_test import ExceptionTestFile
 
     files = {
         q: ExceptionTestFile.from_string(text, path=f"tests/{q}.py")
         for q, text in exercise.tests.items()
     }  # read before the submission starts
-    possible = float(sum(f.possible for f in files.values()))
+    maxima = {q: float(f.possible) for q, f in files.items()}
     result: dict[str, Any] = {
         "status": "ok",
         "score": 0.0,
-        "possible": possible,
+        "possible": float(sum(maxima.values())),
         "questions": {q: 0.0 for q in files},
+        "maxima": maxima,  # every question's points, whatever happened
+        "reasons": {},  # question -> why it scored 0 whatever its tests said
         "tests": [],
         "cell_errors": [],
         "message": "",
@@ -174,25 +186,41 @@ def grade_notebook(
     swaps = exercise.swaps()
 
     def judge(name: str, rules: dict) -> str | None:
+        if not source_checks:
+            return None
         return reading.shortcut(name, rules, set(swaps.get(name, [])))
 
+    reference.refresh()  # a reference that ended (or was ended) is started again
+    graded: list[str] = []
     try:
         runnable = reading.runnable(sources)  # refused statements blanked out
         student = Session(runnable, swaps, timeout, reference, judge)
         result["cell_errors"] = student.ready.get("cell_errors", [])
         for question, test_file in files.items():
+            student.begin_question()
             test_file.run(_Environment(exercise, question, student, reference))
+            graded.append(question)
     except SubmissionTimeout as err:
         result.update(status="timeout", message=str(err))
-        return result
     except SubmissionGone as err:
         result.update(status="error", message=str(err))
+        result["reasons"] = {q: str(err) for q in files}
         return result
     finally:
         if student is not None:
             student.close()
-    lost = question_verdicts(exercise, sources, reading, student)
+    if student is None:  # the whole limit passed before the notebook had run
+        result["reasons"] = {q: result["message"] for q in files}
+        return result
+    if student.how is None:
+        result["message"] = f"{UNSAFE}. {result['message']}".strip()
+    lost = question_verdicts(exercise, sources, reading, student, source_checks)
+    for question in files:
+        if question not in graded:
+            lost.setdefault(question, result["message"])
     for question, test_file in files.items():
+        if question not in graded:
+            continue
         result["questions"][question] = float(test_file.score)
         result["tests"] += [
             TestRow(
@@ -208,6 +236,7 @@ def grade_notebook(
     for question, message in lost.items():
         if question in result["questions"]:
             result["questions"][question] = 0.0
+            result["reasons"][question] = message
             row = TestRow(
                 f"{question} - house rules", question, True, False, 0.0, message
             )
@@ -230,13 +259,16 @@ def question_verdicts(
     sources: list[str],
     reading: source_rules.Reading,
     student: Session,
+    source_checks: bool = True,
 ) -> dict[str, str]:
     """question -> why it scores 0 whatever its tests say: dynamic code or tampering in
     the source, a process started or memory refused (in its cells or its functions' calls),
     a process left running after the submission that no question's code was seen starting
     (every question)."""
     questions = list(exercise.functions)
-    lost = reading.tampering(exercise.functions, exercise.swaps())
+    lost = (
+        reading.tampering(exercise.functions, exercise.swaps()) if source_checks else {}
+    )
     trusted = set(exercise.reference)
     for index, what in student.ready.get("cell_events", []):
         if sources[int(index)] in trusted:
@@ -257,6 +289,10 @@ def question_verdicts(
         question = exercise.question_of(name)
         if question:
             lost.setdefault(question, f"{verdicts.MEMORY_MESSAGE} ({name})")
+    for name, why in student.lost.items():  # timed out, crashed, refused
+        question = exercise.question_of(name)
+        if question:
+            lost.setdefault(question, why)
     started = student.events or any(
         what != "memory" for _, what in student.ready.get("cell_events", [])
     )
@@ -270,9 +306,14 @@ def question_verdicts(
     return lost
 
 
-def reference_session(exercise: Exercise, timeout: float = 3600.0) -> Session:
-    """The reference solution, running in a child process of its own (trusted code)."""
-    return Session(exercise.reference, {}, timeout)
+def reference_session(exercise: Exercise, timeout: float | None = None) -> Session:
+    """The reference solution, running in a child process of its own (trusted code): no
+    limit on its life, each call limited as the submission's call it serves; one that ends
+    is started again before the next submission (`Session.refresh`). Refuses
+    (`jail.IsolationUnavailable`, the reason) where submissions cannot be isolated, before
+    any is graded."""
+    jail.require()
+    return Session(exercise.reference, {}, timeout, isolate=False)
 
 
 def read_exercise(folder: Path) -> Exercise:

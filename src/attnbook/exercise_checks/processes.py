@@ -8,9 +8,10 @@ In the child, before any student code runs (`limit_child`):
 * ``RLIMIT_AS``: the address space it has now plus `MEMORY_BYTES` (4 GiB unless
   ``ATTNBOOK_GRADER_MEMORY_GB`` says otherwise), so a 20 GB allocation fails with
   MemoryError instead of taking the machine;
-* ``RLIMIT_NPROC``: the number of processes and threads its user has now (as root, 1: the
-  child alone), so ``fork``, ``subprocess`` and new threads fail; and every library asked
-  for one thread.
+* ``RLIMIT_NPROC`` 1, so ``fork``, ``subprocess`` and new threads fail; and every library
+  asked for one thread;
+* ``RLIMIT_FSIZE``: no file over `FILE_BYTES` (64 MiB; a larger write fails with EFBIG),
+  ``RLIMIT_CORE`` 0.
 
 In the grader, after the submission (`end_submission`): its process group is killed, every
 process descended from the child, every orphan the grader adopted meanwhile (the grader is
@@ -23,6 +24,7 @@ the process group is killed, and a detached process may escape.
 from __future__ import annotations
 
 import os
+import resource  # (imported here: the child may see no Python files when it runs)
 import secrets
 import signal
 import sys
@@ -36,6 +38,7 @@ __all__ = [
     "end_submission",
     "grader_children",
     "limit_child",
+    "limits_now",
     "sandbox_uid",
 ]
 
@@ -51,6 +54,7 @@ ONE_THREAD = {
         "VECLIB_MAXIMUM_THREADS",
     )
 }
+FILE_BYTES = 64 * 2**20  # the largest file a submission may write
 _FIRST_UID = 1_000_000_000  # far above any user a system creates
 
 
@@ -70,40 +74,31 @@ def _address_space() -> int:
     return 0
 
 
-def _tasks_of(uid: int) -> int:
-    """Processes and threads of user `uid` now (what RLIMIT_NPROC counts)."""
-    count = 0
-    if not Path("/proc").is_dir():
-        return 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = Path(entry.path, "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields.get("Uid", "-1").split()[0]) == uid:
-            count += int(fields.get("Threads", "1").strip())
-    return count
+def limits_now() -> int:
+    """The address space the child may have: what it maps now plus `MEMORY_BYTES` (0:
+    unknown here). Measured before the child leaves the machine's /proc."""
+    now = _address_space()
+    return now + MEMORY_BYTES if now else 0
 
 
-def limit_child(workdir: str, uid: int | None) -> None:
-    """In the child, before student code: own session, sandbox user (as root), memory and
-    process limits. uid: the sandbox user (None: stay who we are)."""
-    import resource
-
+def limit_child(workdir: str, uid: int | None, room: int) -> None:
+    """In the child, before student code: own session, sandbox user (as root), memory,
+    process and file-size limits. uid: the sandbox user (None: stay who we are); room: the
+    address space allowed (`limits_now`)."""
     os.setsid()
     if uid is not None:
         os.chown(workdir, uid, uid)
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-        os.environ["HOME"] = workdir
-    room = _address_space() + MEMORY_BYTES
-    tasks = 1 if uid is not None else _tasks_of(os.getuid())
-    for limit, value in ((resource.RLIMIT_AS, room), (resource.RLIMIT_NPROC, tasks)):
-        if value > 0:  # 0: unknown here (no /proc: macOS); that limit is not set
+    limits = (
+        (resource.RLIMIT_AS, room),
+        (resource.RLIMIT_NPROC, 1),  # the child alone: no fork, no thread
+        (resource.RLIMIT_FSIZE, FILE_BYTES),
+        (resource.RLIMIT_CORE, 0),
+    )
+    for limit, value in limits:
+        if value >= 0 and (value or limit != resource.RLIMIT_AS):
             try:
                 resource.setrlimit(limit, (value, value))
             except (ValueError, OSError):
@@ -171,12 +166,15 @@ def _kill_user(uid: int) -> None:
 
 
 def end_submission(
-    pid: int, keep: set[int], before: set[int], uid: int | None
+    pid: int, keep: set[int], before: set[int], uid: int | None, nested: bool = False
 ) -> list[int]:
     """After a submission: kill its process group, its descendants, the orphans this grader
     adopted since (children not in `before` nor in `keep`) and, as root, every process of
-    the sandbox user. Returns the processes other than the child that were still running."""
+    the sandbox user. nested: the child's own child is the submission (PID 1 of its
+    namespace, `jail`). Returns the processes other than those that were still running."""
     survivors: set[int] = set()
+    parents = _parents()
+    inner = {p for p, parent in parents.items() if parent == pid} if nested else set()
     for _ in range(3):
         parents = _parents()
         roots = {pid} | (grader_children() - before - keep - {pid})
@@ -192,13 +190,13 @@ def end_submission(
             pass
         if uid is not None and os.geteuid() == 0:
             _kill_user(uid)
-        survivors |= tree - {pid}
+        survivors |= tree - {pid} - inner
         for target in tree - {pid}:  # reap the adopted ones
             try:
                 os.waitpid(target, os.WNOHANG)
             except ChildProcessError:
                 pass
-        if not tree - {pid}:
+        if not tree - {pid} - inner:
             break
         time.sleep(0.05)
     return sorted(survivors)

@@ -10,8 +10,12 @@ here: the grader decides every house rule from the source and the data (`verdict
 `source_rules`). The only check that runs here, the profiler watcher (`watch.Watcher`), is a
 second opinion the grader can use to take points away, never to give them.
 
-Before any student code runs, `processes.limit_child` gives the process a session of its
-own, a sandbox user (as root), a memory limit and a process limit.
+Before any student code runs (`_isolate`): every file descriptor but the wire is closed,
+the process enters the view of the machine `jail` builds (none of the grader's files), its
+environment is replaced by a few fixed variables, and `processes.limit_child` gives it a
+session of its own, a sandbox user (as root), memory, process and file-size limits. Every
+frame it sends is numbered with the request it answers (`_send`), and one over the wire's
+limit becomes a crash report.
 
 While a function of one question runs, the functions of the other questions are the
 reference solution's (`swaps`), so that one wrong answer costs points only once.
@@ -28,9 +32,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnbook.exercise_checks import wire
+from attnbook.exercise_checks import jail, wire
+from attnbook.exercise_checks.facts import memory_facts
 from attnbook.exercise_checks.probes import gradient_call
-from attnbook.exercise_checks.processes import limit_child
+from attnbook.exercise_checks.processes import ONE_THREAD, limit_child, limits_now
 from attnbook.exercise_checks.watch import Watcher
 
 __all__ = [
@@ -86,9 +91,12 @@ class _SilentNotebook:
         return lambda *args, **kwargs: None
 
 
-def run_cells(sources: list[str], namespace: dict) -> tuple[list[list], list[list]]:
+def run_cells(
+    sources: list[str], namespace: dict, starting: Any = None
+) -> tuple[list[list], list[list]]:
     """Run code cells in `namespace`: ([cell index, "Type: message"] per failing cell,
-    [cell index, what] per cell that tried to start a process or was refused memory)."""
+    [cell index, what] per cell that tried to start a process or was refused memory).
+    starting: called with each cell's index before it runs (the grader times cells)."""
     import matplotlib.pyplot as plt
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -96,6 +104,8 @@ def run_cells(sources: list[str], namespace: dict) -> tuple[list[list], list[lis
     errors: list[list] = []
     events: list[list] = []
     for index, source in enumerate(sources):
+        if starting is not None and source.strip():
+            starting(index)
         try:
             code = compile(transform(source), f"<cell {index}>", "exec")
         except SyntaxError as err:
@@ -131,15 +141,40 @@ def set_rng_states(states: dict[str, Any]) -> None:
     random.setstate((version, tuple(int(n) for n in internal), gauss))
 
 
-def _isolate(workdir: str, uid: int | None) -> None:
-    """Silence the submission's output, set its limits (`processes.limit_child`: a session,
-    a sandbox user as root, memory and process limits) and watch for processes it starts."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+# what the submission's environment holds: nothing of the grader's
+_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "MPLBACKEND": "Agg",
+    "CUDA_VISIBLE_DEVICES": "",  # grading runs on the CPU
+}
+
+
+def _close_fds(keep: int) -> None:
+    """Every file descriptor closed but stdin/stdout/stderr (on /dev/null) and `keep`."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
+
+
+def _isolate(conn: Any, workdir: str, uid: int | None, how: str | None) -> None:
+    """Before student code: every fd closed but the wire, output silenced, the view of the
+    machine (`jail.enter`), an environment of its own, the limits (`processes.limit_child`:
+    a session, the sandbox user as root, memory, processes, file size), and watch for
+    processes it starts."""
+    _close_fds(conn.fileno())
+    room = limits_now()
+    workdir = jail.enter(conn.fileno(), workdir, uid, how)
+    os.environ.clear()
+    os.environ.update(_ENV, **ONE_THREAD)
+    if how is None:
+        os.environ.update(HOME=workdir, TMPDIR=workdir)
+    limit_child(workdir, uid, room)
     os.chdir(workdir)  # files it writes land here
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # grading runs on the CPU
-    limit_child(workdir, uid)
     sys.addaudithook(_audit)
     import matplotlib
 
@@ -178,18 +213,32 @@ def _reference_stub(conn: Any, name: str) -> Any:
     return call_reference
 
 
+_SEQ = [0]  # the number of the request being answered (the grader checks replies by it)
+
+
+def _send(conn: Any, message: dict) -> None:
+    """A frame to the grader, numbered; one over the wire's limit is replaced by a crash
+    report (so a huge result costs its call, not the conversation)."""
+    data = wire.dumps({**message, "seq": _SEQ[0]})
+    if len(data) > wire.MAX_MESSAGE_BYTES:
+        crash = f"a message of {len(data)} bytes, over the limit of the grader's wire"
+        data = wire.dumps({"crash": crash, "seq": _SEQ[0]})
+    conn.send_bytes(data)
+
+
 def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
-    conn.send_bytes(
-        wire.dumps(
-            {
-                "callback": name,
-                "args": wire.encode(list(args)),
-                "kwargs": wire.encode(kwargs),
-                "rng": wire.encode(rng_states()),
-            }
-        )
+    _send(
+        conn,
+        {
+            "callback": name,
+            "args": wire.encode(list(args)),
+            "kwargs": wire.encode(kwargs),
+            "rng": wire.encode(rng_states()),
+        },
     )
     reply = wire.loads(conn.recv_bytes())
+    if "crash" in reply:
+        raise RuntimeError(f"the reference solution could not answer: {reply['crash']}")
     for old, new in zip(args, wire.decode(reply["args_after"])):
         wire.update_in_place(old, new)
     set_rng_states(wire.decode(reply["rng"]))
@@ -216,58 +265,6 @@ def report_exception(err: BaseException) -> dict:
         "name": kind.__name__,
         "message": str(err)[:2000],
         "memory": isinstance(err, MemoryError),
-    }
-
-
-_byte_bounds: Any = getattr(
-    getattr(np.lib, "array_utils", None),
-    "byte_bounds",
-    getattr(np, "byte_bounds", None),
-)
-
-
-def _fact(value: Any) -> dict:
-    """Where `value` lives: identity, kind and, for arrays and tensors, memory and layout."""
-    fact: dict[str, Any] = {"id": id(value), "kind": type(value).__name__}
-    if isinstance(value, torch.Tensor) and value.layout == torch.strided:
-        meta = value.device.type == "meta"
-        fact.update(
-            kind="tensor",
-            numel=value.numel(),
-            ptr=0 if meta else value.data_ptr(),
-            storage=0 if meta else value.untyped_storage().data_ptr(),
-            shape=list(value.shape),
-            strides=list(value.stride()),
-            dtype=str(value.dtype),
-            meta=meta,
-        )
-    elif isinstance(value, np.ndarray):
-        lo, hi = _byte_bounds(value)
-        fact.update(
-            kind="array",
-            numel=int(value.size),
-            ptr=int(value.__array_interface__["data"][0]),
-            lo=int(lo),
-            hi=int(hi),
-            shape=list(value.shape),
-            strides=list(value.strides),
-            dtype=str(value.dtype),
-        )
-    elif isinstance(value, list):
-        fact["kind"] = "list"
-    return fact
-
-
-def memory_facts(labelled: dict[str, Any], result: Any, earlier: Any = ()) -> dict:
-    """Where the inputs, the result's items and `earlier` results' (alive) live: `verdicts`."""
-
-    def facts(value: Any) -> list[dict]:
-        return [_fact(v) for v in (value if isinstance(value, tuple) else (value,))]
-
-    return {
-        "inputs": {label: _fact(v) for label, v in labelled.items()},
-        "results": facts(result),
-        "earlier": [fact for value in earlier for fact in facts(value)],
     }
 
 
@@ -363,11 +360,12 @@ def serve(
     swaps: dict[str, list[str]],
     workdir: str,
     uid: int | None = None,
+    how: str | None = None,
 ) -> None:
     """Child entry point: run the cells in `workdir`, then answer requests until the pipe
     closes. swaps: function name -> the names that are the reference's while it runs;
-    uid: the sandbox user to become (as root)."""
-    _isolate(workdir, uid)
+    uid: the sandbox user to become (as root); how: the isolation (`jail.enter`)."""
+    _isolate(conn, workdir, uid, how)
     import otter
 
     otter.Notebook = _SilentNotebook
@@ -377,17 +375,19 @@ def serve(
         "get_ipython": _NoShell,
     }
     try:
-        errors, events = run_cells(sources, namespace)
-        ready = {"ready": True, "cell_errors": errors, "cell_events": events}
-        conn.send_bytes(wire.dumps(ready))
+        errors, events = run_cells(
+            sources, namespace, lambda index: _send(conn, {"cell": index})
+        )
+        _send(conn, {"ready": True, "cell_errors": errors, "cell_events": events})
     except BaseException as err:  # noqa: BLE001
-        conn.send_bytes(wire.dumps({"crash": f"{type(err).__name__}: {err}"}))
+        _send(conn, {"crash": f"{type(err).__name__}: {err}"})
         return
     while True:
         try:
             request = wire.loads(conn.recv_bytes())
         except EOFError:
             return
+        _SEQ[0] = request.get("seq", 0)
         try:
             if request.get("op") == "describe":
                 reply = _describe(namespace, str(request["name"]))
@@ -397,4 +397,4 @@ def serve(
                 reply = {"crash": f"unknown request {request.get('op')!r}"}
         except BaseException as err:  # noqa: BLE001 - e.g. a result that cannot be encoded
             reply = {"crash": f"{type(err).__name__}: {err}"}
-        conn.send_bytes(wire.dumps(reply))
+        _send(conn, reply)

@@ -8,163 +8,76 @@ and results live in memory come back as data. The house rules are decided here, 
 grader: the shortcut rules from the submitted source (`judge`, given by `engine`, from
 `source_rules`), the rest from the data (`verdicts`); the child's profiler watcher only adds
 a second opinion. `RemoteFunction` is what a hidden test holds in place of a student's
-function. A child that runs past its time is killed (`SubmissionTimeout`); one that ends
-early or sends garbage is `SubmissionGone`. `close` ends the child and everything it
-started (`processes.end_submission`).
+function. Starting, restarting, time limits and the checked wire are `child.Child`'s.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
-from attnbook.exercise_checks import processes, verdicts, wire
+from attnbook.exercise_checks import verdicts, wire
+from attnbook.exercise_checks.child import (
+    CallLost,
+    Child,
+    SubmissionGone,
+    SubmissionTimeout,
+    _Broken,
+    _Late,
+)
 from attnbook.exercise_checks.probes import Remote, shape_of
-from attnbook.exercise_checks.sandbox import rng_states, serve, set_rng_states
+from attnbook.exercise_checks.sandbox import rng_states, set_rng_states
 
-__all__ = ["Session", "RemoteFunction", "SubmissionTimeout", "SubmissionGone"]
-
-_PRELOAD = [
-    "numpy",
-    "torch",
-    "matplotlib.pyplot",
-    "otter",
-    "IPython.core.inputtransformer2",
-    "attnbook.exercise_checks.sandbox",
-    "attnbook.exercise_checks.grading",
-    "attnbook.exercise_checks.meta_kernels",  # PyTorch's lazy imports for the meta device
-    "attnbook.plot",
+__all__ = [
+    "Session",
+    "RemoteFunction",
+    "SubmissionTimeout",
+    "SubmissionGone",
+    "CallLost",
 ]
-_context: Any = None
 
 
-class SubmissionTimeout(BaseException):
-    """The submission's process ran past its time limit (not an Exception: ends the grading)."""
+class Session(Child):
+    """One notebook running in a child process (`child.Child`), and the calls into it."""
 
+    reference: Session | None
+    judge: Callable[[str, dict], str | None] | None
 
-class SubmissionGone(AssertionError):
-    """The submission's process ended (it exited or crashed) before it answered."""
-
-
-def _processes() -> Any:
-    """The process context: children forked from a server process that imported the heavy
-    libraries once (multiprocessing's forkserver); nothing is pickled back from a child."""
-    global _context
-    if _context is None:
-        os.environ.setdefault("MPLBACKEND", "Agg")
-        for name, value in processes.ONE_THREAD.items():  # read by the process server
-            os.environ.setdefault(name, value)
-        processes.become_subreaper()
-        _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(_PRELOAD)
-    return _context
-
-
-# ----------------------------------------------------------------------------- a child process
-class Session:
-    """One notebook running in a child process, and the conversation with it."""
-
-    def __init__(
-        self,
-        sources: list[str],
-        swaps: dict[str, list[str]],
-        timeout: float,
-        reference: Session | None = None,
-        judge: Callable[[str, dict], str | None] | None = None,
-    ):
-        """judge: (function name, rules) -> the message of a shortcut rule the submitted
-        source breaks, or None (the grader's verdict, `source_rules`)."""
-        self.deadline = time.monotonic() + timeout
-        self.judge = judge
-        # what the child reported: function -> process events / refused memory
-        self.events: dict[str, list[str]] = {}
-        self.memory: set[str] = set()
-        self.survivors: list[int] = []
-        self.timeout, self.swaps, self.reference = timeout, swaps, reference
-        self.known: dict[str, dict] = {}
-        self.recorded: list[
-            list
-        ] = []  # the calls `record` logged, during the last call
-        self.gone = ""
-        context = _processes()
-        self.conn, child_end = context.Pipe()
-        self.workdir = tempfile.mkdtemp(prefix="attnbook-submission-")
-        root = hasattr(os, "geteuid") and os.geteuid() == 0
-        self.uid = processes.sandbox_uid() if root else None
-        self.children_before = processes.grader_children()
-        self.process = context.Process(
-            target=serve,
-            args=(child_end, sources, swaps, self.workdir, self.uid),
-            daemon=True,
-        )
-        self.process.start()
-        child_end.close()
-        self.ready = self._receive()
-        if "crash" in self.ready:
-            self.close()
-            raise SubmissionGone(f"the notebook could not run: {self.ready['crash']}")
-
-    def close(self) -> None:
-        """End the child and everything it started; `survivors` lists what was still running
-        besides the child (a detached process, ...)."""
-        from multiprocessing import forkserver, resource_tracker
-
-        if self.process.pid is None or getattr(self, "closed", False):
-            return
-        self.closed = True
-        self.conn.close()
-        keep = {
-            getattr(forkserver._forkserver, "_forkserver_pid", None),
-            getattr(resource_tracker._resource_tracker, "_pid", None),
-        }
-        self.survivors += processes.end_submission(
-            self.process.pid, {p for p in keep if p}, self.children_before, self.uid
-        )
-        self.process.join(5)
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def _receive(self) -> dict:
-        if self.gone:
-            raise SubmissionGone(self.gone)
-        left = self.deadline - time.monotonic()
-        try:
-            ready = left > 0 and self.conn.poll(left)
-            if not ready:
-                self.close()
-                raise SubmissionTimeout(
-                    f"timeout: grading took longer than {self.timeout:.0f} s "
-                    "(an endless loop?): scored 0"
+    def _callback(self, name: str, reply: dict, deadline: float) -> dict:
+        wanted = reply["callback"]
+        allowed = set(self.swaps.get(name, [])) | set(self._record)
+        if wanted in self._record:
+            self.recorded.append(self._shapes(wanted, reply))
+        if self.reference is not None and wanted in allowed:
+            try:
+                return self.reference.call_raw(
+                    wanted,
+                    reply["args"],
+                    reply["kwargs"],
+                    reply["rng"],
+                    deadline=deadline,
                 )
-            return wire.loads(self.conn.recv_bytes(wire.MAX_MESSAGE_BYTES))
-        except (EOFError, OSError, wire.WireError) as err:
-            self.gone = (
-                f"the process running your notebook ended or sent garbage "
-                f"({type(err).__name__}): os._exit, sys.exit or a crash in your code?"
-            )
-            self.close()
-            raise SubmissionGone(self.gone) from None
-
-    def _send(self, message: dict) -> None:
-        if self.gone:
-            raise SubmissionGone(self.gone)
-        try:
-            self.conn.send_bytes(wire.dumps(message))
-        except OSError as err:
-            self.gone = (
-                f"the process running your notebook ended ({type(err).__name__})"
-            )
-            raise SubmissionGone(self.gone) from None
+            except CallLost as err:
+                raise (
+                    _Late() if "timed out" in str(err) else _Broken(str(err))
+                ) from None
+        return {
+            "raised": {
+                "type": "AssertionError",
+                "message": f"{wanted} is not available while {name} runs",
+            },
+            "args_after": reply["args"],
+            "kwargs_after": reply["kwargs"],
+            "rng": reply["rng"],
+        }
 
     def describe(self, name: str) -> dict:
         if name not in self.known:
-            self._send({"op": "describe", "name": name})
-            self.known[name] = self._receive()
+            deadline, limit = self._deadline()
+            reply = self._ask(name, {"op": "describe", "name": name}, deadline, limit)
+            self.known[name] = wire.checked_description(reply)
         return self.known[name]
 
     def call_raw(
@@ -176,44 +89,19 @@ class Session:
         rules: dict | None = None,
         grad: dict | None = None,
         record: str | None = None,
+        deadline: float | None = None,
     ) -> dict:
         """One call, all in wire form; answers the child's calls of the reference meanwhile.
         record: a function of the submission that is the reference's during this call, each
-        of its calls logged in `self.recorded` (the shapes of its inputs)."""
-        self._send(
-            {
-                "op": "call",
-                "name": name,
-                "args": args,
-                "kwargs": kwargs,
-                "rng": rng,
-                "rules": rules,
-                "grad": grad,
-                "record": record,
-            }
-        )
-        allowed = set(self.swaps.get(name, [])) | ({record} if record else set())
-        while True:
-            reply = self._receive()
-            if "callback" not in reply:
-                return reply
-            wanted = str(reply["callback"])
-            if wanted == record:
-                self.recorded.append(self._shapes(record, reply))
-            if self.reference is not None and wanted in allowed:
-                answer = self.reference.call_raw(
-                    wanted, reply["args"], reply["kwargs"], reply["rng"]
-                )
-            else:
-                answer = {
-                    "raised": {
-                        "type": "AssertionError",
-                        "message": f"{wanted} is not available while {name} runs",
-                    },
-                    "args_after": reply["args"],
-                    "rng": reply["rng"],
-                }
-            self._send(answer)
+        of its calls logged in `self.recorded` (the shapes of its inputs). deadline: the
+        caller's (a callback shares the student's call's)."""
+        own, limit = self._deadline()
+        if deadline is not None:
+            own, limit = deadline, max(0.0, deadline - time.monotonic())
+        self._record = [record] if record else []
+        request = {"op": "call", "name": name, "args": args, "kwargs": kwargs}
+        request.update(rng=rng, rules=rules, grad=grad, record=record)
+        return self._ask(name, request, own, limit)
 
     def _shapes(self, name: str, reply: dict) -> list:
         """The shapes of the inputs of a call of `name`, in the order of its parameters."""
@@ -249,10 +137,17 @@ class Session:
             raise AssertionError(
                 f"the grader could not use what {name} returned: {reply['crash']}"
             )
-        after_args, after_kwargs = (
-            wire.decode(reply["args_after"]),
-            wire.decode(reply["kwargs_after"]),
-        )
+        try:
+            after_args, after_kwargs = (
+                wire.decode(reply["args_after"]),
+                wire.decode(reply["kwargs_after"]),
+            )
+            rng_after = wire.decode(reply["rng"])
+            result = wire.decode(reply["result"]) if "result" in reply else None
+        except wire.WireError as err:
+            raise self._lose(
+                name, f"refused: {name} sent what is not data ({err}): scored 0"
+            ) from None
         changed = [
             label
             for label, before, after, now in self._inputs(
@@ -270,7 +165,7 @@ class Session:
             if json.dumps(sent_rng["$d"][_RNG_ORDER[what]])
             != json.dumps(reply["rng"]["$d"][_RNG_ORDER[what]])
         ]
-        set_rng_states(wire.decode(reply["rng"]))
+        set_rng_states(rng_after)
         self._note(name, reply)
         if rules is not None:
             verdicts.house_rules(changed, moved, rules)
@@ -282,7 +177,7 @@ class Session:
                 raise AssertionError(aliased)
         if "raised" in reply:
             raise _exception(reply["raised"])
-        return wire.decode(reply["result"])
+        return result
 
     def _note(self, name: str, reply: dict) -> None:
         """Keep what the child reported that costs the whole question."""

@@ -78,6 +78,12 @@ def _shares_memory(a: dict, b: dict) -> bool:
 def returned_inputs(facts: dict, rules: dict) -> str | None:
     """The new-object rules, from `sandbox.memory_facts`: {"inputs": {label: fact},
     "results": [fact, ...]}."""
+    for item in facts.get("results", []):
+        if item.get("subclass"):
+            return (
+                f"your function returned a {item['subclass']}, a subclass of a tensor or "
+                "an array: return a plain torch.Tensor or numpy.ndarray"
+            )
     if not rules.get("new_object", True) and not rules.get("no_views"):
         return None
     for item in facts.get("results", []):

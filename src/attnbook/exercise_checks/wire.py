@@ -3,10 +3,13 @@
 Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
 scalars, PyTorch tensors (as CPU copies; a tensor on the ``meta`` device, which holds no
 numbers, as its shape and dtype, and it arrives on ``meta``), dtypes, shapes and random
-generators' states, as JSON text with the
-array bytes in base64. Decoding builds nothing else, so a submission can send the grader wrong
-numbers but never an object with code of its own (no pickle anywhere). Anything else a
-student's function returns arrives as an `Opaque` placeholder that equals nothing.
+generators' states, as JSON text with the array bytes in base64. Tensors and arrays cross
+only as exactly `torch.Tensor`, `torch.nn.Parameter` or `numpy.ndarray`: a subclass, whose
+methods are the submission's, arrives opaque. Decoding builds nothing else, so a submission
+can send the grader wrong numbers but never an object with code of its own (no pickle
+anywhere). Anything else a student's function returns arrives as an `Opaque` placeholder
+that equals nothing. Every frame the child sends is checked (`checked_ready`,
+`checked_reply`, `checked_description`) before the grader reads a field of it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ __all__ = [
     "loads",
     "update_in_place",
     "MAX_MESSAGE_BYTES",
+    "checked_index",
+    "checked_ready",
+    "checked_reply",
+    "checked_description",
 ]
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -93,7 +100,7 @@ def encode(value: Any) -> Any:
     if isinstance(value, torch.dtype):
         return {"$dtype": str(value)}
     if (
-        isinstance(value, torch.Tensor)
+        type(value) in (torch.Tensor, torch.nn.Parameter)  # a subclass: opaque
         and str(value.dtype) in _TORCH_DTYPES
         and value.layout == torch.strided
     ):
@@ -112,7 +119,7 @@ def encode(value: Any) -> Any:
             "data": _b64(raw.numpy().tobytes()),
             "grad": bool(value.requires_grad),
         }
-    if isinstance(value, np.ndarray) and value.dtype.kind in _NUMPY_KINDS:
+    if type(value) is np.ndarray and value.dtype.kind in _NUMPY_KINDS:
         return {
             "$np": value.dtype.str,
             "shape": list(value.shape),
@@ -293,3 +300,93 @@ def update_in_place(target: Any, source: Any) -> None:
 def _overlaps(t: torch.Tensor) -> bool:
     """True for a tensor whose elements share memory (an `expand`ed one): not writable."""
     return any(stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape))
+
+
+# ----------------------------------------------------------------------------- frames
+# What the child may send, checked before the grader reads a field of it (a frame that fails
+# is the submission's error: `child.Child` ends the process and the call's question is lost).
+def _require(ok: bool, what: str) -> None:
+    if not ok:
+        raise WireError(f"malformed frame: {what}")
+
+
+def checked_index(value: Any, n: int) -> int:
+    """A cell index in range(n)."""
+    _require(type(value) is int and 0 <= value < n, f"cell index {value!r}")
+    return int(value)
+
+
+def _pairs(value: Any, n: int, what: str) -> list[list]:
+    _require(type(value) is list and len(value) <= 10_000, what)
+    for item in value:
+        _require(type(item) is list and len(item) == 2, what)
+        checked_index(item[0], n)
+        _require(type(item[1]) is str, what)
+    return [list(item) for item in value]
+
+
+def checked_ready(frame: dict, n_cells: int) -> dict:
+    """The child's first message: the cells' errors and events, cell indices in range."""
+    if "crash" in frame:
+        _require(type(frame["crash"]) is str, "crash")
+        raise WireError(f"the notebook could not run: {frame['crash'][:500]}")
+    _require(frame.get("ready") is True and set(frame) <= _READY_KEYS, "ready")
+    return {
+        "ready": True,
+        "cell_errors": _pairs(frame.get("cell_errors", []), n_cells, "cell_errors"),
+        "cell_events": _pairs(frame.get("cell_events", []), n_cells, "cell_events"),
+    }
+
+
+_READY_KEYS = {"ready", "cell_errors", "cell_events", "seq"}
+_REPLY_KEYS = {"seq", "result", "raised", "crash", "args_after", "kwargs_after", "rng"}
+_REPLY_KEYS |= {"events", "memory", "watcher", "kind", "params", "value"}
+_CALLBACK_KEYS = {"seq", "callback", "args", "kwargs", "rng"}
+
+
+def _encoded_dict(value: Any) -> bool:
+    return type(value) is dict and type(value.get("$d")) is list
+
+
+def checked_reply(frame: dict, seq: int) -> dict:
+    """A reply (or a callback) to request `seq`: its fields of the right types."""
+    _require(frame.get("seq") == seq and type(frame.get("seq")) is int, "out of turn")
+    if "callback" in frame:
+        _require(set(frame) <= _CALLBACK_KEYS, "callback fields")
+        _require(type(frame["callback"]) is str, "callback name")
+        _require(type(frame.get("args")) is list, "callback args")
+        _require(_encoded_dict(frame.get("kwargs")), "callback kwargs")
+        _require(_encoded_dict(frame.get("rng")), "callback rng")
+        return frame
+    _require(set(frame) <= _REPLY_KEYS, "reply fields")
+    if "kind" in frame:  # a description
+        return frame
+    if "crash" in frame:
+        _require(type(frame["crash"]) is str, "crash")
+        return frame
+    _require(("result" in frame) != ("raised" in frame), "result or raised")
+    _require(type(frame.get("args_after")) is list, "args_after")
+    _require(_encoded_dict(frame.get("kwargs_after")), "kwargs_after")
+    rng = frame.get("rng")
+    _require(_encoded_dict(rng) and len(rng["$d"]) == 3, "rng")  # type: ignore[index]
+    events = frame.get("events", [])
+    _require(type(events) is list and all(type(e) is str for e in events), "events")
+    _require(type(frame.get("watcher", "")) is str, "watcher")
+    _require(type(frame.get("memory", {})) in (dict, type(None)), "memory")
+    if "raised" in frame:
+        raised = frame["raised"]
+        _require(type(raised) is dict, "raised")
+        _require(all(type(raised.get(k)) is str for k in ("type", "message")), "raised")
+    return frame
+
+
+def checked_description(frame: dict) -> dict:
+    """A description of a name: missing, a function (its parameters) or data."""
+    kind = frame.get("kind")
+    _require(kind in ("missing", "function", "data"), f"description {kind!r}")
+    if kind == "function":
+        params = frame.get("params")
+        _require(type(params) is list and all(type(p) is str for p in params), "params")
+    if kind == "data":
+        _require("value" in frame, "data value")
+    return {k: frame[k] for k in ("kind", "params", "value") if k in frame}

@@ -1,0 +1,241 @@
+"""The attacks of `make exercises-prove` (`tools/exercise_proof.py`, issue 36): notebooks that
+try to win points they did not earn, or to harm the grader or the next submission, the way
+the security review did, each graded by the engine with the source rules switched off, so
+that what stops them is the isolation and the limits (`attnbook.exercise_checks.jail`,
+`child`), not the reading of the source.
+
+Each attack is a cell added at the end of a notebook; its expectation:
+
+* "answers from disk", "forged results and a crash", "forkserver daemon", "grader code and
+  a .pth", "forged wire frame": added to the untouched notebook, it scores 0 (what the
+  untouched notebook scores), and leaves no trace: no file in the proof's folder (where a
+  results file or a marker would land), the installed grading code and site-packages
+  unchanged;
+* "endless loop": the reference answers with the first question's function replaced by a
+  loop: that question scores 0, every other keeps its points;
+* after all of them, the reference solution again scores 100 % (nothing harmed the
+  reference process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+import attnbook
+import nbformat
+
+__all__ = [
+    "ATTACKS",
+    "LOOP",
+    "ATTACKED",
+    "fingerprint",
+    "traces",
+    "attack_cell",
+    "attacks",
+    "check_attacks",
+]
+
+# the exercises attacked (the security review's two): the attacks are the same for each
+ATTACKED = ("ex01_attention", "ex09_kv_quant")
+
+# Where the attacker looks: the grader's own paths, which a submission can guess or read
+# (OUT: the proof's folder for this exercise; ZIP: the autograder zip).
+_FIND = """
+import glob as _glob, json as _json, os as _os, zipfile as _zipfile
+_ROOTS = [OUT, _os.path.dirname(ZIP), "/autograder", _os.environ.get("ATTNBOOK_MASTERS", "")]
+_ROOTS.append(_os.path.dirname(_os.path.dirname(_os.path.dirname(ZIP))))
+"""
+
+ATTACKS = {
+    "answers from disk": _FIND
+    + """
+def _cells(nb):
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+_found = []
+for _root in _ROOTS:
+    for _path in _glob.glob(_os.path.join(_root, "**", "*.ipynb"), recursive=True)[:50]:
+        try:
+            _found += _cells(_json.load(open(_path)))
+        except Exception:
+            pass
+    for _path in _glob.glob(_os.path.join(_root, "**", "*.zip"), recursive=True)[:20]:
+        try:
+            _found += _cells(_json.loads(_zipfile.ZipFile(_path).read("reference.ipynb")))
+        except Exception:
+            pass
+for _source in _found:
+    if "grader" not in _source:
+        try:
+            exec(_source, globals())
+        except Exception:
+            pass
+""",
+    "forged results and a crash": _FIND
+    + """
+for _root in _ROOTS + [_os.getcwd(), "/tmp"]:
+    for _name in ("results.json", "grades.csv", "MARKER"):
+        try:
+            with open(_os.path.join(_root, _name), "w") as _f:
+                _f.write('{"score": 100.0, "tests": []}')
+            _os.chmod(_os.path.join(_root, _name), 0o444)
+        except OSError:
+            pass
+_os._exit(1)
+""",
+    "forkserver daemon": _FIND
+    + """
+import pickle as _pickle, socket as _socket
+from multiprocessing import reduction as _reduction
+class _Run:
+    def __reduce__(self):
+        return (exec, (f"open({OUT!r} + '/MARKER', 'w').write('forkserver')",))
+for _address in _glob.glob("/tmp/pymp-*/listener-*"):
+    try:
+        _client = _socket.socket(_socket.AF_UNIX)
+        _client.connect(_address)
+        _r, _w = _os.pipe()
+        _a, _b = _os.pipe()
+        _reduction.sendfds(_client, [_r, _w, _a, _b])
+        _os.write(_w, _pickle.dumps(_Run()))
+    except Exception:
+        pass
+""",
+    "grader code and a .pth": """
+import os as _os, sysconfig as _sysconfig, attnbook as _attnbook
+for _path in (
+    _os.path.join(_os.path.dirname(_attnbook.__file__), "exercise_checks", "zz_attack.py"),
+    _os.path.join(_sysconfig.get_paths()["purelib"], "zz_attack.pth"),
+):
+    try:
+        with open(_path, "x") as _f:
+            _f.write("import os\\n")
+    except OSError:
+        pass
+""",
+    "forged wire frame": """
+import json as _json, os as _os, stat as _stat, struct as _struct
+for _fd in range(3, 256):
+    try:
+        if _stat.S_ISSOCK(_os.fstat(_fd).st_mode):
+            _body = _json.dumps({"ready": True, "cell_errors": [], "cell_events": [[10**6, "x"]]})
+            _os.write(_fd, _struct.pack("!i", len(_body)) + _body.encode())
+    except OSError:
+        pass
+""",
+}
+
+LOOP = """
+def {name}(*args, **kwargs):
+    while True:
+        pass
+"""
+
+
+def fingerprint() -> dict[str, str]:
+    """What the attacks may not change: the installed grading code and the .pth files of
+    site-packages (name -> sha256)."""
+    package = Path(attnbook.__file__).parent / "exercise_checks"
+    site = Path(sysconfig.get_paths()["purelib"])
+    files = [*package.glob("*.py"), *site.glob("*.pth")]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files)}
+
+
+def traces(before: dict[str, str], folder: Path, since: float) -> list[str]:
+    """What the attacks left: files in the proof's `folder` or, since `since`, in the
+    machine's /tmp, grading code or .pth files added or changed (each removed again, so
+    that a failed proof harms nothing)."""
+    found = [
+        f"{p.name} written in the proof's folder" for p in sorted(folder.iterdir())
+    ]
+    for name in ("results.json", "grades.csv", "MARKER"):
+        planted = Path("/tmp") / name
+        if planted.exists() and planted.stat().st_mtime >= since:
+            found.append(f"{planted} written")
+            planted.unlink()
+    after = fingerprint()
+    for path in sorted(set(after) - set(before)):
+        found.append(f"{path} added")
+        Path(path).unlink()
+    found += [f"{p} changed" for p in sorted(before) if after.get(p) != before[p]]
+    return found
+
+
+def attack_cell(kind: str, out: Path, zip_path: Path) -> str:
+    """The attack's cell, aimed at this proof's folder and zip."""
+    code = ATTACKS[kind].replace("OUT", repr(str(out)))
+    return code.replace("ZIP", repr(str(zip_path)))
+
+
+def attacks(
+    built: Any, grader: Any, work: Path, timeout: float, make_submission: Any
+) -> dict:
+    """The attacks, graded with the source rules off: kind -> {"score", "questions",
+    "status", "traces"}, then the loop and the reference again. built, grader: the
+    proof's (`tools.exercise_build.Built`, `tools.exercise_grading.Grader`)."""
+    from attnbook.exercise_checks import child
+    from attnbook.exercise_checks.engine import code_sources, grade_notebook
+
+    found: dict[str, dict] = {}
+    before, since = fingerprint(), time.time() - 1
+    for kind in ATTACKS:
+        out = work / "attack"
+        out.mkdir(parents=True, exist_ok=True)
+        nb = make_submission(built, None)
+        nb.cells.append(
+            nbformat.v4.new_code_cell(attack_cell(kind, out, built.autograder_zip))
+        )
+        result = grade_notebook(
+            grader.exercise, code_sources(nb), grader.reference, timeout, False
+        )
+        found[kind] = {
+            **{k: result[k] for k in ("score", "questions", "status", "maxima")},
+            "traces": traces(before, out, since),
+        }
+        shutil.rmtree(out, ignore_errors=True)
+    first = sorted(grader.exercise.functions.items())[0]
+    nb = make_submission(built, [])
+    nb.cells.append(nbformat.v4.new_code_cell(LOOP.format(name=sorted(first[1])[0])))
+    limit, child.CALL_SECONDS = child.CALL_SECONDS, 3.0
+    try:
+        result = grade_notebook(
+            grader.exercise, code_sources(nb), grader.reference, timeout
+        )
+    finally:
+        child.CALL_SECONDS = limit
+    found["endless loop"] = {
+        **{k: result[k] for k in ("score", "questions", "status", "maxima")},
+        "looping": first[0],
+    }
+    again = grader.grade(make_submission(built, []), "reference again", timeout)
+    found["reference again"] = {"score": again.score, "possible": again.possible}
+    return found
+
+
+def check_attacks(found: dict) -> list[str]:
+    """Print each attack's outcome; the problems (empty: every attack held)."""
+    problems = []
+    for kind, seen in found.items():
+        if kind == "reference again":
+            ok = seen["score"] == seen["possible"] > 0
+            expect = "100 % after the attacks"
+        elif kind == "endless loop":
+            looping = seen["looping"]
+            ok = seen["status"] == "ok" and all(
+                score == (0.0 if q == looping else seen["maxima"][q])
+                for q, score in seen["questions"].items()
+            )
+            expect = f"0 on {looping} only"
+        else:
+            ok = seen["score"] == 0 and not seen["traces"]
+            expect = "0 points and no trace"
+        print(f"  attack: {kind:60s} {'OK' if ok else 'FAILED'}: {expect}")
+        for trace in seen.get("traces", []):
+            print(f"      left: {trace}")
+        if not ok:
+            problems.append(f"attack {kind!r}: expected {expect}, got {seen}")
+    return problems
