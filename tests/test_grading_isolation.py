@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnbook.exercise_checks import child, jail, wire
+from attnbook.exercise_checks import child, jail, source_rules, wire
 from attnbook.exercise_checks.engine import Exercise, grade_notebook, reference_session
 from attnbook.exercise_checks.facts import memory_facts
 
@@ -292,6 +292,9 @@ def test_a_looping_or_forging_cell_is_skipped(tiny, monkeypatch):
             return 3 * x
         """
     )
+    # the allowlist refuses the forging cell's imports before anything runs (and that
+    # costs every question); switched off here, so that the wire itself is what is tested
+    monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")
     result = _grade(
         tiny, monkeypatch, cell2="while True:\n    pass", cell4=forge + "\nos._exit(3)"
     )
