@@ -225,8 +225,10 @@ test: $(STAMP)
 # Instructor: grade a folder of submitted .ipynb files to a CSV, with beside it a report of
 # what the class got wrong (OUT stem + -report.txt). Writes nothing into the repository.
 #   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
+#   UNSAFE=1: practice grading where the kernel isolates nothing (never for credit)
 grade: $(STAMP)
-	$(PY) -m tools.exercises grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv)
+	$(PY) -m tools.exercises grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv) \
+	    $(if $(filter 1,$(UNSAFE)),--unsafe)
 
 # Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
 release-files: $(STAMP)

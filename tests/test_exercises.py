@@ -555,3 +555,28 @@ def test_gradescope_reads_an_old_notebook_as_make_grade_does(built, tmp_path):
     results = json.loads((root / "results" / "results.json").read_text())
     total = sum(t["max_score"] for t in results["tests"])
     assert results["score"] == total > 0, results
+
+
+def test_grading_without_isolation_is_refused_with_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    """Where the kernel isolates nothing, `grade` refuses before any submission runs and
+    says why in one line (no traceback); `--unsafe` is the labelled practice mode."""
+    from attnbook.exercise_checks import jail
+    from tools import exercises
+
+    monkeypatch.setenv("ATTNBOOK_GRADE_ISOLATION", "none")
+    monkeypatch.delenv("ATTNBOOK_GRADE_UNSAFE", raising=False)
+    monkeypatch.setattr(jail, "_level", [])
+    (tmp_path / "subs").mkdir()
+    out = tmp_path / "grades.csv"
+    code = exercises.main(
+        ["grade", "ex01_attention", str(tmp_path / "subs"), "--out", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists(), err
+    assert (
+        err.startswith("exercises grade: not graded.")
+        and "ATTNBOOK_GRADE_UNSAFE" in err
+    )
+    assert "Traceback" not in err

@@ -64,6 +64,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from attnbook.exercise_checks import jail
+from attnbook.exercise_checks.jail import IsolationUnavailable
+
 # The tool's other modules (building, grading, proofs); their names are re-exported here,
 # where the tests and instructors look for them.
 from tools.exercise_build import (
@@ -235,6 +238,12 @@ def _run(argv: list[str]) -> int:
     p_grade.add_argument("folder", type=Path)
     p_grade.add_argument("--out", type=Path, default=None)
     p_grade.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    p_grade.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="practice only, never for credit: grade where the kernel offers no isolation "
+        "(the submissions can then read the hidden tests and the references)",
+    )
     args = parser.parse_args(argv)
 
     if PRIVATE:
@@ -271,12 +280,19 @@ def _run(argv: list[str]) -> int:
             raise ExerciseError(
                 f"unknown exercise {args.name!r}; known: {exercise_names()}"
             )
-        grade_folder(
-            args.name,
-            args.folder,
-            args.out or Path(f"grades-{args.name}.csv"),
-            args.timeout,
-        )
+        if args.unsafe:
+            os.environ["ATTNBOOK_GRADE_UNSAFE"] = "1"  # the grader's; no child sees it
+        try:
+            jail.require()  # before anything runs: refused here, with the reason
+            grade_folder(
+                args.name,
+                args.folder,
+                args.out or Path(f"grades-{args.name}.csv"),
+                args.timeout,
+            )
+        except IsolationUnavailable as err:
+            print(f"exercises grade: not graded. {err}", file=sys.stderr)
+            return 2
         return 0
     return 2
 
