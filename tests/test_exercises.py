@@ -580,3 +580,13 @@ def test_grading_without_isolation_is_refused_with_one_line(
         and "ATTNBOOK_GRADE_UNSAFE" in err
     )
     assert "Traceback" not in err
+
+
+def test_the_gradebook_goes_into_a_folder_that_does_not_exist_yet(tmp_path):
+    """OUT=new/folder/grades.csv: the folder is made, not a FileNotFoundError after grading."""
+    from tools.exercise_grading import Grade
+    from tools.exercises import write_gradebook
+
+    out = tmp_path / "term" / "week1" / "grades.csv"
+    write_gradebook(out, [Grade("a.ipynb", "ok", score=1.0, possible=2.0)], {"q1": 2.0})
+    assert out.read_text().splitlines()[0].startswith("submission,status,q1,")

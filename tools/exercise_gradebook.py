@@ -134,6 +134,7 @@ def write_gradebook(
 ) -> None:
     """The class's CSV: one row per notebook, one column per question, total, message."""
     questions = list(points)
+    out_csv.parent.mkdir(parents=True, exist_ok=True)  # OUT=new/folder/grades.csv
     with open(out_csv, "w", newline="") as f:
         writer = csv.writer(f)
         header = ["submission", "status", *questions, "score", "possible", "percent"]

@@ -284,32 +284,17 @@ def local_refusal(fn: Any) -> str | None:
     module it calls (by name, transitively): what the grader will refuse in its source, so
     that the public checks warn first; None where nothing is refused or there is no source
     to read."""
-    import inspect
-    import textwrap
+    from attnbook.exercise_checks.loop_rule import reached
 
-    todo, seen = [fn], set()
-    while todo:
-        current = todo.pop(0)
-        if id(current) in seen or not inspect.isfunction(current):
+    for current, read in reached(fn):
+        if read is None:
             continue
-        seen.add(id(current))
-        namespace = current.__globals__
-        try:
-            lines, first = inspect.getsourcelines(current)
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-        except (OSError, TypeError, SyntaxError):
-            tree = None
-        for line, what in Allowlist().problems(tree, set(namespace)) if tree else []:
+        tree, first = read
+        for line, what in Allowlist().problems(tree, set(current.__globals__)):
             return (
                 f"not allowed in an answer cell: {what} ({current.__name__}, line "
-                f"{line + max(first, 1) - 1}); the grader reads your code before it runs "
+                f"{line + first - 1}); the grader reads your code before it runs "
                 "and scores this question 0: use only the modules and builtins the "
                 "exercise allows, and attributes by their written name"
             )
-        todo += [
-            namespace[name]
-            for name in current.__code__.co_names
-            if inspect.isfunction(namespace.get(name))
-            and namespace[name].__module__ == fn.__module__
-        ]
     return None

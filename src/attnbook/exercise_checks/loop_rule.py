@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 __all__ = ["first_loop", "loop_message", "local_loop"]
 
@@ -57,22 +57,16 @@ def _tree(fn: Callable) -> tuple[ast.AST, int] | None:
     return tree, max(first, 1)
 
 
-def local_loop(fn: Callable) -> str | None:
-    """The loop verdict for a function of this process and the functions of its module it
-    calls (by name, transitively); None where there is no loop or no source to read (the
-    hidden tests decide then)."""
+def reached(fn: Callable) -> Iterator[tuple[Callable, tuple[ast.AST, int] | None]]:
+    """A live function and the functions of its module it calls (by name, transitively),
+    each once, with its syntax tree and first line (`_tree`; None where there is no source)."""
     todo, seen = [fn], set()
     while todo:
         current = todo.pop(0)
         if id(current) in seen or not inspect.isfunction(current):
             continue
         seen.add(id(current))
-        read = _tree(current)
-        if read is not None:
-            found = first_loop(read[0])
-            if found:
-                line = found[0] + read[1] - 1  # the line in the function's cell or file
-                return loop_message(found[1], f"{current.__name__}, line {line}")
+        yield current, _tree(current)
         namespace = current.__globals__
         todo += [
             namespace[name]
@@ -80,4 +74,16 @@ def local_loop(fn: Callable) -> str | None:
             if inspect.isfunction(namespace.get(name))
             and namespace[name].__module__ == fn.__module__
         ]
+
+
+def local_loop(fn: Callable) -> str | None:
+    """The loop verdict for a function of this process and the functions of its module it
+    calls (by name, transitively); None where there is no loop or no source to read (the
+    hidden tests decide then)."""
+    for current, read in reached(fn):
+        if read is not None:
+            found = first_loop(read[0])
+            if found:
+                line = found[0] + read[1] - 1  # the line in the function's cell or file
+                return loop_message(found[1], f"{current.__name__}, line {line}")
     return None
