@@ -281,7 +281,7 @@ def test_grad_of_gives_the_gradients_of_a_local_function():
 
 
 # --------------------------------------------------------------------------- the isolated engine
-wire = pytest.importorskip("attnbook.exercise_checks.wire")
+wire = pytest.importorskip("attnbook_grader.wire")
 
 
 def test_wire_carries_data_and_refuses_anything_else():
@@ -337,8 +337,8 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(
     only sends data, so the tests its wrong answers fail still fail."""
     import os
 
-    from attnbook.exercise_checks import engine, source_rules
-    from attnbook.exercise_checks.session import Session
+    from attnbook_grader import engine, source_rules
+    from attnbook_grader.session import Session
 
     b = built["ex01_attention"]
     prelude = "".join(text for kind, text in ex.TAMPERS.items() if kind != "builtins")
@@ -543,7 +543,7 @@ def test_gradescope_reads_an_old_notebook_as_make_grade_does(built, tmp_path):
     import json
     import zipfile
 
-    from attnbook.exercise_checks.autograder import main
+    from attnbook_grader.autograder import main
 
     b = built["ex01_attention"]
     root = tmp_path / "autograder"
@@ -562,7 +562,7 @@ def test_grading_without_isolation_is_refused_with_one_line(
 ):
     """Where the kernel isolates nothing, `grade` refuses before any submission runs and
     says why in one line (no traceback); `--unsafe` is the labelled practice mode."""
-    from attnbook.exercise_checks import jail
+    from attnbook_grader import jail
     from tools import exercises
 
     monkeypatch.setenv("ATTNBOOK_GRADE_ISOLATION", "none")

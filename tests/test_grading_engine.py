@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "attnbook" / "exercise_checks"
 import tools.exercises as ex  # noqa: E402 - after ROOT
 
-from attnbook.exercise_checks import source_rules, verdicts  # noqa: E402
+from attnbook_grader import source_rules, verdicts  # noqa: E402
 
 
 # --------------------------------------------------------------------------- import graph
@@ -180,7 +180,7 @@ def test_new_object_rules_are_decided_from_the_memory_facts():
     import numpy as np
     import torch
 
-    from attnbook.exercise_checks.sandbox import memory_facts
+    from attnbook_grader.sandbox import memory_facts
 
     x, a = torch.randn(2, 3), np.ones((2, 3))
     rules = {"new_object": True, "no_views": False}
@@ -290,7 +290,7 @@ def _python_for_nobody() -> tuple[str, dict] | None:
     for exe, env in ((sys.executable, {}), (system, {"PYTHONPATH": path})):
         if exe is None:
             continue
-        probe = "import subprocess, sys, attnbook.exercise_checks.engine\n"
+        probe = "import subprocess, sys, attnbook_grader.engine\n"
         probe += "subprocess.run([sys.executable, '-c', '1'], check=True)"
         done = subprocess.run(
             [*NOBODY, exe, "-c", probe],
@@ -323,7 +323,7 @@ def test_gradescope_entry_point_zeroes_the_questions_and_ends_the_processes(ex03
     command = [
         python,
         "-c",
-        f"from attnbook.exercise_checks.autograder import main; main({str(root)!r})",
+        f"from attnbook_grader.autograder import main; main({str(root)!r})",
     ]
     if user == "nobody":
         subprocess.run(["chmod", "-R", "a+rwX", str(root)], check=True)
@@ -384,7 +384,7 @@ def test_a_detached_process_that_escaped_is_ended(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, subprocess, sys, time
-        from attnbook.exercise_checks import processes
+        from attnbook_grader import processes
         assert processes.become_subreaper()
         before = processes.grader_children()
         child = subprocess.Popen([sys.executable, "-c", '''

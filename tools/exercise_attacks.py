@@ -1,7 +1,7 @@
 """The attacks of `make exercises-prove` (`tools/exercise_proof.py`, issue 36): notebooks that
 try to win points they did not earn, or to harm the grader or the next submission, the way
 the security review did, each graded by the engine with the source rules switched off, so
-that what stops them is the isolation and the limits (`attnbook.exercise_checks.jail`,
+that what stops them is the isolation and the limits (`attnbook_grader.jail`,
 `child`), not the reading of the source.
 
 Each attack is a cell added at the end of a notebook; its expectation:
@@ -177,8 +177,8 @@ def attacks(
     """The attacks, graded with the source rules off: kind -> {"score", "questions",
     "status", "traces"}, then the loop and the reference again. built, grader: the
     proof's (`tools.exercise_build.Built`, `tools.exercise_grading.Grader`)."""
-    from attnbook.exercise_checks import child
-    from attnbook.exercise_checks.engine import code_sources, grade_notebook
+    from attnbook_grader import child
+    from attnbook_grader.engine import code_sources, grade_notebook
 
     found: dict[str, dict] = {}
     before, since = fingerprint(), time.time() - 1

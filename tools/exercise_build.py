@@ -196,14 +196,14 @@ def pinned_environment(text: str) -> str:
 
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
-    `attnbook.exercise_checks.autograder.main` (the submission runs in a child process, the
+    `attnbook_grader.autograder.main` (the submission runs in a child process, the
     grade is decided in the grader's), and the reference solution travels with the tests.
     Every file gets a mode chosen here (root's only, 600; the scripts 700), and the
     environment pins numpy and the CPU build of torch."""
     import zipfile
 
-    from attnbook.exercise_checks.autograder import RUN_SCRIPT
-    from attnbook.exercise_checks.otter_plugin import engine_only_config
+    from attnbook_grader.autograder import RUN_SCRIPT
+    from attnbook_grader.otter_plugin import engine_only_config
 
     with zipfile.ZipFile(zip_path) as z:
         members = [

@@ -41,7 +41,7 @@ processes share the exercises, the longest proofs first; each builds and grades 
 exercises in one Python process (one import of PyTorch and otter, one process server for all
 of them).
 
-One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
+One engine grades everything (`attnbook_grader.engine`, also what the autograder zip
 runs on Gradescope): the submission's notebook runs in a child process forked from a server
 that never ran student code; the tests (otter's own test classes, reading the autograder's
 test files) run in the grading process, sending inputs to the child and getting results back
@@ -64,8 +64,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnbook.exercise_checks import jail
-from attnbook.exercise_checks.jail import IsolationUnavailable
+from attnbook_grader import jail
+from attnbook_grader.jail import IsolationUnavailable
 
 # The tool's other modules (building, grading, proofs); their names are re-exported here,
 # where the tests and instructors look for them.
