@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import re
 import subprocess
 import zipfile
@@ -590,3 +591,54 @@ def test_the_gradebook_goes_into_a_folder_that_does_not_exist_yet(tmp_path):
     out = tmp_path / "term" / "week1" / "grades.csv"
     write_gradebook(out, [Grade("a.ipynb", "ok", score=1.0, possible=2.0)], {"q1": 2.0})
     assert out.read_text().splitlines()[0].startswith("submission,status,q1,")
+
+
+def test_the_zip_installs_the_course_and_engine_of_this_checkout(built):
+    """The autograder zip carries the wheels of `attnbook` and `attnbook-grader` built from
+    this checkout at the course's version, and its environment installs those files, not a
+    release from a registry; the course's wheel holds no module of the engine."""
+    import tomllib
+    import yaml
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    wheels = {
+        "attnbook": f"wheels/attnbook-{version}-py3-none-any.whl",
+        "attnbook-grader": f"wheels/attnbook_grader-{version}-py3-none-any.whl",
+    }
+    with zipfile.ZipFile(built["ex01_attention"].autograder_zip) as z:
+        assert set(wheels.values()) <= set(z.namelist()), z.namelist()
+        env = yaml.safe_load(z.read("environment.yml"))
+        config = z.read("otter_config.json").decode()
+        course = zipfile.ZipFile(io.BytesIO(z.read(wheels["attnbook"])))
+        engine = zipfile.ZipFile(io.BytesIO(z.read(wheels["attnbook-grader"])))
+    (pip,) = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
+    assert [f"/autograder/source/{w}" for w in wheels.values()] == [
+        p for p in pip if p.startswith("/")
+    ], pip
+    assert not [p for p in pip if p.split("==")[0] in wheels], pip
+    assert "attnbook_grader.otter_plugin.EngineOnly" in config
+    meta = engine.read(f"attnbook_grader-{version}.dist-info/METADATA").decode()
+    assert f"Requires-Dist: attnbook=={version}" in meta.splitlines(), meta
+    engine_modules = {n.split("/")[-1] for n in engine.namelist() if n.endswith(".py")}
+    assert {"engine.py", "sandbox.py", "wire.py", "autograder.py"} <= engine_modules
+    in_course = {
+        n for n in course.namelist() if n.startswith("attnbook/exercise_checks/")
+    }
+    assert "attnbook/exercise_checks/grading.py" in in_course
+    leaked = {n.split("/")[-1] for n in in_course} & (engine_modules - {"__init__.py"})
+    assert not leaked, leaked
+    assert not [n for n in course.namelist() if n.startswith("attnbook_grader/")]
+
+
+def test_a_zip_pin_of_another_release_is_refused():
+    """Requirements that pin another release than this checkout's are refused by name."""
+    from tools.exercise_build import ExerciseError, pinned_environment
+
+    wheels = {"attnbook": "/w/attnbook-0.1.0-py3-none-any.whl"}
+    text = "dependencies:\n  - pip:\n      - attnbook==0.0.1\n"
+    with pytest.raises(ExerciseError, match="pin attnbook==0.0.1, this checkout is"):
+        pinned_environment(text, wheels)
+    with pytest.raises(ExerciseError, match="name no attnbook"):
+        pinned_environment("dependencies:\n  - pip:\n      - numpy\n", wheels)
+    ok = pinned_environment(text.replace("0.0.1", "0.1.0"), wheels)
+    assert "      - /w/attnbook-0.1.0-py3-none-any.whl" in ok.splitlines(), ok
