@@ -296,7 +296,9 @@ def _python_for_nobody() -> tuple[str, dict] | None:
     site = (
         Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     )
-    path = os.pathsep.join([str(here / "src"), str(site / "site-packages")])
+    path = os.pathsep.join(
+        [str(here / "src"), str(here / "grader" / "src"), str(site / "site-packages")]
+    )
     system = shutil.which(
         f"python{sys.version_info[0]}.{sys.version_info[1]}", path="/usr/bin"
     )

@@ -98,7 +98,8 @@ def _python_for_nobody() -> tuple[str, dict] | None:
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     system = shutil.which(f"python{version}", path="/usr/bin")
     site = Path(sys.prefix) / "lib" / f"python{version}" / "site-packages"
-    env = {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{site}"}
+    engine = ROOT / "grader" / "src"
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(engine), str(site)])}
     if system is None:
         return None
     done = subprocess.run(
