@@ -642,3 +642,22 @@ def test_a_zip_pin_of_another_release_is_refused():
         pinned_environment("dependencies:\n  - pip:\n      - numpy\n", wheels)
     ok = pinned_environment(text.replace("0.0.1", "0.1.0"), wheels)
     assert "      - /w/attnbook-0.1.0-py3-none-any.whl" in ok.splitlines(), ok
+
+
+def test_grading_refuses_an_engine_of_another_release(monkeypatch, capsys):
+    """`grade` grades with the installed engine, which must be this checkout's release."""
+    import importlib.metadata
+
+    from tools import exercise_wheels
+
+    assert exercise_wheels.installed_engine_problem() is None
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata,
+        "version",
+        lambda name: "0.0.1" if name == "attnbook-grader" else real(name),
+    )
+    problem = exercise_wheels.installed_engine_problem()
+    assert problem and "attnbook-grader 0.0.1" in problem and "make setup" in problem
+    code = ex.main(["grade", "ex01_attention", "/nonexistent"])
+    assert code == 1 and capsys.readouterr().err == f"exercises: {problem}\n"
