@@ -34,6 +34,9 @@ python-version:
 # build (`+cpu`, no CUDA libraries): on Linux it comes from PyTorch's CPU wheel page
 # (TORCH_WHEELS) or, where pip's configuration names a local wheel folder (PIP_FIND_LINKS or
 # pip's global.find-links, as on the project's machines), from there: the same file.
+# The course package and the grading engine (grader/, the distribution attnbook-grader:
+# README, "Grading for credit") are installed editable, without dependencies: the lock holds
+# both's (the engine's are the course's `exercises` extra).
 TORCH_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null),$(TORCH_WHEELS))
 UV_BOOTSTRAP := .cache/uv-requirement.txt
@@ -44,12 +47,12 @@ $(UV_BOOTSTRAP): requirements/lock.txt
 	awk '/^uv==/{keep=1; print; next} keep && /^ /{print; next} {keep=0}' $< > $@
 	grep -q '^uv==' $@ || { echo "make: requirements/lock.txt has no uv pin"; exit 1; }
 
-$(STAMP): pyproject.toml requirements/lock.txt $(UV_BOOTSTRAP) | python-version
+$(STAMP): pyproject.toml grader/pyproject.toml requirements/lock.txt $(UV_BOOTSTRAP) | python-version
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r $(UV_BOOTSTRAP)
 	$(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode --require-hashes \
 	    --find-links $(FIND_LINKS) -r requirements/lock.txt
-	$(VENV)/bin/uv pip install --python $(PY) --quiet --no-deps -e .
+	$(VENV)/bin/uv pip install --python $(PY) --quiet --no-deps -e . -e grader
 	touch $(STAMP)
 
 mathjax: $(STAMP)
@@ -73,10 +76,10 @@ book-strict: $(STAMP) mathjax
 	$(MAKE) --no-print-directory book BOOKFLAGS="-W -n --keep-going"
 
 # ruff (rules in pyproject.toml) on the whole repository, ruff's formatter (88 columns) on
-# the library code, tools, tests and benchmarks, mypy on src/. The chapters (excluded from
-# the style rules: they are formatted for the page) get pyflakes' checks: no unused imports
-# or names, no undefined ones.
-FORMATTED := src/attnbook tools tests benchmarks conftest.py
+# the library code (the course package and the grading engine), tools, tests and
+# benchmarks, mypy on both packages. The chapters (excluded from the style rules: they are
+# formatted for the page) get pyflakes' checks: no unused imports or names, no undefined ones.
+FORMATTED := src/attnbook grader/src tools tests benchmarks conftest.py
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff check --select F --no-force-exclude book

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peak memory and time of grading one submission of each exercise through Gradescope's
-entry point (`attnbook.exercise_checks.autograder.main`): the numbers behind the README's
+entry point (`attnbook_grader.autograder.main`): the numbers behind the README's
 Gradescope settings.
 
     python benchmarks/grading_footprint.py [NAME ...]
@@ -68,7 +68,7 @@ def measure(name: str, work: Path) -> tuple[float, int, float]:
     zipfile.ZipFile(built.autograder_zip).extractall(root / "source")
     reference = nbformat.read(built.reference_nb, as_version=4)
     nbformat.write(reference, root / "submission" / "submission.ipynb")
-    main = f"from attnbook.exercise_checks.autograder import main; main({str(root)!r})"
+    main = f"from attnbook_grader.autograder import main; main({str(root)!r})"
     start = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-c", main], cwd=root / "source")
     peak = 0

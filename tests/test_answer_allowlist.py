@@ -1,5 +1,5 @@
 """The allowlist of answer cells and the reach of a function, read from the source
-(`attnbook.exercise_checks.source_rules`, `answer_allowlist`; issue 36, item 2).
+(`attnbook_grader.source_rules`, `answer_allowlist`; issue 36, item 2).
 
 Every way the grading security review found (and more) to call a forbidden routine from an
 answer, ex01's softmax through ``torch.softmax`` and ex09's quantiser through the course
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnbook.exercise_checks import source_rules
+from attnbook_grader import source_rules
 
 SETUP = (
     "import numpy as np\nimport otter\nfrom attnbook.exercise_checks import tests_dir"

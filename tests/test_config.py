@@ -141,15 +141,40 @@ def test_lock_pins_the_cpu_build_of_torch_and_hashes_everything() -> None:
         assert digest and f"--hash=sha256:{digest[1]}" in linux, python
 
 
-def test_autograder_installs_this_release_from_pypi() -> None:
+def test_autograder_installs_this_release_and_its_engine() -> None:
+    """The zip's requirements pin the course and its grading engine at this release (the
+    zip swaps both pins for the wheels built from the checkout: tests/test_exercises.py)."""
     lines = (
         (ROOT / "exercises" / "autograder-requirements.txt").read_text().splitlines()
     )
     version = PYPROJECT["project"]["version"]
     assert (
-        f"attnbook=={version}" in lines and setup_cell.grader_requirement() in lines
+        f"attnbook=={version}" in lines
+        and f"attnbook-grader=={version}" in lines
+        and setup_cell.grader_requirement() in lines
     ), lines
     assert setup_cell.release_requirement() == f"attnbook=={version}"
+    assert setup_cell.engine_requirement() == f"attnbook-grader=={version}"
+
+
+def test_the_grading_engine_is_released_with_the_course() -> None:
+    """grader/pyproject.toml: the course's version, the course package of that version, and
+    otter as the course's `exercises` extra pins it (tools/release_files.py writes it)."""
+    engine = tomllib.loads((ROOT / "grader" / "pyproject.toml").read_text())["project"]
+    version = PYPROJECT["project"]["version"]
+    assert engine["name"] == "attnbook-grader"
+    assert engine["version"] == version, (engine["version"], version)
+    needs = {canonicalize_name(Requirement(r).name): r for r in engine["dependencies"]}
+    assert needs.keys() == {"attnbook", "otter-grader"}, needs
+    assert Requirement(needs["attnbook"]).specifier == SpecifierSet(f"=={version}")
+    (otter,) = PYPROJECT["project"]["optional-dependencies"]["exercises"]
+    assert Requirement(needs["otter-grader"]) == Requirement(otter), (needs, otter)
+    assert engine["requires-python"] == PYPROJECT["project"]["requires-python"]
+    release_files = load_tool("release_files")
+    text = (ROOT / "grader" / "pyproject.toml").read_text()
+    assert release_files.engine_project(text, version) == text
+    moved = release_files.engine_project(text, "9.8.7")
+    assert 'version = "9.8.7"' in moved and '"attnbook==9.8.7"' in moved
 
 
 def test_setup_cells_install_this_release() -> None:
@@ -175,8 +200,10 @@ def test_setup_cells_install_this_release() -> None:
 
 def test_installed_package_reports_the_pyproject_version() -> None:
     import attnbook
+    import attnbook_grader
 
     assert attnbook.__version__ == PYPROJECT["project"]["version"]
+    assert attnbook_grader.__version__ == PYPROJECT["project"]["version"]
 
 
 def test_setup_cell_source_does_not_hard_code_the_url() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import re
 import subprocess
 import zipfile
@@ -281,7 +282,7 @@ def test_grad_of_gives_the_gradients_of_a_local_function():
 
 
 # --------------------------------------------------------------------------- the isolated engine
-wire = pytest.importorskip("attnbook.exercise_checks.wire")
+wire = pytest.importorskip("attnbook_grader.wire")
 
 
 def test_wire_carries_data_and_refuses_anything_else():
@@ -337,8 +338,8 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(
     only sends data, so the tests its wrong answers fail still fail."""
     import os
 
-    from attnbook.exercise_checks import engine, source_rules
-    from attnbook.exercise_checks.session import Session
+    from attnbook_grader import engine, source_rules
+    from attnbook_grader.session import Session
 
     b = built["ex01_attention"]
     prelude = "".join(text for kind, text in ex.TAMPERS.items() if kind != "builtins")
@@ -543,7 +544,7 @@ def test_gradescope_reads_an_old_notebook_as_make_grade_does(built, tmp_path):
     import json
     import zipfile
 
-    from attnbook.exercise_checks.autograder import main
+    from attnbook_grader.autograder import main
 
     b = built["ex01_attention"]
     root = tmp_path / "autograder"
@@ -562,7 +563,7 @@ def test_grading_without_isolation_is_refused_with_one_line(
 ):
     """Where the kernel isolates nothing, `grade` refuses before any submission runs and
     says why in one line (no traceback); `--unsafe` is the labelled practice mode."""
-    from attnbook.exercise_checks import jail
+    from attnbook_grader import jail
     from tools import exercises
 
     monkeypatch.setenv("ATTNBOOK_GRADE_ISOLATION", "none")
@@ -590,3 +591,73 @@ def test_the_gradebook_goes_into_a_folder_that_does_not_exist_yet(tmp_path):
     out = tmp_path / "term" / "week1" / "grades.csv"
     write_gradebook(out, [Grade("a.ipynb", "ok", score=1.0, possible=2.0)], {"q1": 2.0})
     assert out.read_text().splitlines()[0].startswith("submission,status,q1,")
+
+
+def test_the_zip_installs_the_course_and_engine_of_this_checkout(built):
+    """The autograder zip carries the wheels of `attnbook` and `attnbook-grader` built from
+    this checkout at the course's version, and its environment installs those files, not a
+    release from a registry; the course's wheel holds no module of the engine."""
+    import tomllib
+    import yaml
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    wheels = {
+        "attnbook": f"wheels/attnbook-{version}-py3-none-any.whl",
+        "attnbook-grader": f"wheels/attnbook_grader-{version}-py3-none-any.whl",
+    }
+    with zipfile.ZipFile(built["ex01_attention"].autograder_zip) as z:
+        assert set(wheels.values()) <= set(z.namelist()), z.namelist()
+        env = yaml.safe_load(z.read("environment.yml"))
+        config = z.read("otter_config.json").decode()
+        course = zipfile.ZipFile(io.BytesIO(z.read(wheels["attnbook"])))
+        engine = zipfile.ZipFile(io.BytesIO(z.read(wheels["attnbook-grader"])))
+    (pip,) = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
+    assert [f"/autograder/source/{w}" for w in wheels.values()] == [
+        p for p in pip if p.startswith("/")
+    ], pip
+    assert not [p for p in pip if p.split("==")[0] in wheels], pip
+    assert "attnbook_grader.otter_plugin.EngineOnly" in config
+    meta = engine.read(f"attnbook_grader-{version}.dist-info/METADATA").decode()
+    assert f"Requires-Dist: attnbook=={version}" in meta.splitlines(), meta
+    engine_modules = {n.split("/")[-1] for n in engine.namelist() if n.endswith(".py")}
+    assert {"engine.py", "sandbox.py", "wire.py", "autograder.py"} <= engine_modules
+    in_course = {
+        n for n in course.namelist() if n.startswith("attnbook/exercise_checks/")
+    }
+    assert "attnbook/exercise_checks/grading.py" in in_course
+    leaked = {n.split("/")[-1] for n in in_course} & (engine_modules - {"__init__.py"})
+    assert not leaked, leaked
+    assert not [n for n in course.namelist() if n.startswith("attnbook_grader/")]
+
+
+def test_a_zip_pin_of_another_release_is_refused():
+    """Requirements that pin another release than this checkout's are refused by name."""
+    from tools.exercise_build import ExerciseError, pinned_environment
+
+    wheels = {"attnbook": "/w/attnbook-0.1.0-py3-none-any.whl"}
+    text = "dependencies:\n  - pip:\n      - attnbook==0.0.1\n"
+    with pytest.raises(ExerciseError, match="pin attnbook==0.0.1, this checkout is"):
+        pinned_environment(text, wheels)
+    with pytest.raises(ExerciseError, match="name no attnbook"):
+        pinned_environment("dependencies:\n  - pip:\n      - numpy\n", wheels)
+    ok = pinned_environment(text.replace("0.0.1", "0.1.0"), wheels)
+    assert "      - /w/attnbook-0.1.0-py3-none-any.whl" in ok.splitlines(), ok
+
+
+def test_grading_refuses_an_engine_of_another_release(monkeypatch, capsys):
+    """`grade` grades with the installed engine, which must be this checkout's release."""
+    import importlib.metadata
+
+    from tools import exercise_wheels
+
+    assert exercise_wheels.installed_engine_problem() is None
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata,
+        "version",
+        lambda name: "0.0.1" if name == "attnbook-grader" else real(name),
+    )
+    problem = exercise_wheels.installed_engine_problem()
+    assert problem and "attnbook-grader 0.0.1" in problem and "make setup" in problem
+    code = ex.main(["grade", "ex01_attention", "/nonexistent"])
+    assert code == 1 and capsys.readouterr().err == f"exercises: {problem}\n"

@@ -32,33 +32,42 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "src" / "attnbook" / "exercise_checks"
+PACKAGE = ROOT / "src" / "attnbook" / "exercise_checks"  # the student's side
+ENGINE = ROOT / "grader" / "src" / "attnbook_grader"  # the grader's
 import tools.exercises as ex  # noqa: E402 - after ROOT
 
-from attnbook.exercise_checks import source_rules, verdicts  # noqa: E402
+from attnbook_grader import source_rules, verdicts  # noqa: E402
 
 
 # --------------------------------------------------------------------------- import graph
 def _imports(path: Path) -> set[str]:
-    """The modules of the grading package that `path` imports, anywhere in it."""
+    """The modules of the grading code (the public checks' side and the engine) that
+    `path` imports, anywhere in it."""
     found = set()
+    packages = ("attnbook.exercise_checks", "attnbook_grader")
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "attnbook.exercise_checks":
+            if node.module in packages:
                 found |= {a.name for a in node.names}
-            elif node.module.startswith("attnbook.exercise_checks."):
+            elif node.module.startswith(tuple(f"{p}." for p in packages)):
                 found.add(node.module.rsplit(".", 1)[1])
         elif isinstance(node, ast.Import):
             found |= {
                 a.name.rsplit(".", 1)[1]
                 for a in node.names
-                if a.name.startswith("attnbook.exercise_checks.")
+                if a.name.startswith(tuple(f"{p}." for p in packages))
             }
     return found - {path.stem}
 
 
+def _modules() -> list[Path]:
+    return [
+        p for d in (PACKAGE, ENGINE) for p in d.glob("*.py") if p.stem != "__init__"
+    ]
+
+
 def _graph() -> dict[str, set[str]]:
-    return {p.stem: _imports(p) for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    return {p.stem: _imports(p) for p in _modules()}
 
 
 def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -87,7 +96,11 @@ def test_the_grading_package_imports_in_one_direction():
     assert _reach(graph, "probes") == set()
     assert {"sandbox", "verdicts"} <= graph["session"]
     assert "source_rules" in graph["engine"]
+    # the student's side imports nothing of the engine's
+    engine = {p.stem for p in ENGINE.glob("*.py")}
     for path in PACKAGE.glob("*.py"):
+        assert not graph.get(path.stem, set()) & engine, path.name
+    for path in [*PACKAGE.glob("*.py"), *ENGINE.glob("*.py")]:
         lines = len(path.read_text().splitlines())
         assert lines <= 400, f"{path.name} has {lines} lines"
 
@@ -114,7 +127,7 @@ TAMPERING = {
     "a frame": "import sys\nframe = sys._getframe()",
     "ctypes": "import ctypes",
     "a module reached through a value": (
-        "import attnbook\nm = [attnbook][0]\nm.exercise_checks.sandbox.memory_facts = dict"
+        "import attnbook\nm = [attnbook][0]\nm.exercise_checks.grading.guarded = dict"
     ),
 }
 HONEST = [
@@ -180,7 +193,7 @@ def test_new_object_rules_are_decided_from_the_memory_facts():
     import numpy as np
     import torch
 
-    from attnbook.exercise_checks.sandbox import memory_facts
+    from attnbook_grader.sandbox import memory_facts
 
     x, a = torch.randn(2, 3), np.ones((2, 3))
     rules = {"new_object": True, "no_views": False}
@@ -283,14 +296,16 @@ def _python_for_nobody() -> tuple[str, dict] | None:
     site = (
         Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     )
-    path = os.pathsep.join([str(here / "src"), str(site / "site-packages")])
+    path = os.pathsep.join(
+        [str(here / "src"), str(here / "grader" / "src"), str(site / "site-packages")]
+    )
     system = shutil.which(
         f"python{sys.version_info[0]}.{sys.version_info[1]}", path="/usr/bin"
     )
     for exe, env in ((sys.executable, {}), (system, {"PYTHONPATH": path})):
         if exe is None:
             continue
-        probe = "import subprocess, sys, attnbook.exercise_checks.engine\n"
+        probe = "import subprocess, sys, attnbook_grader.engine\n"
         probe += "subprocess.run([sys.executable, '-c', '1'], check=True)"
         done = subprocess.run(
             [*NOBODY, exe, "-c", probe],
@@ -323,7 +338,7 @@ def test_gradescope_entry_point_zeroes_the_questions_and_ends_the_processes(ex03
     command = [
         python,
         "-c",
-        f"from attnbook.exercise_checks.autograder import main; main({str(root)!r})",
+        f"from attnbook_grader.autograder import main; main({str(root)!r})",
     ]
     if user == "nobody":
         subprocess.run(["chmod", "-R", "a+rwX", str(root)], check=True)
@@ -384,7 +399,7 @@ def test_a_detached_process_that_escaped_is_ended(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, subprocess, sys, time
-        from attnbook.exercise_checks import processes
+        from attnbook_grader import processes
         assert processes.become_subreaper()
         before = processes.grader_children()
         child = subprocess.Popen([sys.executable, "-c", '''

@@ -32,9 +32,9 @@ import numpy as np
 import pytest
 import torch
 
-from attnbook.exercise_checks import child, jail, source_rules, wire
-from attnbook.exercise_checks.engine import Exercise, grade_notebook, reference_session
-from attnbook.exercise_checks.facts import memory_facts
+from attnbook_grader import child, jail, source_rules, wire
+from attnbook_grader.engine import Exercise, grade_notebook, reference_session
+from attnbook_grader.facts import memory_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,7 +76,7 @@ SEEN = json.dumps({
 
 SCRIPT = """
 import json, os, sys
-from attnbook.exercise_checks.session import Session
+from attnbook_grader.session import Session
 sources = [sys.argv[1]]
 if __name__ == "__main__":
     seen = []
@@ -98,11 +98,12 @@ def _python_for_nobody() -> tuple[str, dict] | None:
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     system = shutil.which(f"python{version}", path="/usr/bin")
     site = Path(sys.prefix) / "lib" / f"python{version}" / "site-packages"
-    env = {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{site}"}
+    engine = ROOT / "grader" / "src"
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(engine), str(site)])}
     if system is None:
         return None
     done = subprocess.run(
-        [*NOBODY, system, "-c", "import attnbook.exercise_checks.engine"],
+        [*NOBODY, system, "-c", "import attnbook_grader.engine"],
         env={**os.environ, **env},
         cwd="/",
         capture_output=True,
@@ -122,7 +123,7 @@ def _look(tmp_path: Path, how: str, monkeypatch) -> list[dict]:
     )
     cell = cell.replace("GRADER", str(os.getpid())).replace("MARK", repr("mark"))
     if how != "nobody":
-        from attnbook.exercise_checks.session import Session
+        from attnbook_grader.session import Session
 
         monkeypatch.setattr(jail, "_level", [how])
         seen = []
@@ -371,13 +372,13 @@ def test_subclasses_cross_opaque_and_their_facts_name_them():
     facts = memory_facts({"x": x}, lying)
     assert facts["results"][0]["storage"] == facts["inputs"]["x"]["storage"]
     assert facts["results"][0]["subclass"] == "Liar"
-    from attnbook.exercise_checks import verdicts
+    from attnbook_grader import verdicts
 
     assert "subclass" in verdicts.returned_inputs(facts, {"new_object": False})
 
 
 def test_a_frame_over_the_limit_is_replaced_by_a_crash_report(monkeypatch):
-    from attnbook.exercise_checks import sandbox
+    from attnbook_grader import sandbox
 
     sent: list[bytes] = []
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnbook.exercise_checks import sandbox, source_rules, verdicts, wire
+from attnbook_grader import sandbox, source_rules, verdicts, wire
 from attnbook.exercise_checks.grading import guarded
 from attnbook.exercise_checks.loop_rule import first_loop, local_loop
 

@@ -1,22 +1,28 @@
-"""The package's import graph has no circle: every `import` of an `attnbook` module, at the
-top of a module, inside a function or under `TYPE_CHECKING`, read from the source with `ast`."""
+"""The import graph of the course package and of the grading engine has no circle: every
+`import` of an `attnbook` or `attnbook_grader` module, at the top of a module, inside a
+function or under `TYPE_CHECKING`, read from the source with `ast`. The engine may import
+the course package; the course package imports nothing of the engine (a student installs
+`attnbook` alone)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attnbook"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "attnbook"
+ENGINE = ROOT / "grader" / "src" / "attnbook_grader"
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    package = ENGINE if path.is_relative_to(ENGINE) else PACKAGE
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def imports(path: Path) -> set[str]:
-    """The attnbook modules `path` imports (a name imported from a package counts as its
-    submodule when one of that name exists)."""
+    """The attnbook and attnbook_grader modules `path` imports (a name imported from a
+    package counts as its submodule when one of that name exists)."""
     name, found = module_name(path), set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text())):
@@ -34,7 +40,7 @@ def imports(path: Path) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    paths = sorted(PACKAGE.rglob("*.py"))
+    paths = sorted([*PACKAGE.rglob("*.py"), *ENGINE.rglob("*.py")])
     names = {module_name(p) for p in paths}
     return {module_name(p): (imports(p) & names) - {module_name(p)} for p in paths}
 
@@ -77,3 +83,50 @@ def test_the_graph_sees_every_kind_of_import() -> None:
 def test_the_package_has_no_import_circle() -> None:
     found = cycle(graph())
     assert found is None, "import circle: " + " -> ".join(found or [])
+
+
+def test_the_course_package_imports_nothing_of_the_engine() -> None:
+    edges = graph()
+    engine = {name for name in edges if name.split(".")[0] == "attnbook_grader"}
+    assert {"attnbook_grader.engine", "attnbook_grader.sandbox"} <= engine
+    assert "attnbook.exercise_checks.watch" in edges["attnbook_grader.sandbox"]
+    wrong = {
+        name: sorted(edges[name] & engine)
+        for name in edges
+        if name not in engine and edges[name] & engine
+    }
+    assert not wrong, f"the course package imports the grading engine: {wrong}"
+    # nor by a name in a string (importlib, __import__): only docstrings may name it
+    named = [
+        f"{p.relative_to(ROOT)}:{node.lineno}"
+        for p in PACKAGE.rglob("*.py")
+        for node in code_strings(ast.parse(p.read_text()))
+        if "attnbook_grader" in node.value
+    ]
+    assert not named, named
+
+
+def code_strings(tree: ast.Module) -> list[ast.Constant]:
+    """The string constants of `tree` that are not docstrings."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(
+            node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        )
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_the_string_reader_sees_code_not_docstrings() -> None:
+    tree = ast.parse('"""doc x"""\nimport importlib\nm = importlib.import_module("x")')
+    assert [node.value for node in code_strings(tree)] == ["x"]

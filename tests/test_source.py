@@ -1,5 +1,6 @@
-"""Checks of the package's source that neither ruff nor mypy makes: a decorator written twice
-in a row (as `@torch.no_grad()` once was on `cars.predict_logits`) runs twice and is a slip."""
+"""Checks of the source of the package and of the grading engine that neither ruff nor mypy
+makes: a decorator written twice in a row (as `@torch.no_grad()` once was on
+`cars.predict_logits`) runs twice and is a slip."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "attnbook"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "attnbook"
+ENGINE = ROOT / "grader" / "src" / "attnbook_grader"
 
 
 def repeated_decorators(source: str) -> list[str]:
@@ -29,7 +32,9 @@ def test_the_check_finds_a_doubled_decorator() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+    "path",
+    sorted([*SRC.rglob("*.py"), *ENGINE.rglob("*.py")]),
+    ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_no_decorator_is_written_twice(path: Path) -> None:
     assert repeated_decorators(path.read_text()) == []

@@ -1,5 +1,5 @@
 """One reader of submissions for both grading paths, and the feedback a student reads
-(`attnbook.exercise_checks.submissions`, `feedback`, `autograder.results_json`; issue 36,
+(`attnbook_grader.submissions`, `feedback`, `autograder.results_json`; issue 36,
 items 5 and 6). No grading runs here: well under a second.
 """
 
@@ -9,7 +9,7 @@ import json
 
 import nbformat
 
-from attnbook.exercise_checks import autograder, feedback, submissions
+from attnbook_grader import autograder, feedback, submissions
 
 SETUP = "import otter\nfrom attnbook.exercise_checks import tests_dir\n"
 

@@ -5,7 +5,9 @@ passes on both; the wheel installs (without dependencies, no index) into a fresh
 environment that sees this interpreter's torch & co. but not `attnbook`; there it reports the
 pyproject version, carries its package data (every public exercise check, the stored grids
 of chapter 7, the shipped corpus where the checkout has one) and a chapter's own imports work
-from the installed wheel, not from src/.
+from the installed wheel, not from src/. The grading engine (grader/, `attnbook-grader`) is
+built the same way: its wheel holds the engine only, the course's wheel none of it, and the
+two install together, the engine's pin of attnbook met by the course's wheel.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ pytestmark = pytest.mark.slow
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 SRC = ROOT / "src"
+ENGINE_SRC = ROOT / "grader" / "src"
 # the files that are not Python modules and must travel in the wheel
 DATA = sorted(
     str(p.relative_to(SRC))
@@ -52,15 +55,29 @@ def distributions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
     return build_distributions(tmp_path_factory.mktemp("build"))
 
 
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return build_distributions(tmp_path_factory.mktemp("engine"), "grader")
+
+
 def test_names_carry_the_version(distributions: tuple[Path, Path]) -> None:
     sdist, wheel = distributions
     assert sdist.name == f"attnbook-{VERSION}.tar.gz", sdist.name
     assert wheel.name == f"attnbook-{VERSION}-py3-none-any.whl", wheel.name
 
 
-def test_twine_check_passes(distributions: tuple[Path, Path]) -> None:
+def test_twine_check_passes(
+    distributions: tuple[Path, Path], engine: tuple[Path, Path]
+) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "twine", "check", "--strict", *map(str, distributions)],
+        [
+            sys.executable,
+            "-m",
+            "twine",
+            "check",
+            "--strict",
+            *map(str, [*distributions, *engine]),
+        ],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -166,3 +183,79 @@ def test_installed_wheel_works(
     assert result.returncode == 0, result.stdout + result.stderr
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert len(loaded) > 3 and all(str(SRC) not in f for f in loaded), loaded
+
+
+def test_the_engine_is_a_wheel_of_its_own(
+    distributions: tuple[Path, Path], engine: tuple[Path, Path]
+) -> None:
+    """The engine's wheel holds its modules only, at the course's version; the course's
+    wheel holds none of them."""
+    sdist, wheel = engine
+    assert sdist.name == f"attnbook_grader-{VERSION}.tar.gz", sdist.name
+    assert wheel.name == f"attnbook_grader-{VERSION}-py3-none-any.whl", wheel.name
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {
+        str(p.relative_to(ENGINE_SRC))
+        for p in (ENGINE_SRC / "attnbook_grader").glob("*.py")
+    }
+    assert {"attnbook_grader/engine.py", "attnbook_grader/sandbox.py"} <= modules
+    dist_info = f"attnbook_grader-{VERSION}.dist-info/"
+    assert modules <= names and all(
+        n in modules or n.startswith(dist_info) for n in names
+    ), sorted(names ^ modules)
+    course = zipfile.ZipFile(distributions[1]).namelist()
+    stems = {Path(m).name for m in modules} - {"__init__.py"}
+    leaked = [
+        n
+        for n in course
+        if n.startswith("attnbook_grader/")
+        or (n.startswith("attnbook/exercise_checks/") and Path(n).name in stems)
+    ]
+    assert not leaked, leaked
+
+
+def test_the_course_and_its_engine_install_together(
+    distributions: tuple[Path, Path], engine: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Both wheels in one pip command, dependencies resolved with no index (the rest is
+    this interpreter's): what an autograder zip's environment does. The engine then
+    imports from the installed wheels, at the course's version."""
+    python = fresh_venv(tmp_path / "venv")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    }
+    env |= {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet"]
+        + [str(distributions[1]), str(engine[1])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    check = textwrap.dedent(f"""
+        import importlib.metadata, sys
+        import attnbook, attnbook_grader
+        from attnbook_grader import autograder, engine, otter_plugin
+        for module in (attnbook, attnbook_grader, autograder, engine):
+            assert module.__file__.startswith(sys.prefix), module.__file__
+        assert attnbook_grader.__version__ == attnbook.__version__ == {VERSION!r}
+        assert "attnbook=={VERSION}" in importlib.metadata.requires("attnbook-grader")
+        assert otter_plugin.PLUGIN == "attnbook_grader.otter_plugin.EngineOnly"
+        """)
+    result = subprocess.run(
+        [str(python), "-c", check],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -49,10 +49,11 @@ def checkout_copy(dest: Path) -> Path:
     return dest
 
 
-def build_distributions(work: Path) -> tuple[Path, Path]:
+def build_distributions(work: Path, folder: str = "") -> tuple[Path, Path]:
     """(sdist, wheel) as `python -m build` makes them from a copy of the checkout (no build
-    isolation: setuptools comes from the pinned environment, so nothing is downloaded)."""
-    source = checkout_copy(work / "checkout")
+    isolation: setuptools comes from the pinned environment, so nothing is downloaded);
+    `folder`: the project's folder in it ("grader": the grading engine's)."""
+    source = checkout_copy(work / "checkout") / folder
     out = work / "dist"
     subprocess.run(
         [

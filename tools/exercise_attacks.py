@@ -1,16 +1,16 @@
 """The attacks of `make exercises-prove` (`tools/exercise_proof.py`, issue 36): notebooks that
 try to win points they did not earn, or to harm the grader or the next submission, the way
 the security review did, each graded by the engine with the source rules switched off, so
-that what stops them is the isolation and the limits (`attnbook.exercise_checks.jail`,
-`child`), not the reading of the source.
+that what stops them is the isolation and the limits (`attnbook_grader.jail`, `child`), not
+the reading of the source.
 
 Each attack is a cell added at the end of a notebook; its expectation:
 
 * "answers from disk", "forged results and a crash", "forkserver daemon", "grader code and
   a .pth", "forged wire frame": added to the untouched notebook, it scores 0 (what the
   untouched notebook scores), and leaves no trace: no file in the proof's folder (where a
-  results file or a marker would land), the installed grading code and site-packages
-  unchanged;
+  results file or a marker would land), the installed grading code (the public checks and
+  the engine) and site-packages unchanged;
 * "endless loop": the reference answers with the first question's function replaced by a
   loop: that question scores 0, every other keeps its points;
 * after all of them, the reference solution again scores 100 % (nothing harmed the
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import attnbook
+import attnbook_grader
 import nbformat
 
 __all__ = [
@@ -106,9 +107,10 @@ for _address in _glob.glob("/tmp/pymp-*/listener-*"):
         pass
 """,
     "grader code and a .pth": """
-import os as _os, sysconfig as _sysconfig, attnbook as _attnbook
+import os as _os, sysconfig as _sysconfig, attnbook as _attnbook, attnbook_grader as _engine
 for _path in (
     _os.path.join(_os.path.dirname(_attnbook.__file__), "exercise_checks", "zz_attack.py"),
+    _os.path.join(_os.path.dirname(_engine.__file__), "zz_attack.py"),
     _os.path.join(_sysconfig.get_paths()["purelib"], "zz_attack.pth"),
 ):
     try:
@@ -137,11 +139,12 @@ def {name}(*args, **kwargs):
 
 
 def fingerprint() -> dict[str, str]:
-    """What the attacks may not change: the installed grading code and the .pth files of
-    site-packages (name -> sha256)."""
+    """What the attacks may not change: the installed grading code (the public checks' and
+    the engine's) and the .pth files of site-packages (name -> sha256)."""
     package = Path(attnbook.__file__).parent / "exercise_checks"
+    engine = Path(attnbook_grader.__file__).parent
     site = Path(sysconfig.get_paths()["purelib"])
-    files = [*package.glob("*.py"), *site.glob("*.pth")]
+    files = [*package.glob("*.py"), *engine.glob("*.py"), *site.glob("*.pth")]
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files)}
 
 
@@ -177,8 +180,8 @@ def attacks(
     """The attacks, graded with the source rules off: kind -> {"score", "questions",
     "status", "traces"}, then the loop and the reference again. built, grader: the
     proof's (`tools.exercise_build.Built`, `tools.exercise_grading.Grader`)."""
-    from attnbook.exercise_checks import child
-    from attnbook.exercise_checks.engine import code_sources, grade_notebook
+    from attnbook_grader import child
+    from attnbook_grader.engine import code_sources, grade_notebook
 
     found: dict[str, dict] = {}
     before, since = fingerprint(), time.time() - 1

@@ -159,6 +159,7 @@ def _assign(name: str, master: Path, out: Path) -> None:
 
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+GRADESCOPE_SOURCE = "/autograder/source"  # where Gradescope unpacks the zip
 # the modes of the zip's files, chosen (a bare ZipInfo gets 600, otter's tests 644): only
 # the grader, root on Gradescope, reads them; the two scripts it runs are executable
 _EXECUTABLE = ("run_autograder", "setup.sh")
@@ -176,34 +177,63 @@ def locked_pins(names: tuple[str, ...] = ("numpy", "torch")) -> dict[str, str]:
     return pins
 
 
-def pinned_environment(text: str) -> str:
+def pinned_environment(text: str, wheels: dict[str, str] | None = None) -> str:
     """otter's environment.yml with numpy and torch pinned as the lock pins them, torch
-    the CPU build from PyTorch's CPU index (not the multi-GB CUDA build)."""
+    the CPU build from PyTorch's CPU index (not the multi-GB CUDA build), and the course
+    package and its grading engine installed from the wheels the zip carries (`wheels`:
+    distribution name -> the wheel's path once Gradescope unpacked the zip) where the
+    requirements pin them (at this checkout's version, or refused)."""
     pins = locked_pins()
+    carried = dict(wheels or {})
     lines = []
     for line in text.splitlines():
         name = line.strip().removeprefix("- ").strip()
         indent = line[: len(line) - len(line.lstrip())]
-        if name == "torch" and "torch" in pins:
+        dist, _, pinned = name.partition("==")
+        if wheels and dist in wheels:
+            built = Path(wheels[dist]).name.split("-")[1]
+            if pinned and pinned != built:
+                raise ExerciseError(
+                    f"the autograder's requirements pin {name}, this checkout is {built}: "
+                    "run `make release-files` (the masters' autograder-requirements.txt)"
+                )
+            lines += [f"{indent}- {path}" for path in carried.values()]
+            carried.clear()
+        elif name == "torch" and "torch" in pins:
             lines.append(f"{indent}- --extra-index-url {TORCH_CPU_INDEX}")
             lines.append(f"{indent}- torch=={pins['torch']}")
         elif name in pins:
             lines.append(f"{indent}- {name}=={pins[name]}")
         else:
             lines.append(line)
+    if wheels and len(carried) == len(wheels):
+        raise ExerciseError(
+            "the autograder's requirements (autograder-requirements.txt beside the "
+            "masters) name no attnbook: the zip could not install the course"
+        )
     return "\n".join(lines) + "\n"
 
 
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
-    `attnbook.exercise_checks.autograder.main` (the submission runs in a child process, the
+    `attnbook_grader.autograder.main` (the submission runs in a child process, the
     grade is decided in the grader's), and the reference solution travels with the tests.
-    Every file gets a mode chosen here (root's only, 600; the scripts 700), and the
-    environment pins numpy and the CPU build of torch."""
+    The zip carries the wheels of the course and of the engine built from this checkout
+    (`tools/exercise_wheels.py`, in wheels/) and its environment installs them, beside
+    numpy and the CPU build of torch as the lock pins them. Every file gets a mode chosen
+    here (root's only, 600; the scripts 700)."""
     import zipfile
 
-    from attnbook.exercise_checks.autograder import RUN_SCRIPT
-    from attnbook.exercise_checks.otter_plugin import engine_only_config
+    from attnbook_grader.autograder import RUN_SCRIPT
+    from attnbook_grader.otter_plugin import engine_only_config
+
+    from tools.exercise_wheels import IN_ZIP, WheelError, course_wheels
+
+    try:
+        wheels = course_wheels()
+    except WheelError as err:
+        raise ExerciseError(str(err)) from None
+    in_zip = {name: f"{IN_ZIP}/{path.name}" for name, path in wheels.items()}
 
     with zipfile.ZipFile(zip_path) as z:
         members = [
@@ -212,16 +242,19 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
             if info.filename not in ("run_otter.py", "reference.ipynb")
             and not info.is_dir()
         ]
+    members = [(n, data) for n, data in members if not n.startswith(f"{IN_ZIP}/")]
     members += [
         ("run_otter.py", RUN_SCRIPT.encode()),
         ("reference.ipynb", reference_nb.read_bytes()),
+        *((in_zip[name], path.read_bytes()) for name, path in wheels.items()),
     ]
+    gradescope = {name: f"{GRADESCOPE_SOURCE}/{p}" for name, p in in_zip.items()}
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in members:
             if name == "otter_config.json":
                 data = engine_only_config(data)
             elif name == "environment.yml":
-                data = pinned_environment(data.decode()).encode()
+                data = pinned_environment(data.decode(), gradescope).encode()
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             mode = 0o700 if name in _EXECUTABLE else 0o600
             info.external_attr = (0o100000 | mode) << 16  # a regular file, `mode`

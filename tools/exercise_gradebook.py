@@ -10,8 +10,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from attnbook.exercise_checks.feedback import feedback_text, one_line
-from attnbook.exercise_checks.submissions import walk_folder
+from attnbook_grader.feedback import feedback_text, one_line
+from attnbook_grader.submissions import walk_folder
 from tools.exercise_build import BUILD, MASTERS, ROOT, ExerciseError, build, built_zip
 from tools.exercise_grading import (
     Grade,

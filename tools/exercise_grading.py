@@ -1,6 +1,6 @@
 """Grading submissions for the exercises tool (`python -m tools.exercises`; exercises 1-9).
 
-One engine grades everything, `attnbook.exercise_checks.engine`: a submission's notebook runs
+One engine grades everything, `attnbook_grader.engine`: a submission's notebook runs
 in a child process and only sends data back; otter's test classes run the autograder's tests,
 and every score is decided in the grading process. `Grader` holds an exercise (its tests and
 reference solution, read from the autograder zip before any submission runs) and its
@@ -8,9 +8,9 @@ reference process. Plus what instructors read: one-line diagnoses and the class 
 
 Run as a normal user (`make grade` on a laptop), the child runs as that user, in a temp
 folder, with a session of its own, memory and process limits, and is ended with everything
-it started after each submission (`attnbook.exercise_checks.processes`); as root
+it started after each submission (`attnbook_grader.processes`); as root
 (Gradescope), as a sandbox user of its own. `otter run` on the zips refuses
-(`attnbook.exercise_checks.otter_plugin`).
+(`attnbook_grader.otter_plugin`).
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from pathlib import Path
 
 import nbformat
 
-from attnbook.exercise_checks.engine import (
+from attnbook_grader.engine import (
     Exercise,
     Session,
     code_sources,
     grade_notebook,
     reference_session,
 )
-from attnbook.exercise_checks.feedback import hint
-from attnbook.exercise_checks.submissions import read_notebook
+from attnbook_grader.feedback import hint
+from attnbook_grader.submissions import read_notebook
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -182,7 +182,7 @@ def question_of_cell(nb: nbformat.NotebookNode, index: int) -> str | None:
 
 def read_submission(path: Path, name: str) -> tuple[nbformat.NotebookNode | None, str]:
     """The notebook, or None and a one-line reason why it cannot be graded as exercise `name`
-    (`attnbook.exercise_checks.submissions`, which Gradescope's entry point reads with too)."""
+    (`attnbook_grader.submissions`, which Gradescope's entry point reads with too)."""
     return read_notebook(path, name)
 
 

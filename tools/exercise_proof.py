@@ -10,7 +10,7 @@ label to a list of (old, new) text edits of the reference answer cells; every `o
 occur exactly once. A label "tampering (q1, q2): ..." must score 0 on the questions named (all
 of them without a list); a label starting with "correct:" must score 100 %. `TAMPER` (given to
 the file by this tool) is a ready-made tampering prelude. Every submission is graded by the one
-engine (`attnbook.exercise_checks.engine`). The proof prints the message each mistake gets
+engine (`attnbook_grader.engine`). The proof prints the message each mistake gets
 from the public checks and from the hidden tests.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from attnbook.exercise_checks.processes import ONE_THREAD
+from attnbook_grader.processes import ONE_THREAD
 from tools.exercise_attacks import ATTACKED, attacks, check_attacks
 from tools.exercise_build import (
     ANSWER_TAG,
@@ -60,7 +60,7 @@ CORRECT_PREFIX = "correct:"
 # Tampering preludes, by kind (the wrong-answer files get them as TAMPERS[kind], and all of
 # them at once as TAMPER): each would let a wrong answer through if the tests ran in the
 # submission's process. The grader reads each from the source ("dynamic code / tampering",
-# `attnbook.exercise_checks.source_rules`) and scores every question 0; were it not read,
+# `attnbook_grader.source_rules`) and scores every question 0; were it not read,
 # the tests still run in the grader, on data.
 TAMPERS = {
     "grading module": """import attnbook.exercise_checks.grading as _grading

@@ -41,8 +41,9 @@ processes share the exercises, the longest proofs first; each builds and grades 
 exercises in one Python process (one import of PyTorch and otter, one process server for all
 of them).
 
-One engine grades everything (`attnbook.exercise_checks.engine`, also what the autograder zip
-runs on Gradescope): the submission's notebook runs in a child process forked from a server
+One engine grades everything (`attnbook_grader.engine`, the package in grader/ that `make
+setup` installs and `grade` checks is this checkout's release; the autograder zip carries its
+wheel and runs it on Gradescope): the submission's notebook runs in a child process forked from a server
 that never ran student code; the tests (otter's own test classes, reading the autograder's
 test files) run in the grading process, sending inputs to the child and getting results back
 as data; the reference solution, for the example data and for the other questions' functions,
@@ -64,8 +65,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnbook.exercise_checks import jail
-from attnbook.exercise_checks.jail import IsolationUnavailable
+from attnbook_grader import jail
+from attnbook_grader.jail import IsolationUnavailable
 
 # The tool's other modules (building, grading, proofs); their names are re-exported here,
 # where the tests and instructors look for them.
@@ -91,6 +92,7 @@ from tools.exercise_build import (
     publish_zip_only,
     stale_files,
 )
+from tools.exercise_wheels import installed_engine_problem
 from tools.exercise_grading import (
     DEFAULT_TIMEOUT,
     Grade,
@@ -280,6 +282,11 @@ def _run(argv: list[str]) -> int:
             raise ExerciseError(
                 f"unknown exercise {args.name!r}; known: {exercise_names()}"
             )
+        engine = (
+            installed_engine_problem()
+        )  # grades with the installed engine: this one
+        if engine:
+            raise ExerciseError(engine)
         if args.unsafe:
             os.environ["ATTNBOOK_GRADE_UNSAFE"] = "1"  # the grader's; no child sees it
         try:

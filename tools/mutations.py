@@ -1,8 +1,8 @@
 """Mutation check of the unit tests: every one-line change below must make a test fail.
 
-Each mutation edits one line of a temporary copy of `src/attnbook` (the text must occur
-exactly once); the unit tests then run against that copy (it comes first on PYTHONPATH, so it
-shadows the installed package) and stop at the first failure. The table names the test that
+Each mutation edits one line of a temporary copy of `src/attnbook` and of the grading engine
+`grader/src/attnbook_grader` (the text must occur exactly once); the unit tests then run
+against that copy (it comes first on PYTHONPATH, so it shadows the installed packages) and stop at the first failure. The table names the test that
 caught each mutation; a mutation no test catches is a gap in the tests, and the exit status is
 1. Run from the repository root (a few minutes on 2 cores):
 
@@ -25,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "attnbook"
+GRADER = ROOT / "grader" / "src" / "attnbook_grader"
 # The unit tests of the package, the fast and most telling first (pytest stops at a failure).
 TESTS = [
     "tests/test_golden.py",
@@ -66,7 +67,7 @@ TESTS = [
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    path: str  # inside src/attnbook
+    path: str  # inside src/attnbook, or attnbook_grader/NAME: the engine's
     old: str  # must occur exactly once in the file
     new: str
     first: tuple[
@@ -569,7 +570,7 @@ MUTATIONS = [
     # tests/test_grading_isolation.py
     Mutation(
         "wire-frame-out-of-turn-accepted",
-        "exercise_checks/wire.py",
+        "attnbook_grader/wire.py",
         '_require(frame.get("seq") == seq and type(frame.get("seq")) is int, "out of turn")',
         '_require(True, "out of turn")',
         (
@@ -578,7 +579,7 @@ MUTATIONS = [
     ),
     Mutation(
         "wire-cell-index-unchecked",
-        "exercise_checks/wire.py",
+        "attnbook_grader/wire.py",
         '_require(type(value) is int and 0 <= value < n, f"cell index {value!r}")',
         '_require(type(value) is int, f"cell index {value!r}")',
         (
@@ -587,7 +588,7 @@ MUTATIONS = [
     ),
     Mutation(
         "wire-tensor-subclass-crosses",
-        "exercise_checks/wire.py",
+        "attnbook_grader/wire.py",
         "type(value) in (torch.Tensor, torch.nn.Parameter)  # a subclass: opaque",
         "isinstance(value, torch.Tensor)",
         (
@@ -596,7 +597,7 @@ MUTATIONS = [
     ),
     Mutation(
         "facts-subclass-overrides-on",
-        "exercise_checks/facts.py",
+        "attnbook_grader/facts.py",
         "with torch._C.DisableTorchFunctionSubclass():  # a subclass's overrides: off",
         "if True:",
         (
@@ -605,7 +606,7 @@ MUTATIONS = [
     ),
     Mutation(
         "verdicts-subclass-result-allowed",
-        "exercise_checks/verdicts.py",
+        "attnbook_grader/verdicts.py",
         '        if item.get("subclass"):',
         "        if False:",
         (
@@ -614,7 +615,7 @@ MUTATIONS = [
     ),
     Mutation(
         "child-call-limit-ignored",
-        "exercise_checks/child.py",
+        "attnbook_grader/child.py",
         "deadline = min(now + CALL_SECONDS, self.question_deadline)",
         "deadline = self.question_deadline",
         (
@@ -623,7 +624,7 @@ MUTATIONS = [
     ),
     Mutation(
         "child-lost-call-forgotten",
-        "exercise_checks/child.py",
+        "attnbook_grader/child.py",
         "self.lost.setdefault(name, why)",
         "pass",
         (
@@ -632,14 +633,14 @@ MUTATIONS = [
     ),
     Mutation(
         "child-looping-cell-not-skipped",
-        "exercise_checks/child.py",
+        "attnbook_grader/child.py",
         "if cell < 0 or cell in self.skipped:",
         "if True:",
         ("tests/test_grading_isolation.py::test_a_looping_or_forging_cell_is_skipped",),
     ),
     Mutation(
         "sandbox-fds-kept",
-        "exercise_checks/sandbox.py",
+        "attnbook_grader/sandbox.py",
         "_close_fds(conn.fileno())",
         "pass",
         (
@@ -648,7 +649,7 @@ MUTATIONS = [
     ),
     Mutation(
         "processes-no-file-size-limit",
-        "exercise_checks/processes.py",
+        "attnbook_grader/processes.py",
         "(resource.RLIMIT_FSIZE, FILE_BYTES),",
         "",
         (
@@ -657,7 +658,7 @@ MUTATIONS = [
     ),
     Mutation(
         "engine-reference-not-restarted",
-        "exercise_checks/engine.py",
+        "attnbook_grader/engine.py",
         "reference.refresh()",
         "pass",
         (
@@ -666,7 +667,7 @@ MUTATIONS = [
     ),
     Mutation(
         "engine-maxima-lost",
-        "exercise_checks/engine.py",
+        "attnbook_grader/engine.py",
         "maxima = {q: float(f.possible) for q, f in files.items()}",
         "maxima = {q: 0.0 for q in files}",
         (
@@ -676,9 +677,19 @@ MUTATIONS = [
 ]
 
 
+def target(mutation: Mutation, package: Path = PACKAGE) -> Path:
+    """The file `mutation` edits, in `package` (a copy of attnbook; the engine's copy lies
+    beside it, as in the checkout's default: grader/src/attnbook_grader)."""
+    if mutation.path.startswith(f"{GRADER.name}/"):
+        engine = package.parent / GRADER.name if package != PACKAGE else GRADER
+        return engine / mutation.path.removeprefix(f"{GRADER.name}/")
+    return package / mutation.path
+
+
 def apply(mutation: Mutation, package: Path) -> None:
-    """Edit the copy of the package in `package`; a clear error if the line is not there once."""
-    path = package / mutation.path
+    """Edit the copy of the package in `package` (the engine's: beside it); a clear error if
+    the line is not there once."""
+    path = target(mutation, package)
     text = path.read_text()
     if text.count(mutation.old) != 1:
         raise ValueError(
@@ -693,7 +704,8 @@ def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         package = Path(tmp) / "attnbook"
-        shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+        for source, copy in ((PACKAGE, package), (GRADER, Path(tmp) / GRADER.name)):
+            shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
         apply(mutation, package)
         env = {**os.environ, "PYTHONPATH": tmp, "PYTHONDONTWRITEBYTECODE": "1"}
         command = [

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Rewrite everything that carries the package's release: the setup cell of every chapter and
-exercise master notebook, and `exercises/autograder-requirements.txt`.
+exercise master notebook, `exercises/autograder-requirements.txt`, and the grading engine's
+`grader/pyproject.toml` (its version and its pin of attnbook: the course's).
 
     python tools/release_files.py          (then `make exercises-publish` regenerates the student notebooks)
 
@@ -11,6 +12,7 @@ The version comes from `pyproject.toml`, the grader's pin from `requirements/loc
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from tools import ToolError
 
 ROOT = setup_cell.ROOT
 REQUIREMENTS = ROOT / "exercises" / "autograder-requirements.txt"
+ENGINE = ROOT / "grader" / "pyproject.toml"
 
 
 def autograder_requirements() -> str:
@@ -31,11 +34,23 @@ def autograder_requirements() -> str:
                 "numpy",
                 "torch",
                 setup_cell.release_requirement(),
+                setup_cell.engine_requirement(),
                 setup_cell.grader_requirement(),
             ]
         )
         + "\n"
     )
+
+
+def engine_project(text: str, version: str) -> str:
+    """grader/pyproject.toml's text with its version and its attnbook pin set to `version`."""
+    text, versions = re.subn(
+        r'(?m)^version = "[^"]*"$', f'version = "{version}"', text, count=1
+    )
+    text, pins = re.subn(r'"attnbook==[^"]*"', f'"attnbook=={version}"', text)
+    if versions != 1 or pins != 1:
+        raise ToolError(f"{ENGINE.relative_to(ROOT)}: no version line or attnbook pin")
+    return text
 
 
 def rewrite_setup_cell(path: Path, source: str) -> bool:
@@ -67,6 +82,10 @@ def main() -> int:
     if REQUIREMENTS.read_text() != new:
         REQUIREMENTS.write_text(new)
         changed.append(REQUIREMENTS)
+    engine = engine_project(ENGINE.read_text(), setup_cell.version())
+    if ENGINE.read_text() != engine:
+        ENGINE.write_text(engine)
+        changed.append(ENGINE)
     for p in changed:
         print(f"updated {p.relative_to(ROOT)}")
     print(f"release v{setup_cell.version()}: {len(changed)} files updated")

@@ -37,6 +37,12 @@ def release_requirement() -> str:
     return f"attnbook=={version()}"
 
 
+def engine_requirement() -> str:
+    """The grading engine of this release (grader/, never installed by a notebook): the
+    autograder zips carry its wheel, `attnbook-grader==X.Y.Z` at the course's version."""
+    return f"attnbook-grader=={version()}"
+
+
 def locked(name: str) -> str:
     """`name==X` as requirements/lock.txt pins it (the version the project is tested with)."""
     found = re.search(rf"(?m)^{re.escape(name)}==([^\s;\\]+)", LOCK.read_text())

@@ -41,7 +41,8 @@ later chapter and by the exercises' tests:
 - ``attnbook.induction_run``  chapter 10: the training recipe, head scores, ablation effects
 - ``attnbook.hooks``       chapter 10: attention weights and per-head outputs read with
                            forward hooks, zero and mean ablation of heads
-- ``attnbook.exercise_checks``  the public checks of the graded exercises
+- ``attnbook.exercise_checks``  the public checks of the graded exercises (the engine that
+                           grades them is the distribution ``attnbook-grader``)
 """
 
 from importlib.metadata import PackageNotFoundError, version

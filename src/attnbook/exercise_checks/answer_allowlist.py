@@ -12,7 +12,8 @@ allowed modules reach the machinery (other modules such as ``os``, ``pickle`` or
 ``multiprocessing``, file loaders, compilers; `REFUSED_ATTRIBUTES`), private and dunder
 attributes (but ``__init__``) and frame attributes are refused wherever they appear, and an
 attribute may be written only on the code's own objects (``self.x = ...``). `check` returns,
-per statement, what it breaks, with the line; `source_rules` decides what that costs.
+per statement, what it breaks, with the line; the grading engine's `source_rules`
+(attnbook-grader) decides what that costs.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class Allowlist:
 
     @classmethod
     def nothing_refused(cls) -> Allowlist:
-        """An allowlist that refuses nothing (`source_rules.NO_ALLOWLIST`: tests only)."""
+        """An allowlist that refuses nothing (the engine's `source_rules.NO_ALLOWLIST`: tests only)."""
         allowlist = cls()
         allowlist.problems = lambda tree, bound: iter(())  # type: ignore[method-assign]
         return allowlist

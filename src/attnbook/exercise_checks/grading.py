@@ -19,9 +19,9 @@ as usual. Every call
 Where ``f`` is a local function (the public checks on a student's machine) the rules are
 checked here, around the call (the shortcut rules with `watch.Watcher`). While grading, ``f``
 is a function of the submission's process (a `probes.Remote`): ``guarded`` only attaches the
-rules, and the grader decides them itself, from the submitted source (`source_rules`) and
-the data that comes back (`verdicts`); nothing of this module runs in the submission's
-process.
+rules, and the grader decides them itself, from the submitted source and the data that
+comes back (`source_rules` and `verdicts` of the grading engine, the separate distribution
+attnbook-grader); nothing of this module runs in the submission's process.
 
 ``grad_of`` (the gradients of a function's output, chapter 4's fully masked rows) and
 ``calls_of`` (the calls a function makes to the step it is asked to use, chapter 2's online

@@ -3,9 +3,10 @@ operations (``guarded(f, loops=False)``) fails a function whose source holds a `
 ``while`` loop or a comprehension, or whose notebook functions it calls do.
 
 `first_loop` finds the first loop in a function's syntax tree; the grader applies it to the
-submitted source (`source_rules.Reading.shortcut`), and `local_loop` to a live function's
-source read with `inspect` (the public checks on a student's machine, where `grading.guarded`
-runs in the student's own process). Imports nothing else of the grading package.
+submitted source (the engine's `source_rules.Reading.shortcut`, attnbook-grader), and
+`local_loop` to a live function's source read with `inspect` (the public checks on a
+student's machine, where `grading.guarded` runs in the student's own process). Imports
+nothing else of the grading code.
 """
 
 from __future__ import annotations

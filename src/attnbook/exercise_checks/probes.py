@@ -2,11 +2,11 @@
 of a function's output (`grad_of`, chapter 4's fully masked rows) and the calls a function
 makes to the routine its question asks it to use (`calls_of`, chapter 2's online softmax,
 whose blocks must go through its step). Where the function is the submission's (a
-`Remote`, which `session.RemoteFunction` is), both run in the submission's process and only
-data comes back.
+`Remote`, which the grading engine's `session.RemoteFunction` is), both run in the
+submission's process and only data comes back.
 
-This module imports nothing else of the grading package: `grading`, `sandbox` and `session`
-import it.
+This module imports nothing else of the grading code: `grading` and the engine's `sandbox`
+and `session` (attnbook-grader) import it.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@ records the first call into the course package `attnbook`, into a library the qu
 out, or into a routine the question asks the student to write (``sys.setprofile``).
 
 It runs where the function runs. On a student's machine (`grading.guarded`, public checks)
-its finding is the verdict; in the process that runs a submission (`sandbox`) it is only a
-second opinion sent back as data, which can take points away and never give any: the grader
-decides the shortcut rules from the submitted source (`source_rules`). Imports nothing else
-of the grading package.
+its finding is the verdict; in the process that runs a submission (the grading engine's
+`sandbox`, attnbook-grader) it is only a second opinion sent back as data, which can take
+points away and never give any: the grader decides the shortcut rules from the submitted
+source (the engine's `source_rules`). Imports nothing else of the grading code.
 """
 
 from __future__ import annotations

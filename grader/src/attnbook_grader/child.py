@@ -19,8 +19,8 @@ import tempfile
 import time
 from typing import Any
 
-from attnbook.exercise_checks import jail, processes, wire
-from attnbook.exercise_checks.sandbox import serve
+from attnbook_grader import jail, processes, wire
+from attnbook_grader.sandbox import serve
 
 __all__ = [
     "Child",
@@ -38,9 +38,9 @@ _PRELOAD = [
     "matplotlib.pyplot",
     "otter",
     "IPython.core.inputtransformer2",
-    "attnbook.exercise_checks.sandbox",
+    "attnbook_grader.sandbox",
     "attnbook.exercise_checks.grading",
-    "attnbook.exercise_checks.meta_kernels",  # PyTorch's lazy imports for the meta device
+    "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
     "attnbook.plot",
 ]
 _context: Any = None

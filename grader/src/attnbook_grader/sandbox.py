@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnbook.exercise_checks import jail, wire
-from attnbook.exercise_checks.facts import memory_facts
+from attnbook_grader import jail, wire
+from attnbook_grader.facts import memory_facts
 from attnbook.exercise_checks.probes import gradient_call
-from attnbook.exercise_checks.processes import ONE_THREAD, limit_child, limits_now
+from attnbook_grader.processes import ONE_THREAD, limit_child, limits_now
 from attnbook.exercise_checks.watch import Watcher
 
 __all__ = [

@@ -7,9 +7,9 @@ two views, the first that the machine allows (`level`):
 * ``"namespaces"`` (Linux, as root, or as a normal user where unprivileged user namespaces
   are allowed): new mount, PID, network, IPC and UTS namespaces (plus a user namespace when
   not root). A fresh root file system in memory holds only, read-only, the system's
-  libraries, Python's standard library, the site-packages folders and the `attnbook`
-  package, a few device files, and a private ``/tmp`` (a small in-memory file system that
-  dies with the submission); ``/proc`` shows the submission's own processes only. The
+  libraries, Python's standard library, the site-packages folders, the `attnbook` package
+  and this engine's, a few device files, and a private ``/tmp`` (a small in-memory file
+  system that dies with the submission); ``/proc`` shows the submission's own processes only. The
   grader's working folder, its command line, the zips, the masters, the hidden tests and the
   other submissions are not in it. Nothing is writable but ``/tmp``: the virtual
   environment and the grading code cannot be patched. The submission runs as PID 1 of its
@@ -163,7 +163,8 @@ def _split(path: str, hidden: list[str]) -> list[str]:
 
 def view(hidden: list[str] | None = None) -> list[str]:
     """The paths the submission sees (read-only): the system's libraries, Python's standard
-    library and site-packages, the `attnbook` package; none holding a `hidden` folder."""
+    library and site-packages, the `attnbook` package and this engine's (the child runs
+    `sandbox`); none holding a `hidden` folder."""
     import attnbook
 
     paths = sysconfig.get_paths()
@@ -173,6 +174,7 @@ def view(hidden: list[str] | None = None) -> list[str]:
         paths["purelib"],
         paths["platlib"],
         os.path.dirname(attnbook.__file__),
+        os.path.dirname(os.path.abspath(__file__)),  # attnbook_grader
         *site.getsitepackages(),
     ]
     ends = ("lib-dynload", "site-packages", "dist-packages")

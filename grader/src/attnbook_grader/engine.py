@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnbook.exercise_checks import jail, source_rules, verdicts, wire
-from attnbook.exercise_checks.session import (
+from attnbook_grader import jail, source_rules, verdicts, wire
+from attnbook_grader.session import (
     RemoteFunction,
     Session,
     SubmissionGone,

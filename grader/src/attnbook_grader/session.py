@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attnbook.exercise_checks import verdicts, wire
-from attnbook.exercise_checks.child import (
+from attnbook_grader import verdicts, wire
+from attnbook_grader.child import (
     CallLost,
     Child,
     SubmissionGone,
@@ -28,7 +28,7 @@ from attnbook.exercise_checks.child import (
     _Late,
 )
 from attnbook.exercise_checks.probes import Remote, shape_of
-from attnbook.exercise_checks.sandbox import rng_states, set_rng_states
+from attnbook_grader.sandbox import rng_states, set_rng_states
 
 __all__ = [
     "Session",

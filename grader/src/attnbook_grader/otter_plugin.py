@@ -21,7 +21,7 @@ except ImportError:  # no otter here (or none that imports: it needs ipywidgets)
 
 __all__ = ["EngineOnly", "REFUSAL", "engine_only_config"]
 
-PLUGIN = "attnbook.exercise_checks.otter_plugin.EngineOnly"
+PLUGIN = "attnbook_grader.otter_plugin.EngineOnly"
 REFUSAL = (
     "this autograder grades only through the course's engine, which runs the submission "
     "in a sandboxed child process and decides every verdict outside it; `otter run` would "

@@ -14,13 +14,13 @@ import json
 import os
 from pathlib import Path
 
-from attnbook.exercise_checks.engine import (
+from attnbook_grader.engine import (
     grade_notebook,
     read_exercise,
     reference_session,
 )
-from attnbook.exercise_checks.feedback import hint
-from attnbook.exercise_checks.submissions import (
+from attnbook_grader.feedback import hint
+from attnbook_grader.submissions import (
     code_cells,
     exercise_of,
     find_submission,
@@ -29,9 +29,9 @@ from attnbook.exercise_checks.submissions import (
 
 __all__ = ["main", "RUN_SCRIPT"]
 
-RUN_SCRIPT = '''"""Grades the submission with the course's engine (attnbook.exercise_checks.engine): the
+RUN_SCRIPT = '''"""Grades the submission with the course's engine (attnbook_grader.engine): the
 notebook runs in a child process, the grade is decided in this one."""
-from attnbook.exercise_checks.autograder import main
+from attnbook_grader.autograder import main
 
 if __name__ == "__main__":
     main("/autograder")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from attnbook.exercise_checks.answer_allowlist import Allowlist
 from attnbook.exercise_checks.loop_rule import first_loop, loop_message
-from attnbook.exercise_checks.source_scopes import (
+from attnbook_grader.source_scopes import (
     FUNCTIONS,
     flows,
     globals_read,
