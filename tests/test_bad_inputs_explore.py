@@ -154,6 +154,19 @@ EXPLORE += [
         "head must be an int, got float", "head-float"),
     row(lambda: explore.explore(AB, uniform(2, 2), layer_label=None), TypeError,
         "layer_label must be a string, got NoneType", "layer-label"),
+    # one token list per layer (a sequence per state)
+    row(lambda: explore.explore([AB, AB], uniform(3, 1, 2, 2)), ValueError,
+        "2 token lists for 3 layers", "per-layer-count"),
+    row(lambda: explore.explore(["a", AB], uniform(2, 1, 2, 2)), TypeError,
+        "all strings or all lists of strings", "per-layer-mixed"),
+    row(lambda: explore.explore([AB, ["a"]], uniform(2, 1, 2, 2)), ValueError,
+        r"1 tokens\[1\] for 2 queries", "per-layer-length"),
+    row(lambda: explore.explore([AB, ["a", 2]], uniform(2, 1, 2, 2)), TypeError,
+        r"tokens\[1\] must all be strings", "per-layer-not-str"),
+    row(lambda: explore.explore([["a", "\n"], AB], uniform(2, 1, 2, 2)), ValueError,
+        "line breaks at the same places", "per-layer-breaks"),
+    row(lambda: explore.explore([AB, AB], uniform(2, 1, 2, 3), key_tokens=list("xyz")),
+        ValueError, "needs key_tokens=None", "per-layer-cross"),
 ]  # fmt: skip
 
 STREAM_ATTENTION = [

@@ -6,6 +6,7 @@ weights `streaming.stream_attention` gives chapter 9's view."""
 from __future__ import annotations
 
 import base64
+import importlib.resources
 import io
 import json
 import re
@@ -171,6 +172,35 @@ def test_one_head_and_cross_attention() -> None:
     page = parse(cross.to_html())
     assert sum(1 for t, a in page.tags if a.get("data-k") is not None) == 3
     assert sum(1 for t, a in page.tags if a.get("data-q") is not None) == 2
+
+
+def test_one_sequence_per_layer() -> None:
+    """tokens as one list per layer: the payload carries each layer's tokens (raw and as
+    shown), the page opens on the chosen layer's, and only such a view has the script
+    lines that swap them; a plain view's script is explore.js without those lines."""
+    seqs = [list("ab\nc"), list("xy\nz"), ["p", "", "\n", "r"]]
+    w = weights(3, 2, 4)
+    view = explore(seqs, w, layer=1, query=0, layer_label="sequence")
+    payload = view.payload()
+    assert payload["tokens"] == seqs[1] and payload["texts"] == seqs
+    assert payload["shown"][2] == ["p", "\u2205", "\u21b5", "r"]
+    page = parse(view.to_html())
+    spans = [a for t, a in page.tags if t == "span" and a.get("data-q") is not None]
+    assert len(spans) == 4 and "'x'" in view.picture_alt()
+    script = view.script()
+    assert "data.texts" in script and "per-layer tokens: begin" in script
+    plain = explore(seqs[0], w).script()
+    assert "data.texts" not in plain and "per-layer" not in plain
+    full = importlib.resources.files("attnbook.data").joinpath("explore.js").read_text()
+    begin = full.index("\n    // per-layer tokens: begin")
+    end = full.index("// per-layer tokens: end") + len("// per-layer tokens: end")
+    stripped = full[:begin] + full[end:]
+    assert plain == stripped.replace("__ATTNX_ID__", explore(seqs[0], w).element_id())
+    assert "texts" not in explore(seqs[0], w).payload()
+    # the layers' own tokens change the id: same weights, other sequences, other view
+    swapped = [seqs[1], seqs[0], seqs[2]]
+    other = explore(swapped, w, layer=1, query=0, layer_label="sequence")
+    assert other.element_id() != view.element_id()
 
 
 def test_tokens_are_escaped() -> None:

@@ -134,6 +134,11 @@ def test_views_follow_hover_tap_controls_and_keys(loaded) -> None:
             other = (layer + 1) % n_layer
             view.locator(".attnx-layer").select_option(str(other))
             check(page, i, (other, n_head - 1, n_q // 2))
+            if "shown" in data:  # a sequence per layer: the letters follow the choice
+                letters = view.locator("[data-q]").all_text_contents()
+                assert letters == data["shown"][other], (letters, data["shown"])
+                status = view.locator(".attnx-status").text_content() or ""
+                assert data["texts"][other][n_q // 2] in status, status
         cells = view.locator(".attnx-cell")
         if cells.count():
             assert cells.count() == n_layer * n_head

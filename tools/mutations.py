@@ -157,6 +157,20 @@ MUTATIONS = [
         "",
         ("tests/test_explore_picture.py",),
     ),
+    Mutation(
+        "view-keeps-per-layer-lines-everywhere",
+        "explore.py",
+        'js = _PER_LAYER.sub("", js)',
+        "js = js",
+        ("tests/test_explore.py",),
+    ),
+    Mutation(
+        "view-opens-on-the-first-sequence",
+        "explore.py",
+        "self.tokens = self.layer_tokens[layer]",
+        "self.tokens = self.layer_tokens[0]",
+        ("tests/test_explore.py",),
+    ),
     # more
     Mutation(
         "scores-not-scaled",

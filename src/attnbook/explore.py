@@ -14,6 +14,9 @@ for converters that take no HTML.
 The weights travel as integers in thousandths (``SCALE``): ``view.payload()["w"]`` is the
 tensor rounded to 0.001. Element ids come from a hash of that data, so the same weights give
 the same HTML on every run and every machine.
+
+``tokens`` may be one list per layer when each layer (state) is its own sequence, e.g.
+several inputs through one layer: only such views carry the script lines that swap them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import hashlib
 import html
 import importlib.resources
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +43,10 @@ SCALE = 1000
 MAX_WEIGHTS = 40_000
 #: How far above 1 a weight or a row's sum may be (float rounding of a softmax).
 _SLACK = 1e-3
+#: The lines of explore.js that only views with one token list per layer need.
+_PER_LAYER = re.compile(
+    r"\n *// per-layer tokens: begin\n.*?// per-layer tokens: end", re.DOTALL
+)
 
 
 def _asset(name: str) -> str:
@@ -114,16 +122,38 @@ def _tokens(what: str, tokens: object, n: int, axis: str) -> list[str]:
     return list(tokens)
 
 
+def _per_layer(tokens: object, n_layer: int, n: int) -> list[list[str]] | None:
+    """One token list per layer when `tokens` is a list of lists, checked; else None."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        return None  # `_tokens` names the problem
+    lists = [t for t in tokens if isinstance(t, Sequence) and not isinstance(t, str)]
+    if not lists:
+        return None
+    if len(lists) != len(tokens):
+        raise TypeError("tokens must be all strings or all lists of strings")
+    if len(tokens) != n_layer:
+        raise ValueError(
+            f"{len(tokens)} token lists for {n_layer} layers in the weights: pass one "
+            "list per layer"
+        )
+    per_layer = [_tokens(f"tokens[{l}]", t, n, "queries") for l, t in enumerate(tokens)]
+    breaks = {tuple(i for i, t in enumerate(seq) if t == "\n") for seq in per_layer}
+    if len(breaks) > 1:
+        raise ValueError("the token lists must put line breaks at the same places")
+    return per_layer
+
+
 class AttentionView:
     """An interactive view of attention weights (build it with `explore`).
 
-    weights: (layers, heads, T_q, T_k) as floats in [0, 1]; tokens: T_q strings; key_tokens:
-    T_k strings when the keys are other tokens than the queries (else None).
+    weights: (layers, heads, T_q, T_k) as floats in [0, 1]; tokens: T_q strings, or one
+    list of T_q strings per layer (a sequence per state); key_tokens: T_k strings when the
+    keys are other tokens than the queries (else None).
     """
 
     def __init__(
         self,
-        tokens: Sequence[str],
+        tokens: Sequence[str] | Sequence[Sequence[str]],
         weights: object,
         *,
         key_tokens: Sequence[str] | None = None,
@@ -137,7 +167,11 @@ class AttentionView:
     ) -> None:
         w = _as_array(weights)
         n_layer, n_head, n_q, n_k = w.shape
-        self.tokens = _tokens("tokens", tokens, n_q, "queries")
+        self.layer_tokens = _per_layer(tokens, n_layer, n_q)
+        if self.layer_tokens is not None and key_tokens is not None:
+            raise ValueError("one token list per layer needs key_tokens=None")
+        if self.layer_tokens is None:
+            self.tokens = _tokens("tokens", tokens, n_q, "queries")
         if key_tokens is None and n_k != n_q:
             raise ValueError(
                 f"the weights have {n_q} queries and {n_k} keys: pass key_tokens"
@@ -165,6 +199,8 @@ class AttentionView:
                 raise TypeError(f"{name} must be a string, got {type(text).__name__}")
         self.layer_label = layer_label
         self.layer, self.head, self.query, self.title = layer, head, query, title
+        if self.layer_tokens is not None:  # the opening layer's tokens
+            self.tokens = self.layer_tokens[layer]
         self.weights = np.rint(np.clip(w, 0.0, 1.0) * SCALE).astype(np.int64)
 
     @property
@@ -175,7 +211,7 @@ class AttentionView:
 
     def payload(self) -> dict[str, Any]:
         """The data the page's script reads (its inline JSON)."""
-        return {
+        data = {
             "tokens": self.tokens,
             "keys": self.key_tokens,
             "layers": self.layer_names,
@@ -184,6 +220,17 @@ class AttentionView:
             "scale": SCALE,
             "w": self.weights.tolist(),
         }
+        if self.layer_tokens is not None:  # each layer's tokens, raw and as shown
+            data["texts"] = self.layer_tokens
+            data["shown"] = [[shown(t) for t in seq] for seq in self.layer_tokens]
+        return data
+
+    def script(self) -> str:
+        """The view's script, its id filled in; the per-layer token lines only where used."""
+        js = _asset("explore.js")
+        if self.layer_tokens is None:
+            js = _PER_LAYER.sub("", js)
+        return js.replace("__ATTNX_ID__", self.element_id())
 
     def element_id(self) -> str:
         """A deterministic id: a hash of the data and the labels."""
@@ -289,7 +336,7 @@ class AttentionView:
             "<th>key</th><th>token</th><th>weight</th></tr></thead><tbody></tbody>"
             "</table></div></details></div>"
             f'<script type="application/json" class="attnx-data">{data}</script>'
-            f"<script>{_asset('explore.js').replace('__ATTNX_ID__', vid)}</script></div>"
+            f"<script>{self.script()}</script></div>"
         )
 
     # -- picture -----------------------------------------------------------------------------
@@ -331,10 +378,13 @@ class AttentionView:
         )
 
 
-def explore(tokens: Sequence[str], weights: object, **options: Any) -> AttentionView:
+def explore(
+    tokens: Sequence[str] | Sequence[Sequence[str]], weights: object, **options: Any
+) -> AttentionView:
     """An interactive view of attention weights; display it (last line of a cell).
 
-    tokens: the T_q query tokens as strings; weights: (T_q, T_k), (heads, T_q, T_k) or
+    tokens: the T_q query tokens as strings, or one such list per layer when each layer
+    (state) is its own sequence; weights: (T_q, T_k), (heads, T_q, T_k) or
     (layers, heads, T_q, T_k), a torch tensor or NumPy array of weights in [0, 1].
     options: key_tokens, the T_k keys when they are not the queries; layer_names and
     head_names, the controls' labels; layer_label, what the first control chooses (default

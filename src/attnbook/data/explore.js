@@ -60,6 +60,13 @@
 
   function render() {
     var l = state.layer, h = state.head, q = state.query, best = 0;
+    // per-layer tokens: begin
+    // each layer (state) is its own sequence: show its tokens, name them in the text
+    if (data.texts) {
+      data.tokens = data.texts[l];
+      queries.forEach(function (span, i) { span.textContent = data.shown[l][i]; });
+    }
+    // per-layer tokens: end
     keys.forEach(function (span, k) {
       var w = weight(l, h, q, k);
       span.style.setProperty("--w", String(w));
