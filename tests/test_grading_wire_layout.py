@@ -149,3 +149,44 @@ def test_values_not_storage_decide_what_changed():
     flat = {"$flat": True}
     assert wire.encode(a, dict(flat)) != wire.encode(b, dict(flat))
     assert wire.encode(a, dict(flat)) == wire.encode(a.clone(), dict(flat))
+
+
+CELL = """
+def rows(k):
+    return k.view(-1)
+
+def storage_bytes(t):
+    return t.untyped_storage().nbytes()
+
+def doubles_b(a, b):
+    b.mul_(2)
+    return a.sum()
+"""
+
+
+def test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written():
+    """End to end, one child: a `.view` of transposed keys raises in the child as it does at
+    home, a slice's storage is its buffer's, and a write through one of two views of one
+    buffer (apart, sharing its storage) is named by its own parameter."""
+    from attnbook.exercise_checks.session import Session
+
+    session = Session([CELL], {}, 120)
+    try:
+        k = torch.arange(24.0).reshape(2, 3, 4).transpose(-2, -1)
+        with pytest.raises(RuntimeError, match="view"):
+            session.call("rows", (k,), {})
+        assert session.call("rows", (k.contiguous(),), {}).shape == (24,)
+        assert session.call("storage_bytes", (torch.arange(100.0)[10:20],), {}) == 400
+        x = torch.arange(6.0)
+        with pytest.raises(AssertionError, match="changed its input `b` in place"):
+            session.call("doubles_b", (x[:3], x[3:]), {}, rules={})
+        assert x.tolist() == [
+            0.0,
+            1.0,
+            2.0,
+            6.0,
+            8.0,
+            10.0,
+        ]  # as a local call leaves it
+    finally:
+        session.close()
