@@ -114,6 +114,20 @@ def test_a_malformed_tensor_layout_is_a_wire_error(edit):
         wire.decode(_broken(edit))
 
 
+def test_the_error_names_the_bound_broken():
+    """The wire's own bounds check, before PyTorch or NumPy sees the layout."""
+    with pytest.raises(
+        wire.WireError, match="reaches bytes 36 to 68 of a storage of 48"
+    ):
+        wire.decode(_broken(lambda t: t.update(offset=9)))
+    item = _sent(np.arange(4.0))
+    item.update(strides=[-8])
+    with pytest.raises(
+        wire.WireError, match="reaches bytes -24 to 8 of a storage of 32"
+    ):
+        wire.decode(item)
+
+
 def test_a_storage_named_before_it_is_sent_or_sent_twice_is_refused():
     x = torch.arange(4.0)
     first, second = _sent([x, x])

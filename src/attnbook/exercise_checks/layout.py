@@ -69,7 +69,8 @@ def _storage_index(item: dict, table: list, make: Any) -> Any:
 def _check_extent(
     shape: list[int], strides: list[int], offset: int, itemsize: int, nbytes: int
 ) -> None:
-    """Every element of the layout inside the storage's `nbytes` (offset in bytes)."""
+    """Every element of the layout inside the storage's `nbytes` (offset and strides in
+    bytes)."""
     if len(strides) != len(shape):
         raise ValueError(f"{len(strides)} strides for {len(shape)} sizes")
     if type(offset) is not int or offset < 0:
@@ -133,7 +134,8 @@ def decode_tensor(
     _check_count(shape, itemsize, limit)
     if type(offset) is not int or offset < 0:
         raise ValueError(f"bad offset {offset!r}")
-    _check_extent(shape, strides, offset * itemsize, itemsize, storage.nbytes())
+    in_bytes = [stride * itemsize for stride in strides]
+    _check_extent(shape, in_bytes, offset * itemsize, itemsize, storage.nbytes())
     tensor = torch.empty(0, dtype=dtype).set_(storage, offset, shape, strides)
     if item.get("grad") is True and tensor.is_floating_point():
         tensor.requires_grad_(True)
