@@ -8,7 +8,12 @@ that question (multiple-choice questions are exempt, see `question_verdicts`).
 Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
 label to a list of (old, new) text edits of the reference answer cells; every `old` must
 occur exactly once. A label "tampering (q1, q2): ..." must score 0 on the questions named (all
-of them without a list); a label starting with "correct:" must score 100 %. `TAMPER` (given to
+of them without a list); a label starting with "correct:" must score 100 %; a label "warned
+(q1, q2): ..." must fail a public check of each named question it loses points on, however
+few; a label "non-solving (q1): ..." (a constant, only the right shapes, a catch-all `except`
+returning zeros) must score 0 on each named question (`tools.exercise_public_rule`). The
+attacks (`tools.exercise_attacks`) run with every source verdict off, the allowlist included,
+so that the isolation alone must stop them. `TAMPER` (given to
 the file by this tool) is a ready-made tampering prelude. Every submission is graded by the one
 engine (`attnbook_grader.engine`). The proof prints the message each mistake gets
 from the public checks and from the hidden tests.

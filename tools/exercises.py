@@ -35,7 +35,9 @@ student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (tex
 reference) less than 100 %, a tampering one 0 on the questions it tampers with, and a
 correct-but-different one 100 %; each question has a listed mistake that one of its public
 checks flags; a wrong answer that loses half or more of a question fails one of that
-question's public checks (multiple-choice questions exempt); it prints the message each
+question's public checks (multiple-choice questions exempt), one labelled "warned (qN): ..."
+fails a public check of qN whatever it loses there, and one labelled "non-solving (qN): ..."
+scores 0 on qN (the labels: tools/exercise_proof.py); it prints the message each
 mistake gets, and per question lost the public verdict beside the hidden score. Two worker
 processes share the exercises, the longest proofs first; each builds and grades its
 exercises in one Python process (one import of PyTorch and otter, one process server for all

@@ -688,6 +688,32 @@ MUTATIONS = [
             "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
         ),
     ),
+    # the wire's layouts (issue 36, item 7): tests/test_grading_wire_layout.py
+    Mutation(
+        "layout-bounds-unchecked",
+        "exercise_checks/layout.py",
+        "    if low < 0 or high + itemsize > nbytes:",
+        "    if False:",
+        ("tests/test_grading_wire_layout.py::test_the_error_names_the_bound_broken",),
+    ),
+    Mutation(
+        "layout-views-get-storages-of-their-own",
+        "exercise_checks/layout.py",
+        '    key = ("torch", storage.data_ptr(), storage.nbytes())',
+        '    key = ("torch", id(t))',
+        (
+            "tests/test_grading_wire_layout.py::test_views_of_one_tensor_in_one_frame_arrive_as_views_of_one_storage",
+        ),
+    ),
+    Mutation(
+        "session-in-place-rule-compares-the-frame",
+        "exercise_checks/session.py",
+        "if _values(old) != _values(new) and not _is_generator(now)",
+        "if not _is_generator(now)",
+        (
+            "tests/test_grading_wire_layout.py::test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written",
+        ),
+    ),
 ]
 
 

@@ -163,3 +163,14 @@ WRONG_ANSWERS.update({
          "        return torch.zeros_like(q)"),
     ],
 })
+
+# issue 36, item 7: inputs laid out as the course passes them (keys from
+# x.view(B, T, H_kv, d).transpose(1, 2): not contiguous) reach the hidden tests so too
+WRONG_ANSWERS.update({
+    "warned (q1): flattens batch and heads with view (fails on the course's transposed keys)": [
+        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    rows = x.view(B * H_kv, 1, T, d)  # one row per sequence and head\n"
+         "    return rows.expand(B * H_kv, n_rep, T, d).reshape(B, H_kv * n_rep, T, d)"),
+    ],
+})

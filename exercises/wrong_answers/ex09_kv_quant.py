@@ -187,3 +187,16 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
          "    return dict(MHA=per_layer['MHA'] * n_layer, GQA=per_layer['GQA'] * n_layer, MLA=per_layer['MLA'] * n_layer)"),
     ],
 })
+
+# issue 36, item 7: inputs laid out as the course passes them (transposed keys, a residual
+# that is a slice of all the keys) reach the hidden tests so too
+WRONG_ANSWERS.update({
+    "warned (q1): flattens batch and heads with view (fails on the course's transposed keys)": [
+        ("    groups = k[:, :, : n * G].reshape(B, H, n, G, d)",
+         "    groups = k.view(B * H, T, d)[:, : n * G].view(B, H, n, G, d)"),
+    ],
+    "warned (q3): bytes counted from each tensor's storage (a slice's storage is all the keys)": [
+        ("    return packed + sum(t.numel() * t.element_size() for t in (scale, low, residual))",
+         "    return packed + sum(t.untyped_storage().nbytes() for t in (scale, low, residual))"),
+    ],
+})

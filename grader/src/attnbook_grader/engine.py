@@ -161,8 +161,9 @@ def grade_notebook(
 ) -> dict:
     """Grade one notebook's code cells: {"status", "score", "possible", "questions",
     "maxima", "reasons", "tests", "cell_errors", "message"}; status "ok", "timeout" or
-    "error". source_checks=False: no verdict read from the source (the proof's attacks,
-    which the isolation must stop by itself); never for grading."""
+    "error". source_checks=False (or `source_rules.NO_ALLOWLIST` set): no verdict read
+    from the source, the allowlist included (the proof's attacks, which the isolation must
+    stop by itself); never for grading."""
     from otter.test_files.exception_test import ExceptionTestFile
 
     files = {
@@ -182,7 +183,8 @@ def grade_notebook(
         "message": "",
     }
     student = None
-    reading = source_rules.scan(sources, exercise.reference)
+    source_checks = source_rules.checks_on(source_checks)  # the one switch
+    reading = source_rules.scan(sources, exercise.reference, None, source_checks)
     swaps = exercise.swaps()
 
     def judge(name: str, rules: dict) -> str | None:

@@ -227,12 +227,13 @@ def _send(conn: Any, message: dict) -> None:
 
 
 def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
+    memo: dict = {}  # one frame: views of one storage cross as such
     _send(
         conn,
         {
             "callback": name,
-            "args": wire.encode(list(args)),
-            "kwargs": wire.encode(kwargs),
+            "args": wire.encode(list(args), memo),
+            "kwargs": wire.encode(kwargs, memo),
             "rng": wire.encode(rng_states()),
         },
     )
@@ -308,7 +309,7 @@ def _call(
 ) -> dict:
     name = request["name"]
     fn = namespace.get(name)
-    args, kwargs = wire.decode(request["args"]), wire.decode(request["kwargs"])
+    args, kwargs = wire.decode([request["args"], request["kwargs"]])  # one frame
     set_rng_states(wire.decode(request["rng"]))
     swapped = swaps.get(name, []) + [request["record"]] * bool(request.get("record"))
     replaced = {str(n): namespace.get(str(n)) for n in swapped}
@@ -347,8 +348,7 @@ def _call(
                 namespace.pop(n, None)
             else:
                 namespace[n] = old
-    reply["args_after"] = wire.encode(args)
-    reply["kwargs_after"] = wire.encode(kwargs)
+    reply["args_after"], reply["kwargs_after"] = wire.encode([args, kwargs])
     reply["rng"] = wire.encode(rng_states())
     reply["events"] = take_events()
     return reply

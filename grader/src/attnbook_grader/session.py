@@ -105,7 +105,7 @@ class Session(Child):
 
     def _shapes(self, name: str, reply: dict) -> list:
         """The shapes of the inputs of a call of `name`, in the order of its parameters."""
-        args, kwargs = wire.decode(reply["args"]), wire.decode(reply["kwargs"])
+        args, kwargs = wire.decode([reply["args"], reply["kwargs"]])  # one frame
         described = self.reference.describe(name) if self.reference else {}
         params = described.get("params", [])
         ordered = list(args) + [kwargs.get(p) for p in params[len(args) :]]
@@ -127,7 +127,7 @@ class Session(Child):
             found = self.judge(name, rules)
             if found:
                 raise AssertionError(found)
-        sent_args, sent_kwargs = wire.encode(list(args)), wire.encode(kwargs)
+        sent_args, sent_kwargs = wire.encode([list(args), kwargs])  # one frame
         sent_rng = wire.encode(rng_states())
         self.recorded = []
         reply = self.call_raw(
@@ -138,23 +138,24 @@ class Session(Child):
                 f"the grader could not use what {name} returned: {reply['crash']}"
             )
         try:
-            after_args, after_kwargs = (
-                wire.decode(reply["args_after"]),
-                wire.decode(reply["kwargs_after"]),
-            )
+            after = [reply["args_after"], reply["kwargs_after"]]
+            after_args, after_kwargs = wire.decode(after)
             rng_after = wire.decode(reply["rng"])
             result = wire.decode(reply["result"]) if "result" in reply else None
         except wire.WireError as err:
             raise self._lose(
                 name, f"refused: {name} sent what is not data ({err}): scored 0"
             ) from None
-        changed = [
-            label
-            for label, before, after, now in self._inputs(
-                name, args, kwargs, sent_args, sent_kwargs, reply
-            )
-            if json.dumps(before) != json.dumps(after) and not _is_generator(now)
-        ]
+        changed = []
+        if json.dumps([sent_args, sent_kwargs]) != json.dumps(after):  # which input?
+            before = wire.decode([sent_args, sent_kwargs])
+            changed = [
+                label
+                for label, old, new, now in self._inputs(
+                    name, args, kwargs, before, [after_args, after_kwargs]
+                )
+                if _values(old) != _values(new) and not _is_generator(now)
+            ]
         for old, new in zip(args, after_args):
             wire.update_in_place(old, new)
         for key, old in kwargs.items():
@@ -190,30 +191,28 @@ class Session(Child):
             raise AssertionError(verdicts.MEMORY_MESSAGE)
 
     def _inputs(
-        self,
-        name: str,
-        args: tuple,
-        kwargs: dict,
-        sent_args: list,
-        sent_kwargs: Any,
-        reply: dict,
+        self, name: str, args: tuple, kwargs: dict, before: list, after: list
     ) -> list[tuple[str, Any, Any, Any]]:
+        """(label, value sent, value after the call, the caller's object) per input;
+        before, after: [args, kwargs] as decoded."""
         params = self.describe(name).get("params", [])
         rows = [
-            (params[i] if i < len(params) else f"argument {i + 1}", before, after, now)
-            for i, (before, after, now) in enumerate(
-                zip(sent_args, reply["args_after"], args)
-            )
+            (params[i] if i < len(params) else f"argument {i + 1}", old, new, now)
+            for i, (old, new, now) in enumerate(zip(before[0], after[0], args))
         ]
-        after_kwargs = dict((k, v) for k, v in reply["kwargs_after"]["$d"])
+        kept = after[1] if isinstance(after[1], dict) else {}
         rows += [
-            (key, before, after_kwargs.get(key), kwargs.get(key))
-            for key, before in sent_kwargs["$d"]
+            (key, old, kept.get(key), kwargs.get(key)) for key, old in before[1].items()
         ]
         return rows
 
 
 _RNG_ORDER = {"torch": 0, "numpy": 1, "random": 2}  # the order of rng_states()
+
+
+def _values(value: Any) -> str:
+    """The values in `value` (tensors and arrays as their elements, not their storage)."""
+    return json.dumps(wire.encode(value, {"$flat": True}))
 
 
 def _is_generator(value: Any) -> bool:

@@ -38,12 +38,20 @@ from attnbook_grader.source_scopes import (
     stored,
 )
 
-__all__ = ["Reading", "scan", "reference_swaps", "NO_ALLOWLIST"]
+__all__ = ["Reading", "scan", "reference_swaps", "NO_ALLOWLIST", "checks_on"]
 
-# Set to "1" in the grader's environment (never the child's: it cannot reach it), answer
-# cells are not read against the allowlist: the tests of the sandbox's process and memory
-# limits use it to run code the allowlist would refuse. Unsafe for grading.
+# The one switch that turns every verdict read from the source off (the allowlist, the
+# shortcut rules, tampering): `engine.grade_notebook(source_checks=False)` in the grader's
+# process (the proof's attacks), or this variable set to "1" in the grader's environment
+# (never the child's: it cannot reach it) for a grader in another process (the tests of the
+# sandbox's process and memory limits). Either way the isolation alone stands; unsafe for
+# grading.
 NO_ALLOWLIST = "ATTNBOOK_UNSAFE_NO_ALLOWLIST"
+
+
+def checks_on(source_checks: bool = True) -> bool:
+    """Whether the verdicts read from the source apply: `source_checks` and not the switch."""
+    return source_checks and os.environ.get(NO_ALLOWLIST) != "1"
 
 
 # ----------------------------------------------------------------------------- units
@@ -277,12 +285,16 @@ def scan(
     sources: list[str],
     trusted: Collection[str] = (),
     allowlist: Allowlist | None = None,
+    source_checks: bool = True,
 ) -> Reading:
     """Read a submission's code cells; cells whose source is in `trusted` (the reference
     notebook's own cells) are not read against the allowlist, which is (unless given) the
-    modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports."""
+    modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports;
+    with the source checks off (`checks_on`), nothing is refused."""
     trusted = set(trusted)
-    if os.environ.get(NO_ALLOWLIST) == "1":  # the sandbox's own tests only: see below
+    if not checks_on(
+        source_checks
+    ):  # the proof's attacks, the sandbox's tests: see above
         allowlist = Allowlist.nothing_refused()
     if allowlist is None:
         allowlist = Allowlist.from_reference(

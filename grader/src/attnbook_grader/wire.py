@@ -1,10 +1,11 @@
 """The data format between the grader and the process that runs a submission (exercises 1-9).
 
 Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
-scalars, PyTorch tensors (as CPU copies; a tensor on the ``meta`` device, which holds no
+scalars, PyTorch tensors (on the CPU; a tensor on the ``meta`` device, which holds no
 numbers, as its shape and dtype, and it arrives on ``meta``), dtypes, shapes and random
-generators' states, as JSON text with the array bytes in base64. Tensors and arrays cross
-only as exactly `torch.Tensor`, `torch.nn.Parameter` or `numpy.ndarray`: a subclass, whose
+generators' states, as JSON text with the bytes in base64, tensors and arrays with their
+layout (`layout`: strides, offsets, views of one storage). Tensors and arrays cross only as
+exactly `torch.Tensor`, `torch.nn.Parameter` or `numpy.ndarray`: a subclass, whose
 methods are the submission's, arrives opaque. Decoding builds nothing else, so a submission
 can send the grader wrong numbers but never an object with code of its own (no pickle
 anywhere). Anything else a student's function returns arrives as an `Opaque` placeholder
@@ -21,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from attnbook.exercise_checks import layout
 
 __all__ = [
     "Opaque",
@@ -81,18 +84,22 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def encode(value: Any) -> Any:
-    """A JSON-ready form of `value` (see the module docstring)."""
+def encode(value: Any, memo: dict | None = None) -> Any:
+    """A JSON-ready form of `value` (see the module docstring). memo: shared by the values
+    of one frame (arguments, then keyword arguments), so a storage crosses once and views
+    of one tensor arrive as views of one storage (`layout`); {"$flat": True}: tensors and
+    arrays as contiguous copies (a comparison of values, never sent)."""
+    memo = {} if memo is None else memo
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, list):
-        return [encode(v) for v in value]
+        return [encode(v, memo) for v in value]
     if isinstance(value, tuple) and not isinstance(value, torch.Size):
-        return {"$t": [encode(v) for v in value]}
+        return {"$t": [encode(v, memo) for v in value]}
     if isinstance(value, dict):
-        return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
+        return {"$d": [[encode(k, memo), encode(v, memo)] for k, v in value.items()]}
     if isinstance(value, (set, frozenset)):
-        return {"$s": [encode(v) for v in value]}
+        return {"$s": [encode(v, memo) for v in value]}
     if isinstance(value, complex):
         return {"$c": [value.real, value.imag]}
     if isinstance(value, torch.Size):
@@ -111,6 +118,8 @@ def encode(value: Any) -> Any:
                 "meta": True,
                 "grad": bool(value.requires_grad),
             }
+        if not memo.get("$flat"):
+            return layout.encode_tensor(value, memo)
         t = value.detach().cpu().contiguous()
         raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t
         return {
@@ -120,6 +129,8 @@ def encode(value: Any) -> Any:
             "grad": bool(value.requires_grad),
         }
     if type(value) is np.ndarray and value.dtype.kind in _NUMPY_KINDS:
+        if not memo.get("$flat"):
+            return layout.encode_array(value, memo)
         return {
             "$np": value.dtype.str,
             "shape": list(value.shape),
@@ -130,9 +141,9 @@ def encode(value: Any) -> Any:
     if isinstance(value, torch.Generator):
         return {"$tgen": _b64(value.get_state().numpy().tobytes())}
     if isinstance(value, np.random.Generator):
-        return {"$npgen": encode(value.bit_generator.state)}
+        return {"$npgen": encode(value.bit_generator.state, memo)}
     if isinstance(value, random.Random):
-        return {"$pyrandom": encode(value.getstate())}
+        return {"$pyrandom": encode(value.getstate(), memo)}
     if isinstance(value, range):
         return {"$range": [value.start, value.stop, value.step]}
     try:
@@ -151,20 +162,22 @@ def _bytes(item: dict, key: str = "data") -> bytes:
 
 def _shape(item: dict) -> tuple[int, ...]:
     shape = item.get("shape")
-    if not isinstance(shape, list) or not all(
-        isinstance(n, int) and n >= 0 for n in shape
+    if (
+        not isinstance(shape, list)
+        or len(shape) > layout.MAX_DIMS
+        or not all(isinstance(n, int) and n >= 0 for n in shape)
     ):
         raise WireError(f"bad shape {shape!r}")
     return tuple(shape)
 
 
-def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
+def _decode_tagged(item: dict, memo: dict) -> Any:  # noqa: C901 - one branch per tag
     if "$t" in item:
-        return tuple(decode(v) for v in item["$t"])
+        return tuple(decode(v, memo) for v in item["$t"])
     if "$d" in item:
-        return {decode(k): decode(v) for k, v in item["$d"]}
+        return {decode(k, memo): decode(v, memo) for k, v in item["$d"]}
     if "$s" in item:
-        return {decode(v) for v in item["$s"]}
+        return {decode(v, memo) for v in item["$s"]}
     if "$c" in item:
         return complex(float(item["$c"][0]), float(item["$c"][1]))
     if "$size" in item:
@@ -182,23 +195,15 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
             tensor = torch.empty(shape, dtype=dtype, device="meta")
             grad = bool(item.get("grad")) and tensor.is_floating_point()
             return tensor.requires_grad_(grad)
-        as_numpy = torch.int16 if dtype == torch.bfloat16 else dtype
-        array = np.frombuffer(
-            _bytes(item), dtype=torch.empty(0, dtype=as_numpy).numpy().dtype
-        )
-        tensor = torch.from_numpy(array.copy()).reshape(shape)
-        tensor = tensor.view(torch.bfloat16) if dtype == torch.bfloat16 else tensor
-        return (
-            tensor.requires_grad_(bool(item.get("grad")))
-            if tensor.is_floating_point()
-            else tensor
-        )
+        return layout.decode_tensor(item, dtype, list(shape), memo, MAX_MESSAGE_BYTES)
     if "$np" in item or "$npscalar" in item:
         np_dtype = np.dtype(str(item.get("$np", item.get("$npscalar"))))
         if np_dtype.kind not in _NUMPY_KINDS:
             raise WireError(f"refused NumPy dtype {np_dtype}")
-        array = np.frombuffer(_bytes(item), dtype=np_dtype).copy()
-        return array.reshape(_shape(item)) if "$np" in item else array.reshape(())[()]
+        if "$np" in item:
+            dims = list(_shape(item))
+            return layout.decode_array(item, np_dtype, dims, memo, MAX_MESSAGE_BYTES)
+        return np.frombuffer(_bytes(item), dtype=np_dtype).copy().reshape(())[()]
     if "$tgen" in item:
         generator = torch.Generator()
         generator.set_state(
@@ -206,7 +211,7 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
         )
         return generator
     if "$npgen" in item:
-        state = decode(item["$npgen"])
+        state = decode(item["$npgen"], memo)
         if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
             raise WireError("only PCG64 NumPy generators cross")
         bit_generator = np.random.PCG64()
@@ -214,7 +219,7 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
         return np.random.Generator(bit_generator)
     if "$pyrandom" in item:
         python_generator = random.Random()
-        python_generator.setstate(decode(item["$pyrandom"]))
+        python_generator.setstate(decode(item["$pyrandom"], memo))
         return python_generator
     if "$range" in item:
         return range(*(int(n) for n in item["$range"]))
@@ -223,15 +228,17 @@ def _decode_tagged(item: dict) -> Any:  # noqa: C901 - one branch per tag
     raise WireError(f"unknown tag in {sorted(item)[:3]}")
 
 
-def decode(item: Any) -> Any:
-    """The value `encode` was given (plain data only; raises WireError on anything else)."""
+def decode(item: Any, memo: dict | None = None) -> Any:
+    """The value `encode` was given (plain data only; raises WireError on anything else).
+    memo: shared by the values of one frame, decoded in the order they were encoded."""
+    memo = {} if memo is None else memo
     if item is None or isinstance(item, (bool, int, float, str)):
         return item
     if isinstance(item, list):
-        return [decode(v) for v in item]
+        return [decode(v, memo) for v in item]
     if isinstance(item, dict):
         try:
-            return _decode_tagged(item)
+            return _decode_tagged(item, memo)
         except WireError:
             raise
         except Exception as err:  # noqa: BLE001 - malformed data of any kind

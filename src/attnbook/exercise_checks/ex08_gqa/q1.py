@@ -27,6 +27,12 @@ def test_expand_house_rules(expand_kv, k):
     out = guarded(expand_kv, new_object=False)(k, 2)
     assert torch.equal(k, before), 'expand_kv changed the keys it was given'
     assert out.shape == (2, 4, 6, 8)
+    kt = k.transpose(1, 2).contiguous().transpose(1, 2)
+    try:
+        out_t = expand_kv(kt, 2)
+    except RuntimeError as error:
+        raise AssertionError(f'keys laid out as the course makes them, x.view(B, T, H_kv, d).transpose(1, 2), are not contiguous, and your function raised {error}: use reshape (or contiguous()), not view') from None
+    assert torch.equal(out_t, out), 'the same keys, laid out as the course makes them (not contiguous), gave other values'
     try:
         meta = expand_kv(torch.empty(2, 2, 6, 8, device='meta'), 2)
     except (RuntimeError, NotImplementedError, TypeError) as err:

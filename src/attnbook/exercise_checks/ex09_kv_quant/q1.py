@@ -19,7 +19,7 @@ def test_quantize_shapes(quantize_keys, k):
     assert scale.dtype == low.dtype == residual.dtype == torch.float32, f"scale, low and residual keep the keys' dtype (float32 here), got {scale.dtype}, {low.dtype}, {residual.dtype}"
     two = quantize_keys(torch.cat([k, 2 * k]), 4, 4)
     assert torch.equal(two[1][0], scale[0]) and torch.equal(two[1][1], 2 * scale[0]), "a batch of two sequences, the second twice the first: each sequence gets its own scales (the second's twice the first's); reduce over the G tokens of a group only, never over the batch"
-    k64 = k.double().transpose(1, 2).contiguous().transpose(1, 2)
+    k64 = torch.cat([k, 2 * k]).double().transpose(1, 2).contiguous().transpose(1, 2)
     try:
         out = quantize_keys(k64, 4, 4)
     except RuntimeError as error:
