@@ -1,6 +1,6 @@
 """The grader's wire keeps a tensor's (and an array's) layout: strides, storage offset, the
 whole storage, and which values of one frame share a storage; a malformed layout is refused
-as a WireError (`attnbook.exercise_checks.layout`)."""
+as a WireError (`attnbook_grader.layout`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnbook.exercise_checks import wire
+from attnbook_grader import wire
 
 
 def _round_trip(value):
@@ -182,7 +182,7 @@ def test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written()
     """End to end, one child: a `.view` of transposed keys raises in the child as it does at
     home, a slice's storage is its buffer's, and a write through one of two views of one
     buffer (apart, sharing its storage) is named by its own parameter."""
-    from attnbook.exercise_checks.session import Session
+    from attnbook_grader.session import Session
 
     session = Session([CELL], {}, 120)
     try:

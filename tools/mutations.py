@@ -691,14 +691,14 @@ MUTATIONS = [
     # the wire's layouts (issue 36, item 7): tests/test_grading_wire_layout.py
     Mutation(
         "layout-bounds-unchecked",
-        "exercise_checks/layout.py",
+        "attnbook_grader/layout.py",
         "    if low < 0 or high + itemsize > nbytes:",
         "    if False:",
         ("tests/test_grading_wire_layout.py::test_the_error_names_the_bound_broken",),
     ),
     Mutation(
         "layout-views-get-storages-of-their-own",
-        "exercise_checks/layout.py",
+        "attnbook_grader/layout.py",
         '    key = ("torch", storage.data_ptr(), storage.nbytes())',
         '    key = ("torch", id(t))',
         (
@@ -707,7 +707,7 @@ MUTATIONS = [
     ),
     Mutation(
         "session-in-place-rule-compares-the-frame",
-        "exercise_checks/session.py",
+        "attnbook_grader/session.py",
         "if _values(old) != _values(new) and not _is_generator(now)",
         "if not _is_generator(now)",
         (

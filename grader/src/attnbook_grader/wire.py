@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnbook.exercise_checks import layout
+from attnbook_grader import layout
 
 __all__ = [
     "Opaque",
