@@ -204,3 +204,17 @@ def test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written()
         ]  # as a local call leaves it
     finally:
         session.close()
+
+
+def test_one_switch_turns_every_source_verdict_off(monkeypatch):
+    """`source_checks=False` (the proof's attacks) and the environment switch (a grader in
+    another process) are one switch: the allowlist is off with the shortcut rules."""
+    from attnbook.exercise_checks import source_rules
+
+    cell = "import os\npid = os.fork()"
+    monkeypatch.delenv(source_rules.NO_ALLOWLIST, raising=False)
+    assert source_rules.checks_on() and source_rules.scan([cell]).findings
+    assert source_rules.scan([cell], source_checks=False).findings == []
+    assert not source_rules.checks_on(False)
+    monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")
+    assert not source_rules.checks_on(True)

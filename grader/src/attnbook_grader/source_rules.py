@@ -292,9 +292,8 @@ def scan(
     modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports;
     with the source checks off (`checks_on`), nothing is refused."""
     trusted = set(trusted)
-    if not checks_on(
-        source_checks
-    ):  # the proof's attacks, the sandbox's tests: see above
+    # off: the proof's attacks, the sandbox's tests (see NO_ALLOWLIST above)
+    if not checks_on(source_checks):
         allowlist = Allowlist.nothing_refused()
     if allowlist is None:
         allowlist = Allowlist.from_reference(
