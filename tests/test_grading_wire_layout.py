@@ -209,7 +209,7 @@ def test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written()
 def test_one_switch_turns_every_source_verdict_off(monkeypatch):
     """`source_checks=False` (the proof's attacks) and the environment switch (a grader in
     another process) are one switch: the allowlist is off with the shortcut rules."""
-    from attnbook.exercise_checks import source_rules
+    from attnbook_grader import source_rules
 
     cell = "import os\npid = os.fork()"
     monkeypatch.delenv(source_rules.NO_ALLOWLIST, raising=False)
