@@ -233,3 +233,68 @@ def test_streaming_weights_hold_only_the_window(one_thread) -> None:
     torch.testing.assert_close(
         maps[:, :, :capacity, :capacity], full, atol=1e-5, rtol=0
     )
+
+
+def labels(html: str, axis: str) -> list[tuple[int, float, str]]:
+    """The big map's labels on one axis ("q": rows, "k": columns): index, place, text."""
+    where = "top" if axis == "q" else "left"
+    found = re.findall(
+        rf'<span class="attnx-lab" data-l{axis}="(\d+)" style="{where}: ([\d.]+)%">'
+        r"(.*?)</span>",
+        html,
+    )
+    return [(int(i), float(at), text) for i, at, text in found]
+
+
+def test_big_map_labels_every_row_and_column_with_its_token() -> None:
+    """A short view labels each row with its query and each column with its key, centred
+    on the row or column, whitespace shown; the caption says where the labels are."""
+    tokens = ["b0", " ", "\n", "<x>", "a?"]
+    html = explore(tokens, weights(1, 1, 5)).to_html()
+    shown = ["b0", "\u2423", "\u21b5", "&lt;x&gt;", "a?"]
+    for axis in "qk":
+        assert labels(html, axis) == [(i, 20 * i + 10, t) for i, t in enumerate(shown)]
+    assert "labelled at the left" in html and "labelled above" in html
+    # cross attention: the columns carry the keys, the rows the queries
+    cross = explore(["x", "y"], torch.full((2, 3), 1 / 3), key_tokens=["p", "q", "r"])
+    html = cross.to_html()
+    assert [t for _, _, t in labels(html, "q")] == ["x", "y"]
+    assert [t for _, _, t in labels(html, "k")] == ["p", "q", "r"]
+
+
+def test_big_map_labels_open_on_the_chosen_sequence() -> None:
+    """With a sequence per layer the labels show the opening layer's tokens, and the
+    script swaps them with the layer (only where they are tokens)."""
+    seqs = [list("abcd"), list("wxyz")]
+    view = explore(seqs, weights(2, 1, 4), layer=1)
+    assert [t for _, _, t in labels(view.to_html(), "q")] == seqs[1]
+    assert [t for _, _, t in labels(view.to_html(), "k")] == seqs[1]
+    assert 'root.querySelector(".attnx-tokens")' in view.script()
+
+
+def test_long_maps_number_every_kth_row_and_column() -> None:
+    """A map too dense for a token a row (chapter 6's 64 characters) numbers every 5th row
+    and column instead, and says so; each numbered step still holds a line of text at the
+    narrowest map."""
+    from attnbook.explore_labels import LINE, NARROWEST, STEPS, label_step
+
+    html = explore(TOKENS * 3 + TOKENS[:1], weights(1, 1, 64)).to_html()
+    for axis in "qk":
+        assert labels(html, axis) == [
+            (i, round(100 * (i + 0.5) / 64, 3), str(i)) for i in range(0, 64, 5)
+        ]
+    assert "numbered every 5 tokens" in html and "attnx-index" in html
+    assert [label_step(n) for n in (8, 12, 24, 25, 50, 64, 200)] == [
+        1,
+        1,
+        1,
+        2,
+        5,
+        5,
+        10,
+    ]
+    for n in range(1, 201):
+        k = label_step(n)
+        assert k * NARROWEST / n >= LINE  # room for the text
+        smaller = STEPS[STEPS.index(k) - 1] if k > 1 else None
+        assert smaller is None or smaller * NARROWEST / n < LINE  # none to spare

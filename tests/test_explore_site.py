@@ -193,6 +193,87 @@ def test_views_follow_dark_mode(loaded) -> None:
     check(page, 0)  # the shading still equals the weights
 
 
+# The big map of view `i`: its labels per axis (index, text, box, on?) and the canvas's box.
+MAP_LABELS = """([i]) => {
+    const root = document.querySelectorAll(".attnx")[i];
+    const box = (el) => { const r = el.getBoundingClientRect();
+                          return [r.left, r.top, r.right, r.bottom]; };
+    const axis = (name) => [...root.querySelectorAll(`[data-l${name}]`)].map(el =>
+        [Number(el.getAttribute(`data-l${name}`)), el.textContent, box(el),
+         el.classList.contains("attnx-on")]);
+    return {q: axis("q"), k: axis("k"), canvas: box(root.querySelector(".attnx-big canvas")),
+            tokens: !!root.querySelector(".attnx-tokens"),
+            axes: root.querySelector(".attnx-axes").textContent};
+}"""
+
+
+def map_labels(page, i: int, data: dict, layer: int) -> dict:
+    """The big map's labels of view `i`, checked: each centred on its row or column, apart
+    from its neighbours (legible at this width), tokens of `layer` or every k-th index."""
+    seen = page.evaluate(MAP_LABELS, [i])
+    n_q, n_k = len(data["w"][0][0]), len(data["w"][0][0][0])
+    left, top, right, bottom = seen["canvas"]
+    if "shown" in data:
+        names = {"q": data["shown"][layer], "k": data["shown"][layer]}
+    else:
+        names = {"q": data["tokens"], "k": data["keys"] or data["tokens"]}
+    for axis, n in (("q", n_q), ("k", n_k)):
+        labels = seen[axis]
+        index = [j for j, *_ in labels]
+        step = index[1] - index[0] if len(index) > 1 else 1
+        assert index == list(range(0, n, step)), (axis, index)
+        assert seen["tokens"] == (step == 1), seen["axes"]
+        for j, text, (x0, y0, x1, y1), _ in labels:
+            if step == 1:
+                token = names[axis][j]
+                want = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "": "\u2205"}
+                assert text == want.get(token, token), (axis, j, text, token)
+            else:
+                assert text == str(j), (axis, j, text)
+            if axis == "q":  # beside its row, centred on it
+                centre = top + (j + 0.5) * (bottom - top) / n
+                assert x1 <= left + 0.5 and abs((y0 + y1) / 2 - centre) < 1.5, (j, text)
+            else:  # above its column, centred on it
+                centre = left + (j + 0.5) * (right - left) / n
+                assert y1 <= top + 0.5 and abs((x0 + x1) / 2 - centre) < 1.5, (j, text)
+        for (_, a, box, _), (_, b, nxt, _) in zip(labels, labels[1:]):
+            gap = nxt[1] - box[3] if axis == "q" else nxt[0] - box[2]
+            assert gap >= -0.5, f"labels {a!r} and {b!r} overlap by {-gap:.1f} px"
+    return seen
+
+
+def test_big_map_labels_its_rows_and_columns(loaded) -> None:
+    """The chosen head's big map labels its rows (queries) and columns (keys), legibly at
+    390 px; the chosen query's label is marked, and the labels follow a layer switch
+    where each layer is its own sequence (chapter 3)."""
+    page, _, errors = loaded
+    views = page.locator(".attnx")
+    for i in range(views.count()):
+        view = views.nth(i)
+        view.scroll_into_view_if_needed()
+        data = page.evaluate(
+            "i => JSON.parse(document.querySelectorAll('.attnx')[i]"
+            ".querySelector('.attnx-data').textContent)",
+            i,
+        )
+        n_layer, n_q = len(data["w"]), len(data["w"][0][0])
+        layer = int(view.get_attribute("data-state").split(",")[0])
+        map_labels(page, i, data, layer)
+        view.locator("[data-q]").nth(n_q - 1).tap()
+        chosen = map_labels(page, i, data, layer)["q"]
+        if chosen[-1][0] == n_q - 1:
+            assert [on for *_, on in chosen] == [False] * (len(chosen) - 1) + [True]
+        view.locator("[data-q]").nth(0).tap()
+        assert [on for *_, on in map_labels(page, i, data, layer)["q"]][0]
+        if n_layer > 1:
+            other = (layer + 1) % n_layer
+            view.locator(".attnx-layer").select_option(str(other))
+            seen = map_labels(page, i, data, other)  # the other layer's tokens
+            if "shown" in data:  # chapter 3: the sequences differ, so the labels moved
+                assert seen["tokens"] and data["shown"][other] != data["shown"][layer]
+    assert not errors, f"console errors: {errors}"
+
+
 @pytest.mark.parametrize("stem", VIEW_PAGES or ["(none built)"])
 def test_views_show_their_picture_without_javascript(browser, server, stem) -> None:
     """With JavaScript off every view shows its picture (decoded, at its own size or the

@@ -171,6 +171,20 @@ MUTATIONS = [
         "self.tokens = self.layer_tokens[0]",
         ("tests/test_explore.py",),
     ),
+    Mutation(
+        "view-map-labels-the-first-sequence",
+        "explore_labels.py",
+        "f\"{labels('q', n_q, query_lists[opening])}</div>\"",
+        "f\"{labels('q', n_q, query_lists[0])}</div>\"",
+        ("tests/test_explore.py",),
+    ),
+    Mutation(
+        "view-map-labels-too-dense",
+        "explore_labels.py",
+        "return next(k for k in STEPS if k * pitch >= LINE)",
+        "return next(k for k in STEPS if k * pitch >= FONT)",
+        ("tests/test_explore.py",),
+    ),
     # more
     Mutation(
         "scores-not-scaled",

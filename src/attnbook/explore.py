@@ -5,7 +5,8 @@
 book it displays as one HTML block with its script, style and weights inline (no request to
 any server, no kernel): hover, tap or arrow-key through the tokens to shade every key by the
 weight the chosen query gives it, pick the layer and head from the controls or from the grid
-of all heads, and open the chosen query's weights as numbers. Where scripts do not run (a
+of all heads (the chosen one drawn large, its rows and columns labelled: `explore_labels`),
+and open the chosen query's weights as numbers. Where scripts do not run (a
 sanitised notebook, a page with JavaScript off) the same HTML shows a picture of the view's
 opening state instead: an inline PNG that the script removes when it runs, with the live
 view hidden until then (`explore_picture`). The bundle also holds the PNG as ``image/png``,
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .explore_labels import big_map
 from .explore_picture import cell_name, picture_png, picture_uri, shown, spaced
 
 __all__ = ["AttentionView", "explore", "MAX_WEIGHTS", "SCALE"]
@@ -311,6 +313,8 @@ class AttentionView:
             data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
         )
         n_layer, n_head, _, _ = self.shape
+        queries = self.layer_tokens or [self.tokens]
+        keys = queries if self.key_tokens is None else [self.key_tokens]
         title = f"<strong>{html.escape(self.title)}</strong>" if self.title else ""
         # one map per (layer, head): "maps", since a layer may be a model's state
         heads = f"all {n_layer * n_head} maps" if n_layer * n_head > 1 else "the map"
@@ -327,9 +331,7 @@ class AttentionView:
             '<p class="attnx-status" aria-live="polite"></p>'
             f"<details open><summary>{heads}: click one to open it</summary>"
             f"{self._grid() if n_layer * n_head > 1 else ''}"
-            '<div class="attnx-big"><canvas role="img" aria-label="the chosen head: rows '
-            'are queries, columns keys"></canvas><p class="attnx-axes">rows: the queries, '
-            "top to bottom; columns: the keys, left to right, in token order</p></div>"
+            f"{big_map(queries, keys, self.layer if self.layer_tokens else 0)}"
             "</details>"
             "<details><summary>the chosen query's weights as numbers</summary>"
             '<div class="attnx-numbers-box"><table class="attnx-numbers"><thead><tr>'

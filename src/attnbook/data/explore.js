@@ -22,6 +22,9 @@
   var status = root.querySelector(".attnx-status");
   var numbers = root.querySelector(".attnx-numbers tbody");
   var big = root.querySelector(".attnx-big canvas");
+  // the big map's labels: every k-th query (row) and key (column), tokens or indices
+  var rowLabels = Array.prototype.slice.call(root.querySelectorAll("[data-lq]"));
+  var colLabels = Array.prototype.slice.call(root.querySelectorAll("[data-lk]"));
 
   function weight(l, h, q, k) { return W[l][h][q][k] / scale; }
   function label(i, tokens) { return "\u201c" + tokens[i] + "\u201d"; }
@@ -65,6 +68,12 @@
     if (data.texts) {
       data.tokens = data.texts[l];
       queries.forEach(function (span, i) { span.textContent = data.shown[l][i]; });
+      if (root.querySelector(".attnx-tokens")) {
+        rowLabels.concat(colLabels).forEach(function (el) {
+          var text = data.shown[l][+(el.getAttribute("data-lq") || el.getAttribute("data-lk"))];
+          el.textContent = text === " " ? "\u2423" : text;
+        });
+      }
     }
     // per-layer tokens: end
     keys.forEach(function (span, k) {
@@ -78,6 +87,12 @@
       span.classList.toggle("attnx-q", chosen);
       span.setAttribute("tabindex", chosen ? "0" : "-1");
       span.setAttribute("aria-selected", chosen ? "true" : "false");
+    });
+    rowLabels.forEach(function (el) {
+      el.classList.toggle("attnx-on", +el.getAttribute("data-lq") === q);
+    });
+    colLabels.forEach(function (el) {
+      el.classList.toggle("attnx-on", +el.getAttribute("data-lk") === best);
     });
     cells.forEach(function (cell) {
       var on = +cell.getAttribute("data-layer") === l && +cell.getAttribute("data-head") === h;
