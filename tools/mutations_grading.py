@@ -1,0 +1,143 @@
+"""The mutations of `tools.mutations` in the grading engine (`grader/src/attnbook_grader`):
+its isolation, limits, wire and the wire's layouts (issue 36)."""
+
+from __future__ import annotations
+
+from tools.mutation_spec import Mutation
+
+MUTATIONS = [
+    # the grading engine's isolation, limits and wire (issue 36): each caught by
+    # tests/test_grading_isolation.py
+    Mutation(
+        "wire-frame-out-of-turn-accepted",
+        "attnbook_grader/wire.py",
+        '_require(frame.get("seq") == seq and type(frame.get("seq")) is int, "out of turn")',
+        '_require(True, "out of turn")',
+        (
+            "tests/test_grading_isolation.py::test_frames_out_of_turn_or_malformed_are_refused",
+        ),
+    ),
+    Mutation(
+        "wire-cell-index-unchecked",
+        "attnbook_grader/wire.py",
+        '_require(type(value) is int and 0 <= value < n, f"cell index {value!r}")',
+        '_require(type(value) is int, f"cell index {value!r}")',
+        (
+            "tests/test_grading_isolation.py::test_frames_out_of_turn_or_malformed_are_refused",
+        ),
+    ),
+    Mutation(
+        "wire-tensor-subclass-crosses",
+        "attnbook_grader/wire.py",
+        "type(value) in (torch.Tensor, torch.nn.Parameter)  # a subclass: opaque",
+        "isinstance(value, torch.Tensor)",
+        (
+            "tests/test_grading_isolation.py::test_subclasses_cross_opaque_and_their_facts_name_them",
+        ),
+    ),
+    Mutation(
+        "facts-subclass-overrides-on",
+        "attnbook_grader/facts.py",
+        "with torch._C.DisableTorchFunctionSubclass():  # a subclass's overrides: off",
+        "if True:",
+        (
+            "tests/test_grading_isolation.py::test_subclasses_cross_opaque_and_their_facts_name_them",
+        ),
+    ),
+    Mutation(
+        "verdicts-subclass-result-allowed",
+        "attnbook_grader/verdicts.py",
+        '        if item.get("subclass"):',
+        "        if False:",
+        (
+            "tests/test_grading_isolation.py::test_subclasses_cross_opaque_and_their_facts_name_them",
+        ),
+    ),
+    Mutation(
+        "child-call-limit-ignored",
+        "attnbook_grader/child.py",
+        "deadline = min(now + CALL_SECONDS, self.question_deadline)",
+        "deadline = self.question_deadline",
+        (
+            "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
+        ),
+    ),
+    Mutation(
+        "child-lost-call-forgotten",
+        "attnbook_grader/child.py",
+        "self.lost.setdefault(name, why)",
+        "pass",
+        (
+            "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
+        ),
+    ),
+    Mutation(
+        "child-looping-cell-not-skipped",
+        "attnbook_grader/child.py",
+        "if cell < 0 or cell in self.skipped:",
+        "if True:",
+        ("tests/test_grading_isolation.py::test_a_looping_or_forging_cell_is_skipped",),
+    ),
+    Mutation(
+        "sandbox-fds-kept",
+        "attnbook_grader/sandbox.py",
+        "_close_fds(conn.fileno())",
+        "pass",
+        (
+            "tests/test_grading_isolation.py::test_the_submission_sees_and_keeps_nothing_of_the_graders[namespaces]",
+        ),
+    ),
+    Mutation(
+        "processes-no-file-size-limit",
+        "attnbook_grader/processes.py",
+        "(resource.RLIMIT_FSIZE, FILE_BYTES),",
+        "",
+        (
+            "tests/test_grading_isolation.py::test_the_submission_sees_and_keeps_nothing_of_the_graders[namespaces]",
+        ),
+    ),
+    Mutation(
+        "engine-reference-not-restarted",
+        "attnbook_grader/engine.py",
+        "reference.refresh()",
+        "pass",
+        (
+            "tests/test_grading_isolation.py::test_a_reference_that_died_is_started_again",
+        ),
+    ),
+    Mutation(
+        "engine-maxima-lost",
+        "attnbook_grader/engine.py",
+        "maxima = {q: float(f.possible) for q, f in files.items()}",
+        "maxima = {q: 0.0 for q in files}",
+        (
+            "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
+        ),
+    ),
+    # the wire's layouts (issue 36, item 7): tests/test_grading_wire_layout.py
+    Mutation(
+        "layout-bounds-unchecked",
+        "attnbook_grader/layout.py",
+        "    if low < 0 or high + itemsize > nbytes:",
+        "    if False:",
+        ("tests/test_grading_wire_layout.py::test_the_error_names_the_bound_broken",),
+    ),
+    Mutation(
+        "layout-views-get-storages-of-their-own",
+        "attnbook_grader/layout.py",
+        '    key = ("torch", storage.data_ptr(), storage.nbytes())',
+        '    key = ("torch", id(t))',
+        (
+            "tests/test_grading_wire_layout.py::test_views_of_one_tensor_in_one_frame_arrive_as_views_of_one_storage",
+        ),
+    ),
+    Mutation(
+        "session-in-place-rule-compares-the-frame",
+        "attnbook_grader/session.py",
+        "if _values(old) != _values(new) and not _is_generator(now)",
+        "if not _is_generator(now)",
+        (
+            "tests/test_grading_wire_layout.py::test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written",
+        ),
+    ),
+]
