@@ -73,6 +73,10 @@ class Exercise:
     own: dict[str, set[str]] = field(default_factory=dict)
     # question -> functions it defines
     functions: dict[str, set[str]] = field(default_factory=dict)
+    # what `swaps` computed, with the reference and functions it was computed from
+    _swaps: tuple[Any, dict[str, list[str]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def load(cls, tests: dict[str, str], reference_nb: dict) -> Exercise:
@@ -116,8 +120,16 @@ class Exercise:
 
     def swaps(self) -> dict[str, list[str]]:
         """Function -> the other questions' functions that are the reference's while it
-        runs: those its reference calls, no more (`source_rules.reference_swaps`)."""
-        return source_rules.reference_swaps(self.reference, self.functions)
+        runs: those its reference calls, no more (`source_rules.reference_swaps`); computed
+        once for as long as the reference and the functions stay the same."""
+        key = (
+            tuple(self.reference),
+            sorted((q, sorted(fs)) for q, fs in self.functions.items()),
+        )
+        if self._swaps is None or self._swaps[0] != key:
+            found = source_rules.reference_swaps(self.reference, self.functions)
+            self._swaps = (key, found)
+        return {f: list(gs) for f, gs in self._swaps[1].items()}
 
 
 class _Environment(dict):
@@ -187,10 +199,7 @@ def grade_notebook(
     reading = source_rules.scan(sources, exercise.reference, None, source_checks)
     swaps = exercise.swaps()
 
-    def judge(name: str, rules: dict) -> str | None:
-        if not source_checks:
-            return None
-        return reading.shortcut(name, rules, set(swaps.get(name, [])))
+    judge = Judge(reading, swaps) if source_checks else None
 
     reference.refresh()  # a reference that ended (or was ended) is started again
     graded: list[str] = []
@@ -245,6 +254,44 @@ def grade_notebook(
             result["tests"].append(row.__dict__)
     result["score"] = float(sum(result["questions"].values()))
     return result
+
+
+class Judge:
+    """The shortcut verdicts on one submission's source (`Reading.shortcut`, the reference's
+    functions `swaps` skipped): each (function, rules) read once per reading."""
+
+    def __init__(self, reading: source_rules.Reading, swaps: dict[str, list[str]]):
+        self.reading, self.swaps = reading, swaps
+        self.verdicts: dict[tuple[str, Any], str | None] = {}
+
+    def __call__(self, name: str, rules: dict) -> str | None:
+        key = (name, _frozen(rules))
+        if key[1] is None:  # rules that are not plain data: read each time
+            return self.reading.shortcut(name, rules, set(self.swaps.get(name, [])))
+        if key not in self.verdicts:
+            found = self.reading.shortcut(name, rules, set(self.swaps.get(name, [])))
+            self.verdicts[key] = found
+        return self.verdicts[key]
+
+
+def _frozen(value: Any) -> Any:
+    """`value` (a hidden test's rules) as a hashable key that tells apart every two values
+    that differ (types included); None where it holds something else than plain data."""
+    if isinstance(value, dict):
+        items = [(_frozen(k), _frozen(v)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in items):
+            return None
+        return ("dict", tuple(sorted(items, key=repr)))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        parts = [_frozen(v) for v in value]
+        if any(p is None for p in parts):
+            return None
+        if isinstance(value, (set, frozenset)):
+            parts.sort(key=repr)
+        return (type(value).__name__, tuple(parts))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    return None
 
 
 def _question_of_cell(sources: list[str], index: int) -> str | None:

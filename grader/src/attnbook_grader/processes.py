@@ -135,10 +135,11 @@ def _parents() -> dict[int, int]:
     return found
 
 
-def grader_children() -> set[int]:
-    """The processes whose parent is this one."""
+def grader_children(parents: dict[int, int] | None = None) -> set[int]:
+    """The processes whose parent is this one (in `parents`, a scan of `_parents`, or now)."""
     me = os.getpid()
-    return {pid for pid, parent in _parents().items() if parent == me}
+    found = _parents() if parents is None else parents
+    return {pid for pid, parent in found.items() if parent == me}
 
 
 def _descendants(roots: set[int], parents: dict[int, int]) -> set[int]:
@@ -173,11 +174,11 @@ def end_submission(
     the sandbox user. nested: the child's own child is the submission (PID 1 of its
     namespace, `jail`). Returns the processes other than those that were still running."""
     survivors: set[int] = set()
-    parents = _parents()
+    parents = _parents()  # one scan of /proc per round, the first one's shared
     inner = {p for p, parent in parents.items() if parent == pid} if nested else set()
-    for _ in range(3):
-        parents = _parents()
-        roots = {pid} | (grader_children() - before - keep - {pid})
+    for round in range(3):
+        parents = _parents() if round else parents
+        roots = {pid} | (grader_children(parents) - before - keep - {pid})
         tree = _descendants(roots, parents) & set(parents)
         for target in tree:
             try:

@@ -24,6 +24,7 @@ its names, and (`loop_rule`) a Python loop in a function it reaches.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -268,6 +269,7 @@ def _shortcut(what: str, why: str, unit: _Unit, line: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of the text: the same cells recur
 def _transform(source: str) -> str:
     from IPython.core.inputtransformer2 import TransformerManager
 
