@@ -125,22 +125,28 @@ def test_sdist_rebuilds_the_same_package(distributions: tuple[Path, Path]) -> No
     )
 
 
+def offline_env() -> dict[str, str]:
+    """This process's environment for a fresh virtual environment's pip: no inherited
+    Python paths, pip's configuration ignored, no package index."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    }
+    return env | {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+
+
 def test_installed_wheel_works(
     distributions: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """Install the wheel alone, then check version, data and a chapter's imports from there."""
     _, wheel = distributions
     python = fresh_venv(tmp_path / "venv")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
-    }
-    env |= {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
+    env = offline_env()
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)],
         env=env,
@@ -221,16 +227,7 @@ def test_the_course_and_its_engine_install_together(
     this interpreter's): what an autograder zip's environment does. The engine then
     imports from the installed wheels, at the course's version."""
     python = fresh_venv(tmp_path / "venv")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
-    }
-    env |= {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
+    env = offline_env()
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet"]
         + [str(distributions[1]), str(engine[1])],
