@@ -8,7 +8,8 @@ background alpha) equals the weight in the view's own inline JSON for that layer
 query. Also: no request leaves the local server, nothing in a view is wider than the screen,
 the numbers table shows the same weights, dark mode changes the colours; with JavaScript off,
 each view shows its picture and none of its dead controls. Skipped without a
-Chromium (failed under CI), like tests/test_site.py, whose fixtures this reuses.
+Chromium (failed under CI), like tests/test_site.py; the browser and the local server are
+the session's (tests/conftest.py), shared with it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from test_site import ROOT, SITE, TIMEOUT_MS, browser, server, wait_for_math
+from test_site import ROOT, SITE, TIMEOUT_MS, wait_for_math
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser", "server"]  # the fixtures, imported for this module
 
 PHONE = {"width": 390, "height": 844}
 NOTATION_PAGE = (
@@ -54,7 +54,7 @@ SHADING = """([i]) => {
 
 @pytest.fixture(scope="module", params=VIEW_PAGES or ["(none built)"])
 def loaded(
-    request, browser, server: str
+    request, browser, site_url: str
 ) -> Iterator[tuple[object, list[str], list[str]]]:
     """A page with views at 390 px with touch, recording requests off 127.0.0.1 and errors."""
     stem = request.param
@@ -84,7 +84,7 @@ def loaded(
     page = context.new_page()
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(f"{server}/{stem}.html", wait_until="load")
+    page.goto(f"{site_url}/{stem}.html", wait_until="load")
     yield page, external, errors
     context.close()
 
@@ -275,7 +275,7 @@ def test_big_map_labels_its_rows_and_columns(loaded) -> None:
 
 
 @pytest.mark.parametrize("stem", VIEW_PAGES or ["(none built)"])
-def test_views_show_their_picture_without_javascript(browser, server, stem) -> None:
+def test_views_show_their_picture_without_javascript(browser, site_url, stem) -> None:
     """With JavaScript off every view shows its picture (decoded, at its own size or the
     column's) and none of the live view: no dead controls, no empty grid."""
     if stem not in VIEW_PAGES:
@@ -284,7 +284,7 @@ def test_views_show_their_picture_without_javascript(browser, server, stem) -> N
     context.set_default_timeout(TIMEOUT_MS)
     try:
         page = context.new_page()
-        page.goto(f"{server}/{stem}.html", wait_until="load")
+        page.goto(f"{site_url}/{stem}.html", wait_until="load")
         views = page.locator(".attnx")
         assert views.count() >= 1
         for i in range(views.count()):
