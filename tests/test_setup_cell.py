@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -39,7 +40,6 @@ from werkzeug.utils import send_from_directory
 from wheel_helpers import (
     ROOT,
     TIMEOUT,
-    build_distributions,
     checkout_copy,
     code_cells,
     fresh_venv,
@@ -94,8 +94,28 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel built from this checkout, alone in a folder: the local stand-in for PyPI."""
-    _, built = build_distributions(tmp_path_factory.mktemp("build"))
+    """The wheel built from a copy of this checkout as `make book` builds the one the site
+    serves (`python -m build --wheel --no-isolation`: no sdist first), alone in a folder: the
+    local stand-in for PyPI."""
+    work = tmp_path_factory.mktemp("build")
+    source, out = checkout_copy(work / "checkout"), work / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    (built,) = sorted(out.glob("*.whl"))
     return built
 
 

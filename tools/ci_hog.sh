@@ -34,7 +34,7 @@ for run in $(seq 1 "$runs"); do
   kill "$hog" 2>/dev/null || true
   wait "$hog" 2>/dev/null || true
   seconds=$(( $(date +%s) - start ))
-  grep -E '^=== (phase|make|CI total)' "$work/ci.log" | sed 's/^/    /' || true
+  grep -E '^=== (load|phase|make|CI total)' "$work/ci.log" | sed 's/^/    /' || true
   if [ "$status" -eq 0 ]; then
     echo "=== run $run of $runs beside stress-ng --cpu $workers: green in $seconds s ($head)"
     rm -rf "$work"
