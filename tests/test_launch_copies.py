@@ -2,8 +2,11 @@
 `_build/launch/` and the site's `_sources/`) read like the pages: no MyST role, directive or
 target left; every glued value is the stored one, formatted as the role asks (computed here
 independently of myst-nb); every link into the book names a page and an anchor that the built
-site has; the pages' launch buttons open these copies; and a copy runs top to bottom with
-`tools.run_chapters` in a kernel where myst-nb cannot be imported. Reads the built book (marker
+site has; every figure has its number, caption and alt text under it, and "Fig. N.M" of a
+figure of the same notebook points at it there; cells folded on the page are folded; an
+attention view rendered by an escaping sanitiser shows its picture, not its markup; the pages'
+launch buttons open these copies; and a copy runs top to bottom with `tools.run_chapters` in a
+kernel where myst-nb cannot be imported. Reads the built book (marker
 `site`); without one it is skipped, unless CI is set (then it fails).
 """
 
@@ -19,7 +22,7 @@ import nbformat
 import pytest
 
 from tools import setup_cell
-from tools.launch_copies import OUT, SITE, glued, notebooks
+from tools.launch_copies import ADDED, FOLDS, OUT, SITE, glued, is_view, notebooks
 from tools.run_chapters import run_notebook
 
 pytestmark = pytest.mark.site
@@ -45,8 +48,29 @@ def copy_of(rel: Path) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
 
 
-def markdown(nb: nbformat.NotebookNode) -> list[str]:
-    return [c.source for c in nb.cells if c.cell_type == "markdown"]
+def markdown(nb: nbformat.NotebookNode, added: bool = True) -> list[str]:
+    """The Markdown cells' text; without the cells the copy adds where `added` is false."""
+    return [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "markdown" and (added or ADDED not in c.metadata)
+    ]
+
+
+def without_views(outputs: list) -> list:
+    """Outputs with an attention view's HTML left out (the copy keeps its picture only)."""
+    kept = []
+    for output in outputs:
+        output = nbformat.from_dict(output)
+        if is_view(output):
+            output.data = {k: v for k, v in output.data.items() if k != "text/html"}
+            output.metadata.pop("image/png", None)
+        elif "metadata" in output:
+            output.metadata.get("image/png", {}).pop("alt", None)
+            if output.metadata.get("image/png") == {}:
+                del output.metadata["image/png"]
+        kept.append(output)
+    return kept
 
 
 def formatted(text: str, spec: str) -> str:
@@ -79,15 +103,15 @@ def test_copy_has_no_myst_and_the_stored_values(rel: Path) -> None:
                 f"{rel}: MyST left: {text[found.start() : found.start() + 80]!r}"
             )
     values = glued(source)
-    for before, after in zip(markdown(source), markdown(copy), strict=True):
+    for before, after in zip(markdown(source), markdown(copy, False), strict=True):
         for body in GLUE.findall(before):
             key, _, spec = body.rpartition(":") if ":" in body else (body, "", "")
             expected = formatted(values[key], spec)
             assert expected in after, f"{rel}: {body!r} should read {expected!r}"
     # the code and its outputs are the source's; the setup cell installs at a commit
     code = [c for c in copy.cells if c.cell_type == "code"]
-    assert [c.outputs for c in code] == [
-        c.outputs for c in source.cells if c.cell_type == "code"
+    assert [without_views(c.outputs) for c in code] == [
+        without_views(c.outputs) for c in source.cells if c.cell_type == "code"
     ]
     assert "@main" not in code[0].source and re.search(
         r"@[0-9a-f]{40}\"", code[0].source
@@ -115,6 +139,87 @@ def test_every_link_into_the_book_resolves() -> None:
                     assert anchor in ids[page], f"{rel}: {url}: no such anchor"
                 checked += 1
     assert checked > 100, checked  # chapters link to figures, references and each other
+
+
+FIGURE_REF = re.compile(r"\[Fig\. (\d+\.\d+)\]\(#([\w\-]+)\)")
+CAPTION = re.compile(r'^<a id="([\w\-]+)" name="\1"></a>\*\*Fig\. (\d+\.\d+)\.\*\* ')
+
+
+@pytest.mark.parametrize("rel", SOURCES, ids=str)
+def test_figures_keep_number_caption_and_alt_text(rel: Path) -> None:
+    copy = copy_of(rel)
+    source = nbformat.read(ROOT / rel, as_version=4)
+    figures = [c for c in source.cells if "figure" in c.metadata.get("mystnb", {})]
+    numbers: dict[str, str] = {}  # anchor -> "3.2"
+    for i, cell in enumerate(copy.cells):
+        if "figure" not in cell.metadata.get("mystnb", {}):
+            continue
+        under = copy.cells[i + 1]
+        assert under.metadata.get(ADDED) == "caption", (
+            f"{rel}: figure {i} has no caption"
+        )
+        found = CAPTION.match(under.source)
+        assert found, f"{rel}: {under.source[:120]!r}"
+        anchor, number = found.groups()
+        assert anchor == cell.metadata.mystnb.figure.name
+        numbers[anchor] = number
+        words = cell.metadata.mystnb.figure.caption.split()[:4]
+        assert " ".join(words).split("{")[0] in " ".join(under.source.split()), rel
+        alt = cell.metadata.mystnb.get("image", {}).get("alt")
+        if alt:
+            assert alt in under.source
+            pictures = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+            assert pictures and all(
+                o.metadata["image/png"]["alt"] == alt for o in pictures
+            )
+    assert len(numbers) == len(figures), rel
+    assert len(set(numbers.values())) == len(numbers), f"{rel}: a number twice"
+    for text in markdown(copy, False):  # "Fig. N.M" of this notebook: its own anchor
+        for number, anchor in FIGURE_REF.findall(text):
+            assert numbers.get(anchor) == number, f"{rel}: Fig. {number} -> #{anchor}"
+
+
+@pytest.mark.parametrize("rel", SOURCES, ids=str)
+def test_cells_folded_on_the_page_are_folded(rel: Path) -> None:
+    copy = copy_of(rel)
+    folded = 0
+    for cell in copy.cells:
+        for tag in cell.metadata.get("tags", []):
+            for key, value in FOLDS.get(tag, {}).items():
+                if isinstance(value, dict):
+                    assert value.items() <= cell.metadata[key].items(), (rel, tag)
+                else:
+                    assert cell.metadata[key] == value, (rel, tag)
+                folded += 1
+    if rel.parts[0] == "book":  # every chapter folds its setup cell, at least
+        first = next(c for c in copy.cells if c.cell_type == "code")
+        assert first.metadata["jupyter"]["source_hidden"] and folded
+
+
+def test_an_escaping_sanitiser_shows_a_view_s_picture() -> None:
+    """nbconvert's --sanitize-html (what nbviewer-like tools do) escapes the tags it does
+    not keep: a view's HTML would show as 100,000 characters of text. The copy's view cells
+    show their picture there."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(sanitize_html=True)
+    views = 0
+    for rel in SOURCES:
+        source = nbformat.read(ROOT / rel, as_version=4)
+        with_view = {
+            c.get("id")
+            for c in source.cells
+            if c.cell_type == "code" and any(is_view(o) for o in c.outputs)
+        }
+        if not with_view:
+            continue
+        cells = [c for c in copy_of(rel).cells if c.get("id") in with_view]
+        assert len(cells) == len(with_view), rel
+        body, _ = exporter.from_notebook_node(nbformat.v4.new_notebook(cells=cells))
+        assert "--attnx-rgb" not in body and "attnx-data" not in body, rel
+        assert body.count("data:image/png;base64,") >= len(cells), rel
+        views += len(cells)
+    assert views >= 5, views
 
 
 def test_launch_buttons_and_download_name_the_copies() -> None:

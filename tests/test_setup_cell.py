@@ -254,6 +254,11 @@ def test_setup_cell_installs_attnbook(
             f"git+{gone}@{commit}: ",
         ):
             assert tried in message, message
+        # each place with its real reason: git's own `fatal:` line, not pip's closing note
+        git_line = next(ln for ln in message.splitlines() if ln.startswith("git+"))
+        assert ": fatal: " in git_line, message
+        assert "originates from a subprocess" not in message, message
+        assert "set ATTNBOOK_SOURCE" in message.splitlines()[-1], message
         return
     assert after.returncode == 0, (
         f"{kind} notebooks after the setup cell:\n{after.stdout}\n{after.stderr}"
@@ -278,6 +283,32 @@ def test_attnbook_source_replaces_the_places(wheel: Path, tmp_path: Path) -> Non
     after = run(python, setup_cell.chapter_setup_cell(), env)
     assert after.returncode == 0, after.stderr
     assert after.stdout.strip() == f"installed attnbook from {wheel}", after.stdout
+
+
+def test_a_failure_names_each_reason_and_what_to_do(tmp_path: Path) -> None:
+    """Every place fails (a git URL of no repository, a wheel that is not there): the cell's
+    error names git's cause and pip's error for each, cut to 200 characters, then says what
+    the reader can do next."""
+    python = fresh_venv(tmp_path / "venv")
+    missing = tmp_path / "nowhere" / setup_cell.wheel_name()
+    sources = f"git+{(tmp_path / 'no-repository').as_uri()}@main {missing}"
+    env = clean_env(PIP_NO_INDEX="1", ATTNBOOK_SOURCE=sources)
+    after = run(python, setup_cell.chapter_setup_cell(), env)
+    assert after.returncode != 0
+    lines = after.stderr[after.stderr.index("RuntimeError") :].splitlines()
+    assert lines[0] == "RuntimeError: could not install attnbook; tried", lines
+    git, wheel, advice = lines[1:4]
+    assert git.startswith("git+file://") and ": fatal: " in git, git
+    assert "does not appear to be a git repository" in git, git
+    assert (
+        wheel.startswith(f"{missing}: ERROR: ")
+        and len(wheel) <= len(f"{missing}: ") + 200
+    )
+    assert advice.startswith("Check that this runtime can reach the internet"), advice
+    assert (
+        "ATTNBOOK_SOURCE" in advice
+        and "originates from a subprocess" not in after.stderr
+    )
 
 
 # --- Colab's widgets: the exercise setup cell leaves ipywidgets 7.7.1 in place ----------------

@@ -9,11 +9,24 @@ Markdown cell rewritten as the page shows it:
 
 - `{glue:text}`key:fmt`` and `{glue}`key`` by the value the stored outputs hold, formatted as
   the role asks (myst-nb's own formatting, so the copy says what the page says);
-- `{numref}`label`` by the figure's number ("Fig. 3.2"), linked to it on the published book;
+- `{numref}`label`` by the figure's number ("Fig. 3.2"), linked to the figure itself where
+  it is in the same notebook, else to it on the published book;
 - `{cite}`key`` by "(Author, year)" (`{cite:t}`: "Author (year)"), linked to the references page;
 - `{ref}`, `{doc}` and relative links by absolute links into the published book;
 - `:::{note}` and the other admonitions by a quote block with a bold title; `(label)=`
   targets dropped.
+
+The cells change as the page shows them too:
+
+- under every figure (a code cell whose `mystnb.figure` metadata gives the page its caption),
+  a Markdown cell with the figure's anchor, "**Fig. N.M.**" and the caption, and the alt text
+  in a collapsed "Description" (also stored as the picture's `alt`, which nbconvert uses);
+- the cells folded on the page stay folded: `hide-input` sets JupyterLab's
+  `jupyter.source_hidden` and Colab's `cellView: "form"` (code hidden), `hide-output` sets
+  `jupyter.outputs_hidden` and `collapsed`, `hide-cell` all of them;
+- the attention views (`attnbook.explore`) keep their picture and their one-line text, not
+  their HTML: a viewer that escapes HTML (nbconvert's `--sanitize-html`, nbviewer-like tools)
+  would show its style sheet and data as text. Running the cell brings the live view back.
 
 The setup cell installs from the repository at `--ref` (default: this checkout's commit). The
 numbers, titles and anchors come from the built book (`_build/.doctrees`). The copies go to
@@ -25,6 +38,7 @@ files its download button serves. The source notebooks are not touched.
 from __future__ import annotations
 
 import argparse
+import html
 import os
 import pickle
 import posixpath
@@ -157,13 +171,9 @@ class Rewriter:
                 raise ToolError(f"{self.docname}: no glued value {key!r}")
             return plain_text(self.values[key], fmt)
         if role == "numref":
-            docname, anchor, _ = self.label(target)
-            kinds = self.book.fignumbers.get(docname, {})
-            kind = next((k for k, ids in kinds.items() if anchor in ids), None)
-            if kind is None:
-                raise ToolError(f"{self.docname}: {target!r} has no number in the book")
-            number = ".".join(str(n) for n in kinds[kind][anchor])
-            shown = (text or self.book.formats[kind]).replace("%s", number)
+            docname, anchor, shown = self.number(target, text)
+            if docname == self.docname:  # the copy holds the figure: point at it
+                return f"[{shown}](#{anchor})"
             return f"[{shown}]({self.book.page(docname, anchor)})"
         if role == "ref":
             docname, anchor, title = self.label(target)
@@ -178,6 +188,16 @@ class Rewriter:
             before = match.string[: match.start()].rstrip()
             return self.cite(role, [k.strip() for k in target.split(",")], before)
         raise ToolError(f"{self.docname}: no launch-copy rule for the role {{{role}}}")
+
+    def number(self, target: str, text: str = "") -> tuple[str, str, str]:
+        """(docname, anchor, "Fig. 3.2") of a numbered label; `text` may hold "%s"."""
+        docname, anchor, _ = self.label(target)
+        kinds = self.book.fignumbers.get(docname, {})
+        kind = next((k for k, ids in kinds.items() if anchor in ids), None)
+        if kind is None:
+            raise ToolError(f"{self.docname}: {target!r} has no number in the book")
+        number = ".".join(str(n) for n in kinds[kind][anchor])
+        return docname, anchor, (text or self.book.formats[kind]).replace("%s", number)
 
     def cite(self, role: str, keys: list[str], before: str = "") -> str:
         """ "(Vaswani et al., 2017)"; "(2017)" where the prose has just named the authors."""
@@ -235,14 +255,95 @@ class Rewriter:
         return LINK.sub(self.link, text)
 
 
+#: the metadata key that marks the cells a launch copy adds (a figure's caption)
+ADDED = "launch_copy"
+#: where the page folds a cell (its tag) -> what the copy sets in the cell's metadata
+FOLDS = {
+    "hide-input": {"jupyter": {"source_hidden": True}, "cellView": "form"},
+    "hide-output": {"jupyter": {"outputs_hidden": True}, "collapsed": True},
+}
+FOLDS["hide-cell"] = {
+    "jupyter": {"source_hidden": True, "outputs_hidden": True},
+    "cellView": "form",
+    "collapsed": True,
+}
+
+
+def fold(cell: nbformat.NotebookNode) -> None:
+    """Fold a code cell in the copy as its tags fold it on the page."""
+    for tag in cell.metadata.get("tags", []):
+        for key, value in FOLDS.get(tag, {}).items():
+            if isinstance(value, dict):
+                cell.metadata.setdefault(key, {}).update(value)
+            else:
+                cell.metadata[key] = value
+
+
+def is_view(output: nbformat.NotebookNode) -> bool:
+    """An attention view's output (attnbook.explore): its HTML opens with the view's div."""
+    markup = output.get("data", {}).get("text/html", "")
+    markup = "".join(markup) if isinstance(markup, list) else markup
+    return markup.lstrip().startswith('<div class="attnx"')
+
+
+def picture_only(cell: nbformat.NotebookNode) -> None:
+    """Keep an attention view's picture and text, not its HTML (see the module's doc)."""
+    for output in cell.get("outputs", []):
+        if is_view(output):
+            if "image/png" not in output.data:
+                raise ToolError("an attention view's output without its picture")
+            markup = output.data.pop("text/html")
+            markup = "".join(markup) if isinstance(markup, list) else markup
+            alt = re.search(r'class="attnx-picture"[^>]*?\salt="([^"]*)"', markup)
+            if alt:  # the picture's alt text, where nbconvert reads it
+                meta = output.setdefault("metadata", {}).setdefault("image/png", {})
+                meta["alt"] = html.unescape(alt[1])
+
+
+def caption_cell(
+    cell: nbformat.NotebookNode, rewriter: Rewriter, with_id: bool
+) -> nbformat.NotebookNode:
+    """The Markdown cell under a figure: anchor, number, caption, alt text."""
+    figure = cell.metadata["mystnb"]["figure"]
+    name = figure.get("name")
+    if not name:
+        raise ToolError(f"{rewriter.docname}: a figure without a name (its label)")
+    _, anchor, shown = rewriter.number(name)
+    caption = rewriter.markdown(" ".join(figure.get("caption", "").split()))
+    text = f'<a id="{anchor}" name="{anchor}"></a>**{shown}.** {caption}'
+    alt = cell.metadata["mystnb"].get("image", {}).get("alt")
+    if alt:
+        text += f"\n\n<details><summary>Description</summary>\n\n{alt}\n\n</details>"
+        for output in cell.get("outputs", []):
+            if "image/png" in output.get("data", {}):
+                output.setdefault("metadata", {}).setdefault("image/png", {})["alt"] = (
+                    alt
+                )
+    added = nbformat.v4.new_markdown_cell(text, metadata={ADDED: "caption"})
+    if with_id:
+        added.id = f"{cell.get('id', 'figure')}-caption"[:64]
+    else:
+        added.pop("id", None)
+    return added
+
+
 def launch_copy(path: Path, book: Book, ref: str) -> nbformat.NotebookNode:
     """The launch copy of one notebook of the repository (`path`)."""
     nb = nbformat.read(path, as_version=4)
     docname = path.relative_to(ROOT).with_suffix("").as_posix()
     rewriter = Rewriter(book, docname, glued(nb))
+    with_id = (nb.nbformat, nb.nbformat_minor) >= (4, 5)
+    cells = []
     for cell in nb.cells:
+        cells.append(cell)
         if cell.cell_type == "markdown":
             cell.source = rewriter.markdown(cell.source)
+        elif cell.cell_type == "code":
+            fold(cell)
+            picture_only(cell)
+            if "figure" in cell.metadata.get("mystnb", {}):
+                cells.append(caption_cell(cell, rewriter, with_id))
+    nb.cells = cells
     first = next(c for c in nb.cells if c.cell_type == "code")
     kind = "chapter" if docname.startswith("book/") else "exercise"
     make = getattr(setup_cell, f"{kind}_setup_cell")

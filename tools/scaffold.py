@@ -81,7 +81,7 @@ def chapter(name: str, title: str) -> None:
                 f"({label})=\n# {title}\n\n## Overview\n\nWhat this chapter does, and what "
                 "the reader needs from earlier chapters."
             ),
-            new_code_cell(chapter_setup_cell()),
+            new_code_cell(chapter_setup_cell(), metadata={"tags": ["hide-cell"]}),
             new_code_cell("import numpy as np\nimport torch\n\nimport attnbook"),
             new_markdown_cell(
                 "## Summary\n\n- …\n\n## Exercise\n\nThe exercise of this chapter: …"

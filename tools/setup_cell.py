@@ -9,7 +9,9 @@ for ipywidgets 8, and pip would replace Colab's ipywidgets 7.7.1, which Colab's 
 end needs, by 8. Instead the cell installs what `import otter` and `grader.check` import
 (`grader_needs()`, read from otter's own metadata) with ipywidgets relaxed to the range ipylab
 accepts, so an ipywidgets 7 or 8 already there stays. Where the packages are installed already
-it does nothing. `ATTNBOOK_SOURCE` replaces the package's requirement: a git URL
+it does nothing. Where no place has the package, it fails naming each place with the reason
+(git's first `fatal:` line, else pip's last `ERROR:` line, not pip's closing note) and saying
+what the reader can do next. `ATTNBOOK_SOURCE` replaces the package's requirement: a git URL
 (`git+https://github.com/ORG/REPO@BRANCH`), a local wheel or a checkout; the tests point it at a
 wheel built from this checkout.
 """
@@ -159,9 +161,19 @@ if {condition}:
         if done.returncode == 0:
             print("installed attnbook from", source)
             break
-        failed.append(f"{{source}}: {{(done.stderr.strip() or '?').splitlines()[-1]}}")
+        lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
+        fatal = [ln for ln in lines if ln.startswith("fatal:")]  # git's own words
+        error = [ln for ln in lines if ln.startswith("ERROR:")]  # pip's
+        why = (fatal[:1] or error[-1:] or lines[-1:] or ["?"])[0]
+        failed.append(f"{{source}}: {{why[:200]}}")
     else:
-        raise RuntimeError("could not install attnbook; tried\\n" + "\\n".join(failed))
+        advice = (
+            "Check that this runtime can reach the internet, or set ATTNBOOK_SOURCE to"
+            " a wheel or a git URL of the course package, then run this cell again."
+        )
+        raise RuntimeError(
+            "could not install attnbook; tried\\n" + "\\n".join([*failed, advice])
+        )
 {{after}}    importlib.invalidate_caches()'''
 
 
