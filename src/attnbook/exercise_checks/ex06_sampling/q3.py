@@ -61,9 +61,9 @@ def test_a_cold_temperature_draws_the_top_token(sample_next, logits, temperature
     import torch
     ids = sample_next(logits.repeat(100, 1), temperature=0.01, generator=torch.Generator().manual_seed(3))
     tokens = ids.flatten().tolist()
-    assert tokens == [3, 5] * 100, f'at temperature 0.01 the largest logit of each row takes all the probability (token 3 in the first row, 5 in the second), but {sum((t not in (3, 5) for t in tokens))} of 200 draws were other tokens: pass the temperature on to temperature_softmax'
+    assert tokens == [3, 5] * 100, f'at temperature 0.01 the largest logit of each row takes all the probability (token 3 in the first row, 5 in the second), but {len([t for t in tokens if t not in (3, 5)])} of 200 draws were other tokens: pass the temperature on to temperature_softmax'
     ids = sample_next(logits.repeat(500, 1), temperature=4.0, generator=torch.Generator().manual_seed(4))
-    rare = sum((t == 1 for t in ids[0::2].flatten().tolist()))
+    rare = ids[0::2].flatten().tolist().count(1)
     assert rare >= 20, f'at temperature 4 token 1 of the first row (logit -1) has probability 0.09, but it came {rare} times in 500 draws: pass the temperature on to temperature_softmax'
 
 @test_case(points=None, hidden=False)
