@@ -193,3 +193,24 @@ WRONG_ANSWERS.update({
         ("    return (p[..., None, :] @ V)[..., 0, :], (K, V)", "    return torch.zeros_like(v), (K, V)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45, item 2: the review's silent loss (0.7/3), now warned by a public check
+    "warned (q4): the cache kept new-first (torch.cat([new, cache])): outputs right, the cache's order wrong": [
+        ("        K = torch.cat([cache[0], K], dim=-2)  # (..., t + 1, d_k)\n"
+         "        V = torch.cat([cache[1], V], dim=-2)  # (..., t + 1, d_v)",
+         "        K = torch.cat([K, cache[0]], dim=-2)  # (..., t + 1, d_k)\n"
+         "        V = torch.cat([V, cache[1]], dim=-2)  # (..., t + 1, d_v)"),
+    ],
+    # issue 45, item 2: inputs in the layout a head split makes (a transpose) are not contiguous
+    "masked attention flattens the batch axes with .view for torch.bmm (fails on transposed heads)": [
+        ("    return weights @ v, weights",
+         "    flat = weights.reshape(-1, *weights.shape[-2:])\n"
+         "    out = torch.bmm(flat, v.expand(*weights.shape[:-2], *v.shape[-2:]).view(-1, *v.shape[-2:]))\n"
+         "    return out.reshape(*weights.shape[:-1], v.shape[-1]), weights"),
+    ],
+    "non-solving (q3): weights spread evenly over the allowed keys, no scores": [
+        ("    weights = torch.softmax(scores.masked_fill(~has_keys, 0.0), dim=-1)",
+         "    weights = torch.softmax(torch.zeros_like(scores).masked_fill(~mask, float('-inf')).masked_fill(~has_keys, 0.0), dim=-1)"),
+    ],
+})

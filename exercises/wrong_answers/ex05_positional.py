@@ -221,3 +221,19 @@ WRONG_ANSWERS.update({
         ("    theta = angles(T, d)  # (T, d / 2)", "    theta = angles(T, d // 2)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45, item 2: identity and constant answers satisfy the properties; they must score 0
+    "non-solving (q4): rotary returns a copy of x, unrotated (every score depends on the offset only)": [
+        ("    out = np.empty((T, d))\n    out[:, 0::2] = even * cos - odd * sin\n    out[:, 1::2] = even * sin + odd * cos\n    return out",
+         "    return np.array(x, dtype=float)"),
+    ],
+    "non-solving (q2): angles of the right shape, all zero": [
+        ("    return positions * angle_rates(d_model)[None, :]  # (seq_len, ceil(d_model / 2))",
+         "    return np.zeros((seq_len, (d_model + 1) // 2))"),
+    ],
+    # issue 45, item 2: a public value check at one setting; right only for d_model = 4
+    "angle rates with the exponent 2i / 4 whatever d_model (right only at the public d_model = 4)": [
+        ("    return 1.0 / 10000.0 ** (two_i / d_model)", "    return 1.0 / 10000.0 ** (two_i / 4)"),
+    ],
+})

@@ -212,3 +212,29 @@ WRONG_ANSWERS.update({
          "    return torch.zeros(probs.shape[0], 1, dtype=torch.long)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45, item 2: edges no test reached, each now warned by a public check
+    "warned (q4): top-p keeps a token whose mass above equals p (<= p, not the strict < p)": [
+        ("scatter(-1, order, mass_above >= p)", "scatter(-1, order, mass_above > p)"),
+    ],
+    "warned (q4): top-p at p = 1 by the running sum alone (a token below float64's resolution is dropped)": [
+        ("    if p == 1:  # every token (a float32 running sum can reach 1 before the last token)\n"
+         "        return logits.clone()\n", ""),
+    ],
+    "warned (q1): probabilities in float32 for bfloat16 logits (the dtype is not kept)": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    p = torch.softmax(logits.double() / temperature, dim=-1)\n"
+         "    return p if logits.dtype == torch.float64 else p.float()"),
+    ],
+    "temperature applied only at the public value (2), 1 elsewhere": [
+        ("    return torch.softmax(logits / temperature, dim=-1)",
+         "    return torch.softmax(logits / (2.0 if temperature == 2.0 else 1.0), dim=-1)"),
+    ],
+    "non-solving (q2): every logit kept (a copy of the row)": [
+        ('    return logits.masked_fill(logits < kth_largest, float("-inf"))', "    return logits.clone()"),
+    ],
+    "non-solving (q4): every logit kept (a copy of the row)": [
+        ('    return logits.masked_fill(drop, float("-inf"))', "    return logits.clone()"),
+    ],
+})

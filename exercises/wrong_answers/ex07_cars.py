@@ -200,3 +200,31 @@ WRONG_ANSWERS.update({
          "    return sorted(range(len(pair_ids))), []"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45, item 2: the review's silent losses (2.15/5 and 0.65/4), each now warned by a public check
+    "warned (q1): int() where round is specified (0.35 of 10 pairs gives 3, not 4)": [
+        ("    n_test = round(test_fraction * len(pairs))", "    n_test = int(test_fraction * len(pairs))"),
+    ],
+    "warned (q3): no ValueError for a pair with two phrasings": [
+        ("        if phrasing_of_pair.setdefault(pair, phrasing) != phrasing:\n"
+         "            raise ValueError(f\"pair {pair} mixes phrasings {phrasing_of_pair[pair]} and {phrasing}\")\n",
+         "        phrasing_of_pair.setdefault(pair, phrasing)\n"),
+    ],
+    # the fresh batch: Python's random where the NumPy generator is asked
+    "warned (q1): the test pairs drawn with Python's random.Random(seed), not the NumPy generator": [
+        ("    rng = np.random.default_rng(seed)\n"
+         "    test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())",
+         "    import random\n    test_pairs = set(random.Random(seed).sample(pairs, n_test))"),
+    ],
+    # the fresh batch: hidden inputs in the layouts the course makes (a transposed x)
+    "masked mean flattens x with .view (fails on a transposed, non-contiguous x)": [
+        ("    total = x.masked_fill(~m, 0).sum(dim=1)  # (B, D): padded values (even inf, nan) never enter",
+         "    B, T, D = x.shape\n"
+         "    flat = x.view(B * T, D).masked_fill(~mask.reshape(B * T, 1), 0)\n"
+         "    total = flat.reshape(B, T, D).sum(dim=1)"),
+    ],
+    "non-solving (q2): zeros of the right shape": [
+        ("    return total / count", "    return torch.zeros(x.shape[0], x.shape[-1], dtype=x.dtype)"),
+    ],
+})

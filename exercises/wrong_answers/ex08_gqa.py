@@ -174,3 +174,16 @@ WRONG_ANSWERS.update({
          "    return rows.expand(B * H_kv, n_rep, T, d).reshape(B, H_kv * n_rep, T, d)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45, item 2: inputs in the course's layout (heads split by a transpose) are not contiguous
+    "gqa flattens batch and heads with .view (fails on heads split by a transpose)": [
+        ("    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)",
+         "    B, H, T_q, d = q.shape\n"
+         "    scores = (q.view(B * H, T_q, d) @ k.reshape(B * H, -1, d).transpose(1, 2)).view(B, H, T_q, -1) / math.sqrt(d)"),
+    ],
+    "non-solving (q2): the values of each query's key/value head averaged, no scores": [
+        ("    weights = torch.softmax(scores, dim=-1)\n    return weights @ v",
+         "    return v.mean(dim=-2, keepdim=True).expand(*q.shape[:-1], v.shape[-1]).clone()"),
+    ],
+})

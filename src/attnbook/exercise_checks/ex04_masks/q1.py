@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0, 0]
+points = [0, 0.1, 0.2, 0]
 
 @test_case(points=None, hidden=False)
 def test_causal_type_and_shape(causal_mask):

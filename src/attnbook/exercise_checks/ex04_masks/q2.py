@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0, 0]
+points = [0, 0, 0.3, 0]
 
 @test_case(points=None, hidden=False)
 def test_padding_type_and_shape(padding_mask):

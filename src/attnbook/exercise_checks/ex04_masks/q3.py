@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0, 0, 0]
+points = [0, 0, 0, 0.5, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_masked_attention_shapes(masked_attention, q, k, v):
@@ -51,4 +51,17 @@ def test_no_nan_gradient_through_a_query_without_keys(masked_attention, q, k, v)
     _, (dq, dk, dv) = grad_of(masked_attention, q, k, v, mask, wrt=(0, 1, 2), output=0)
     finite = [bool(torch.isfinite(d).all()) for d in (dq, dk, dv)]
     assert all(finite), f'finite gradients for q, k, v: {finite}; training through a query without keys gives NaN: torch.softmax of a row of only -inf has a NaN backward pass even when nan_to_num cleans the output, so give such a row finite scores before the softmax and zero its weights after it'
+
+@test_case(points=None, hidden=False)
+def test_heads_split_by_a_transpose(masked_attention, q, k, v):
+    import torch
+    qs, ks, vs = (torch.stack([t, t], dim=2).transpose(1, 2) for t in (q, k, v))
+    mask = torch.ones(5, 5, dtype=torch.bool).tril()
+    try:
+        out, w = masked_attention(qs, ks, vs, mask)
+    except RuntimeError as error:
+        raise AssertionError(f'q, k, v of shape (2, 2, 5, d) made by a transpose (not contiguous in memory) raised RuntimeError: {error}; use .reshape or .transpose, which work on any layout, not .view') from None
+    want, _ = masked_attention(q, k, v, mask)
+    assert tuple(out.shape) == (2, 2, 5, 3), f'expected output (B, H, T_q, d_v) = (2, 2, 5, 3), got {tuple(out.shape)}'
+    torch.testing.assert_close(out, torch.stack([want, want], dim=1), msg='the same q, k, v in a transposed layout gave another output: the layout must not change the result')
 

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0]
+points = [0.2, 0, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_the_first_steps(decode_step):
@@ -24,4 +24,16 @@ def test_decode_house_rules(decode_step):
     cache = (torch.ones(2, 3), torch.ones(2, 1))
     out, (K, V) = guarded(decode_step, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(torch.ones(3), torch.zeros(3), torch.zeros(1), cache)
     assert tuple(K.shape) == (3, 3), f'the cache grows by one token: expected keys (3, 3), got {tuple(K.shape)}'
+
+@test_case(points=None, hidden=False)
+def test_two_steps_keep_the_order(decode_step):
+    import torch
+    k0, k1 = (torch.tensor([1.0, 0.0]), torch.tensor([0.0, 3.0]))
+    v0, v1 = (torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]))
+    _, cache = decode_step(torch.ones(2), k0, v0, None)
+    out, (K, V) = decode_step(torch.tensor([0.0, 2.0]), k1, v1, cache)
+    assert tuple(K.shape) == (2, 2), f'after two steps the cache holds two keys (2, d_k) = (2, 2), got {tuple(K.shape)}'
+    assert K.tolist() == [k0.tolist(), k1.tolist()] and V.tolist() == [v0.tolist(), v1.tolist()], f'after two steps the cached keys should be [k0, k1] = {[k0.tolist(), k1.tolist()]}, oldest first, got {K.tolist()}: append the new key after the cached ones (torch.cat([cache_K, new], dim=-2)), so that row t stays token t'
+    w = torch.softmax(torch.tensor([0.0, 6.0]) / 2 ** 0.5, dim=0)
+    torch.testing.assert_close(out, w[0] * v0 + w[1] * v1, msg=f'step 2 attends to k0 and k1 with weights {w.tolist()}, expected output {(w[0] * v0 + w[1] * v1).tolist()}, got {out.tolist()}')
 

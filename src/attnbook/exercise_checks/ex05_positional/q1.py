@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0, 0]
+points = [0, 0, 0.2, 0]
 
 @test_case(points=None, hidden=False)
 def test_rates_shape(angle_rates):
@@ -23,7 +23,8 @@ def test_rates_get_slower(angle_rates):
 @test_case(points=None, hidden=False)
 def test_the_second_pair_of_four(angle_rates):
     import numpy as np
-    np.testing.assert_allclose(angle_rates(4), [1.0, 0.01], rtol=1e-09, err_msg='d_model = 4: pair i = 1 turns at 10000 ** (-2i / d_model) = 10000 ** (-2 / 4) = 0.01; is the exponent 2i / d_model?')
+    np.testing.assert_allclose(angle_rates(4), [1.0, 0.01], rtol=1e-09, err_msg=f'd_model = 4: pair i = 1 turns at 10000 ** (-2i / d_model) = 10000 ** (-2 / 4) = 0.01, got {np.asarray(angle_rates(4)).tolist()}; is the exponent 2i / d_model?')
+    np.testing.assert_allclose(angle_rates(10), [1.0, 0.1585, 0.02512, 0.003981, 0.000631], rtol=0.001, err_msg=f'd_model = 10: the rates 10000 ** (-2i / 10) for i = 0 .. 4, got {np.asarray(angle_rates(10)).tolist()}')
 
 @test_case(points=None, hidden=False)
 def test_rates_float64_and_house_rules(angle_rates):

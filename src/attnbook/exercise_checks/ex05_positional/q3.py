@@ -3,10 +3,16 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0]
+points = [0, 0, 0.3]
 
 @test_case(points=None, hidden=False)
-def test_table_shape_and_range(sinusoidal_encoding):
+def test_table_shape_and_range(sinusoidal_encoding, angles):
+    import numpy as np
+    try:
+        angles_ok = np.allclose(angles(3, 4), [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]], rtol=1e-09, atol=1e-12)
+    except Exception:
+        angles_ok = False
+    assert angles_ok, "this check runs your angles (question 2, with your angle_rates of question 1), which does not give angles(3, 4) = [[0, 0], [1, 0.01], [2, 0.02]] yet: fix questions 1 and 2 first (grading runs this question with the course's angles)"
     import numpy as np
     pe = sinusoidal_encoding(10, 16)
     assert isinstance(pe, np.ndarray), 'return a NumPy array'
@@ -14,13 +20,25 @@ def test_table_shape_and_range(sinusoidal_encoding):
     assert np.all(np.abs(pe) <= 1 + 1e-12), 'sines and cosines lie in [-1, 1]'
 
 @test_case(points=None, hidden=False)
-def test_position_zero(sinusoidal_encoding):
+def test_position_zero(sinusoidal_encoding, angles):
+    import numpy as np
+    try:
+        angles_ok = np.allclose(angles(3, 4), [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]], rtol=1e-09, atol=1e-12)
+    except Exception:
+        angles_ok = False
+    assert angles_ok, "this check runs your angles (question 2, with your angle_rates of question 1), which does not give angles(3, 4) = [[0, 0], [1, 0.01], [2, 0.02]] yet: fix questions 1 and 2 first (grading runs this question with the course's angles)"
     import numpy as np
     pe = sinusoidal_encoding(3, 8)
-    np.testing.assert_allclose(pe[0], [0, 1, 0, 1, 0, 1, 0, 1], atol=1e-12, err_msg='at position 0 every sine is 0 and every cosine is 1')
+    np.testing.assert_allclose(pe[0], [0, 1, 0, 1, 0, 1, 0, 1], atol=1e-12, err_msg=f'at position 0 every sine is 0 and every cosine is 1, interleaved (sine in the even columns, cosine in the odd ones): expected [0, 1, 0, 1, ...], got {pe[0].tolist()}')
 
 @test_case(points=None, hidden=False)
-def test_position_one_float64_and_house_rules(sinusoidal_encoding):
+def test_position_one_float64_and_house_rules(sinusoidal_encoding, angles):
+    import numpy as np
+    try:
+        angles_ok = np.allclose(angles(3, 4), [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]], rtol=1e-09, atol=1e-12)
+    except Exception:
+        angles_ok = False
+    assert angles_ok, "this check runs your angles (question 2, with your angle_rates of question 1), which does not give angles(3, 4) = [[0, 0], [1, 0.01], [2, 0.02]] yet: fix questions 1 and 2 first (grading runs this question with the course's angles)"
     from attnbook.exercise_checks.grading import guarded
     import numpy as np
     table = guarded(sinusoidal_encoding, libraries=('torch',), separate_results=True)

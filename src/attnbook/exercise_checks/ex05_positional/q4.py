@@ -3,10 +3,16 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0]
+points = [0.2, 0.2]
 
 @test_case(points=None, hidden=False)
-def test_position_one_turns_by_one_radian(rotary):
+def test_position_one_turns_by_one_radian(rotary, angles):
+    import numpy as np
+    try:
+        angles_ok = np.allclose(angles(3, 4), [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]], rtol=1e-09, atol=1e-12)
+    except Exception:
+        angles_ok = False
+    assert angles_ok, "this check runs your angles (question 2, with your angle_rates of question 1), which does not give angles(3, 4) = [[0, 0], [1, 0.01], [2, 0.02]] yet: fix questions 1 and 2 first (grading runs this question with the course's angles)"
     import numpy as np
     y = rotary(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
     assert np.shape(y) == (3, 2), f'expected the shape of x, (3, 2), got {np.shape(y)}'
@@ -15,7 +21,13 @@ def test_position_one_turns_by_one_radian(rotary):
     np.testing.assert_allclose(y[2], [-np.sin(2.0), np.cos(2.0)], atol=1e-12, err_msg='position 2 turns by 2 radians')
 
 @test_case(points=None, hidden=False)
-def test_pairs_are_neighbouring_columns(rotary):
+def test_pairs_are_neighbouring_columns(rotary, angles):
+    import numpy as np
+    try:
+        angles_ok = np.allclose(angles(3, 4), [[0.0, 0.0], [1.0, 0.01], [2.0, 0.02]], rtol=1e-09, atol=1e-12)
+    except Exception:
+        angles_ok = False
+    assert angles_ok, "this check runs your angles (question 2, with your angle_rates of question 1), which does not give angles(3, 4) = [[0, 0], [1, 0.01], [2, 0.02]] yet: fix questions 1 and 2 first (grading runs this question with the course's angles)"
     from attnbook.exercise_checks.grading import guarded
     import numpy as np
     x = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])

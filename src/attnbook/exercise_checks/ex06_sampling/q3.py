@@ -3,10 +3,17 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0, 0, 0]
+points = [0, 0, 0, 0, 0.3, 0]
 
 @test_case(points=None, hidden=False)
-def test_shape_and_type(sample_next, logits):
+def test_shape_and_type(sample_next, logits, temperature_softmax, top_k_filter):
+    import torch
+    try:
+        z = torch.tensor([[0.0, 2.0, 1.0]])
+        earlier_ok = torch.allclose(temperature_softmax(z, 2.0), torch.softmax(z / 2.0, dim=-1), atol=1e-06) and torch.isfinite(top_k_filter(z, 2)).tolist() == [[False, True, True]]
+    except Exception:
+        earlier_ok = False
+    assert earlier_ok, "this check runs your temperature_softmax (question 1) and top_k_filter (question 2), which are not right yet on the logits [[0, 2, 1]] (temperature 2, k = 2): fix them first (grading runs this question with the course's)"
     import torch
     ids = sample_next(logits, generator=torch.Generator().manual_seed(0))
     assert isinstance(ids, torch.Tensor), 'return a torch tensor'
@@ -15,7 +22,14 @@ def test_shape_and_type(sample_next, logits):
     assert ((ids >= 0) & (ids < 6)).all(), 'token ids must lie in [0, V)'
 
 @test_case(points=None, hidden=False)
-def test_same_seed_same_tokens(sample_next):
+def test_same_seed_same_tokens(sample_next, temperature_softmax, top_k_filter):
+    import torch
+    try:
+        z = torch.tensor([[0.0, 2.0, 1.0]])
+        earlier_ok = torch.allclose(temperature_softmax(z, 2.0), torch.softmax(z / 2.0, dim=-1), atol=1e-06) and torch.isfinite(top_k_filter(z, 2)).tolist() == [[False, True, True]]
+    except Exception:
+        earlier_ok = False
+    assert earlier_ok, "this check runs your temperature_softmax (question 1) and top_k_filter (question 2), which are not right yet on the logits [[0, 2, 1]] (temperature 2, k = 2): fix them first (grading runs this question with the course's)"
     import torch
     z = torch.zeros(50, 10)
     a = sample_next(z, generator=torch.Generator().manual_seed(7))
@@ -23,20 +37,58 @@ def test_same_seed_same_tokens(sample_next):
     assert torch.equal(a, b), 'two generators with the same seed must give the same tokens'
 
 @test_case(points=None, hidden=False)
-def test_top_1_is_the_most_likely_token(sample_next, logits):
+def test_top_1_is_the_most_likely_token(sample_next, logits, temperature_softmax, top_k_filter):
+    import torch
+    try:
+        z = torch.tensor([[0.0, 2.0, 1.0]])
+        earlier_ok = torch.allclose(temperature_softmax(z, 2.0), torch.softmax(z / 2.0, dim=-1), atol=1e-06) and torch.isfinite(top_k_filter(z, 2)).tolist() == [[False, True, True]]
+    except Exception:
+        earlier_ok = False
+    assert earlier_ok, "this check runs your temperature_softmax (question 1) and top_k_filter (question 2), which are not right yet on the logits [[0, 2, 1]] (temperature 2, k = 2): fix them first (grading runs this question with the course's)"
     import torch
     ids = sample_next(logits.repeat(100, 1), top_k=1, generator=torch.Generator().manual_seed(0))
     assert ids.flatten().tolist() == [3, 5] * 100, 'with top_k=1 only the largest logit of a row may be drawn (token 3 in the first row, 5 in the second): do you filter the logits with top_k_filter before the softmax?'
 
 @test_case(points=None, hidden=False)
-def test_it_draws_rather_than_picks(sample_next):
+def test_a_cold_temperature_draws_the_top_token(sample_next, logits, temperature_softmax, top_k_filter):
+    import torch
+    try:
+        z = torch.tensor([[0.0, 2.0, 1.0]])
+        earlier_ok = torch.allclose(temperature_softmax(z, 2.0), torch.softmax(z / 2.0, dim=-1), atol=1e-06) and torch.isfinite(top_k_filter(z, 2)).tolist() == [[False, True, True]]
+    except Exception:
+        earlier_ok = False
+    assert earlier_ok, "this check runs your temperature_softmax (question 1) and top_k_filter (question 2), which are not right yet on the logits [[0, 2, 1]] (temperature 2, k = 2): fix them first (grading runs this question with the course's)"
+    import torch
+    ids = sample_next(logits.repeat(100, 1), temperature=0.01, generator=torch.Generator().manual_seed(3))
+    tokens = ids.flatten().tolist()
+    assert tokens == [3, 5] * 100, f'at temperature 0.01 the largest logit of each row takes all the probability (token 3 in the first row, 5 in the second), but {len([t for t in tokens if t not in (3, 5)])} of 200 draws were other tokens: pass the temperature on to temperature_softmax'
+    ids = sample_next(logits.repeat(500, 1), temperature=4.0, generator=torch.Generator().manual_seed(4))
+    rare = ids[0::2].flatten().tolist().count(1)
+    assert rare >= 20, f'at temperature 4 token 1 of the first row (logit -1) has probability 0.09, but it came {rare} times in 500 draws: pass the temperature on to temperature_softmax'
+
+@test_case(points=None, hidden=False)
+def test_it_draws_rather_than_picks(sample_next, temperature_softmax, top_k_filter):
+    import torch
+    try:
+        z = torch.tensor([[0.0, 2.0, 1.0]])
+        earlier_ok = torch.allclose(temperature_softmax(z, 2.0), torch.softmax(z / 2.0, dim=-1), atol=1e-06) and torch.isfinite(top_k_filter(z, 2)).tolist() == [[False, True, True]]
+    except Exception:
+        earlier_ok = False
+    assert earlier_ok, "this check runs your temperature_softmax (question 1) and top_k_filter (question 2), which are not right yet on the logits [[0, 2, 1]] (temperature 2, k = 2): fix them first (grading runs this question with the course's)"
     import torch
     ids = sample_next(torch.zeros(200, 10), generator=torch.Generator().manual_seed(1))
     n = len(set(ids.flatten().tolist()))
     assert n >= 5, f'200 rows with ten equally likely tokens gave only {n} different tokens: draw with torch.multinomial(probs, 1, generator=generator) instead of taking the most likely token'
 
 @test_case(points=None, hidden=False)
-def test_sampling_house_rules(sample_next, logits):
+def test_sampling_house_rules(sample_next, logits, temperature_softmax, top_k_filter):
+    import torch
+    try:
+        z = torch.tensor([[0.0, 2.0, 1.0]])
+        earlier_ok = torch.allclose(temperature_softmax(z, 2.0), torch.softmax(z / 2.0, dim=-1), atol=1e-06) and torch.isfinite(top_k_filter(z, 2)).tolist() == [[False, True, True]]
+    except Exception:
+        earlier_ok = False
+    assert earlier_ok, "this check runs your temperature_softmax (question 1) and top_k_filter (question 2), which are not right yet on the logits [[0, 2, 1]] (temperature 2, k = 2): fix them first (grading runs this question with the course's)"
     from attnbook.exercise_checks.grading import guarded
     import torch
     state = torch.get_rng_state()

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0]
+points = [0.2, 0, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_the_token_that_crosses_p_is_kept(top_p_filter):
@@ -23,4 +23,15 @@ def test_nucleus_house_rules(top_p_filter, logits):
     assert torch.equal(f(logits, 1.0), logits), 'p = 1 keeps every token (as a new tensor)'
     kept = torch.isfinite(f(logits, 0.5)).tolist()
     assert kept == [[False, False, False, True, False, False], [False, False, False, True, True, True]], f'p = 0.5 on the two example rows: token 3 alone holds 0.61 of the first row; the second row needs its three likeliest tokens (0.21 + 0.19 < 0.5): got kept = {kept}'
+
+@test_case(points=None, hidden=False)
+def test_the_boundary_and_p_one(top_p_filter):
+    import torch
+    z = torch.tensor([[1.0, 0.0, -1.0]], dtype=torch.float64)
+    top = float(torch.softmax(z, dim=-1)[0, 0])
+    kept = torch.isfinite(top_p_filter(z, top)).tolist()
+    assert kept == [[True, False, False]], f'p = {top:.6f}, the probability of token 0: the mass above token 1 is exactly p, which is not less than p, so token 0 alone is the nucleus; got kept = {kept}: keep a token only while the tokens ranked above it hold strictly less than p'
+    tiny = torch.tensor([[30.0, 0.0, -20.0]])
+    kept = torch.isfinite(top_p_filter(tiny, 1.0)).tolist()
+    assert kept == [[True, True, True]], f"p = 1 keeps every token, even one of probability 2e-22, below float64's resolution next to 1 (a running sum already reads 1.0 above it); got kept = {kept}"
 

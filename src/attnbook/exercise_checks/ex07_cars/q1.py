@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0, 0]
+points = [0, 0, 0, 0, 0.8]
 
 @test_case(points=None, hidden=False)
 def test_two_sorted_lists_covering_every_sentence(split_pairs, pair_ids):
@@ -36,4 +36,20 @@ def test_house_rules_and_a_real_shuffle(split_pairs, pair_ids):
     ids = [p for p in range(10) for _ in range(2)]
     drawn = {tuple(split(ids, 0.3, seed)[1]) for seed in range(40)}
     assert len(drawn) >= 20, f'40 seeds gave only {len(drawn)} different test sets of 3 pairs out of 10 (120 are possible): choose the pairs at random with np.random.default_rng(seed) (choice or permutation), not a window or an order that the seed shifts'
+
+@test_case(points=None, hidden=False)
+def test_round_and_the_numpy_generator(split_pairs):
+    import numpy as np
+
+    def numpy_draws(ids, n, seed):
+        ids = sorted(set(ids))
+        return [set(np.random.default_rng(seed).choice(ids, size=n, replace=False).tolist()), set(np.random.default_rng(seed).permutation(ids)[:n].tolist())]
+    ids = [p for p in range(10) for _ in range(2)]
+    for fraction, n in ((0.35, 4), (0.25, 2), (0.46, 5)):
+        test = split_pairs(ids, fraction, 0)[1]
+        got = len({ids[i] for i in test})
+        assert got == n, f"fraction {fraction} of 10 pairs is round({fraction * 10:g}) = {n} test pairs, got {got}: use Python's round (int() cuts 3.5 down to 3, and round(2.5) is 2)"
+    for seed in (0, 1, 2):
+        held = {ids[i] for i in split_pairs(ids, 0.3, seed)[1]}
+        assert held in numpy_draws(ids, 3, seed), f"seed {seed}, 3 of 10 pairs: test pairs {sorted(held)} are not what np.random.default_rng({seed}) draws from the sorted pair ids ({sorted(numpy_draws(ids, 3, seed)[0])} with choice, {sorted(numpy_draws(ids, 3, seed)[1])} with permutation): draw with that generator, not Python's random"
 

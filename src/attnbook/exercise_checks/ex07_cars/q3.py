@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0]
+points = [0.3, 0, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_no_phrasing_on_both_sides(split_by_phrasing, pair_ids, phrasing_ids):
@@ -21,4 +21,13 @@ def test_phrasing_house_rules(split_by_phrasing, pair_ids, phrasing_ids):
     train, test = split(pair_ids[::-1], phrasing_ids[::-1], 0.4, 3)
     not_int = [i for i in train + test if type(i) is not int]
     assert not not_int, f'sentence indices as Python ints (int(i)), not NumPy integers: got {type(not_int[0]).__name__}'
+
+@test_case(points=None, hidden=False)
+def test_a_pair_with_two_phrasings_raises(split_by_phrasing):
+    try:
+        split_by_phrasing([0, 0, 1, 1, 2, 2], [5, 5, 6, 7, 8, 8], 0.5, 0)
+    except ValueError as err:
+        assert '1' in str(err), f"name the pair in the ValueError's message (pair 1), got {str(err)!r}"
+        return
+    raise AssertionError("pair 1 has one sentence in phrasing 6 and one in phrasing 7, so it cannot stay whole on one side: check every pair's phrasings first and raise a ValueError that names the pair")
 

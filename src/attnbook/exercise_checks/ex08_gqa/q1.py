@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0.3, 0]
 
 @test_case(points=None, hidden=False)
 def test_expand_shape(expand_kv, k):
@@ -26,7 +26,7 @@ def test_expand_house_rules(expand_kv, k):
     before = k.clone()
     out = guarded(expand_kv, new_object=False)(k, 2)
     assert torch.equal(k, before), 'expand_kv changed the keys it was given'
-    assert out.shape == (2, 4, 6, 8)
+    assert out.shape == (2, 4, 6, 8), f'2 key/value heads repeated 2 times: expected (2, 4, 6, 8), got {tuple(out.shape)}'
     kt = k.transpose(1, 2).contiguous().transpose(1, 2)
     try:
         out_t = expand_kv(kt, 2)

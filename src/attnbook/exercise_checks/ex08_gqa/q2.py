@@ -3,29 +3,41 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0, 0]
+points = [0.3, 0.3, 0, 0.3]
 
 @test_case(points=None, hidden=False)
-def test_gqa_shape(gqa_attention, q, k, v):
+def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
+    import torch
+    try:
+        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
+    except Exception:
+        expand_ok = False
+    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
     import torch
     out = gqa_attention(q, k, v, causal=True)
     assert isinstance(out, torch.Tensor), 'return a torch tensor'
     assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
     g = torch.Generator().manual_seed(5)
-    q6 = torch.randn(1, 6, 3, 4, generator=g)
-    k2, v2 = (torch.randn(1, 2, 3, 4, generator=g) for _ in range(2))
-    hint = "6 query heads over 2 key/value heads are groups of 3: n_rep = H // H_kv = 3, and query head h reads key/value head h // 3 (the example's 4 over 2 cannot tell H // H_kv from H_kv)"
+    q6 = torch.randn(2, 3, 6, 4, generator=g).transpose(1, 2)
+    k2, v2 = (torch.randn(2, 3, 2, 4, generator=g).transpose(1, 2) for _ in range(2))
+    hint = "6 query heads over 2 key/value heads, d_k = 4, no mask: expected query head h to read key/value head h // 3 (groups of 3: n_rep = H // H_kv = 3; the example's 4 over 2 cannot tell H // H_kv from H_kv), with the scores divided by sqrt(q.shape[-1]) = 2; if your grouping is right, check that scale (not sqrt(d_k * H_kv)); the inputs here come from a transpose, so use reshape, not view"
     try:
         out6 = gqa_attention(q6, k2, v2, causal=False)
     except RuntimeError as err:
         raise AssertionError(f'{hint}; your function raised {err}') from None
     k6, v6 = (k2.repeat_interleave(3, dim=1), v2.repeat_interleave(3, dim=1))
     want = torch.softmax(q6 @ k6.transpose(-2, -1) / 2.0, dim=-1) @ v6
-    assert tuple(out6.shape) == (1, 6, 3, 4), f'{hint}; expected (1, 6, 3, 4), got {tuple(out6.shape)}'
+    assert tuple(out6.shape) == (2, 6, 3, 4), f'{hint}; expected (2, 6, 3, 4), got {tuple(out6.shape)}'
     torch.testing.assert_close(out6, want, msg=hint)
 
 @test_case(points=None, hidden=False)
-def test_gqa_small_example(gqa_attention, q, k, v):
+def test_gqa_small_example(gqa_attention, q, k, v, expand_kv):
+    import torch
+    try:
+        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
+    except Exception:
+        expand_ok = False
+    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
     import math
     import torch
     out = gqa_attention(q, k, v, causal=True)
@@ -37,10 +49,16 @@ def test_gqa_small_example(gqa_attention, q, k, v):
     assert torch.allclose(out, want, atol=1e-05), 'the outputs differ from softmax(Q K^T / sqrt(d_k)) V with the causal mask: check the division by sqrt(d_k) (of the scores, before the softmax) and that the softmax runs over the keys (the last axis)'
 
 @test_case(points=None, hidden=False)
-def test_gqa_house_rules(gqa_attention, q, k, v):
+def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
+    import torch
+    try:
+        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
+    except Exception:
+        expand_ok = False
+    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
     from attnbook.exercise_checks.grading import guarded
     out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
-    assert out.shape == (2, 4, 6, 8)
+    assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
     on_meta = [t.to('meta') for t in (q, k, v)]
     try:
         meta = gqa_attention(*on_meta, True)
@@ -49,7 +67,13 @@ def test_gqa_house_rules(gqa_attention, q, k, v):
     assert meta.device.type == 'meta' and tuple(meta.shape) == (2, 4, 6, 8), f'inputs on the meta device gave a {tuple(meta.shape)} output on {meta.device}'
 
 @test_case(points=None, hidden=False)
-def test_gqa_decoding_in_float64_at_width_4(gqa_attention):
+def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
+    import torch
+    try:
+        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
+    except Exception:
+        expand_ok = False
+    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
     import torch
     g = torch.Generator().manual_seed(7)
     q = torch.randn(1, 2, 1, 4, generator=g, dtype=torch.float64)

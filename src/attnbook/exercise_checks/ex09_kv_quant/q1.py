@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0]
+points = [0, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_quantize_shapes(quantize_keys, k):

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0]
+points = [0.2]
 
 @test_case(points=None, hidden=False)
 def test_stored_bytes_example(stored_bytes):
