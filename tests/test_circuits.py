@@ -54,6 +54,16 @@ def test_path_ablation_moves_only_the_paths_named():
     _, by_queries = path_ablation(model, idx, 0, "q")
     assert not torch.allclose(by_keys, base) and not torch.allclose(by_queries, base)
     assert not torch.allclose(by_keys, by_queries)
+    # keys only: layer 1's queries and values read the whole stream, its keys the stream
+    # without what head 0.0 wrote (that head's columns of W_o times its output)
+    x0 = model.residual(idx)
+    x1 = x0 + model.layers[0](x0, is_causal=True)[0]
+    wrote = head_outputs(model, idx)[0][:, :, 0] @ model.layers[0].W_o.weight[:, :4].T
+    for name, args in (("k", (x1, x1 - wrote, x1)), ("q", (x1 - wrote, x1, x1))):
+        out, want = model.layers[1](*args, is_causal=True)
+        logits, got = path_ablation(model, idx, 0, name)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(logits, model.unembed(x1 + out))
     with pytest.raises(ValueError, match="paths"):
         path_ablation(model, idx, 0, "x")
     with pytest.raises(ValueError, match="head"):
