@@ -22,7 +22,7 @@ def test_induction_hand_patterns(induction_score):
     assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
     assert torch.allclose(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (key i - n + 1) must score 1, got {got.tolist()}'
     same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
-    assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER it, the diagonal at offset 1 - n, not -n'
+    assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself'
     nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
     assert torch.allclose(nobos, torch.ones(1)), f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}'
 
