@@ -9,7 +9,7 @@ _ZERO = "    out[..., head * d_head : (head + 1) * d_head] = 0.0\n"
 _PREV_HEAD = "    prev_head = int(previous_token_score(weights[0]).argmax())\n"
 _IND_HEAD = "    induction_head = int(induction_score(weights[1], n, True).argmax())\n"
 _FIRST = "    first = 1 + n  # the position of x_1 in the second copy\n"
-_PRED = "    predicted = logits[:, first : first + n - 1]  # (B, n - 1, V): these predict x_2 .. x_n\n"
+_PRED = "    predicted = logits[:, first : first + n - 1]  # (B, n - 1, V): predict x_2 .. x_n\n"
 _TARGETS = "    targets = tokens[:, first + 1 : first + n]  # (B, n - 1)\n"
 _CE = "    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets)\n"
 

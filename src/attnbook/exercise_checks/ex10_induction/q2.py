@@ -41,4 +41,7 @@ def test_induction_second_copy_only(induction_score):
     w[0, 0, 4:, 0] = 1.0
     got = induction_score(w, n, True)
     assert torch.allclose(got, torch.zeros(1)), f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
+    heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
+    got = induction_score(heads.repeat(3, 1, 1, 1), n, True)
+    assert got.shape == (2,) and torch.allclose(got, torch.tensor([1.0, 0.0])), f'3 sequences and 2 heads, the first an induction head, the second on the earlier occurrence: one score per head, [1.0, 0.0], averaged over the batch and the queries, got {got.tolist()}'
 

@@ -22,7 +22,7 @@ def test_find_heads_hand_patterns(find_heads):
     for layer0, layer1, want in (((bos, prev), (ind, prev), (1, 0)), ((prev, bos), (bos, ind), (0, 1))):
         weights = [torch.cat(layer0, dim=1), torch.cat(layer1, dim=1)]
         got = find_heads(weights, n)
-        assert isinstance(got, tuple) and len(got) == 2 and all((type(h) is int for h in got)), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
         assert got == want, f"layer 0's heads are {('(BOS, previous token)' if want[0] else '(previous token, BOS)')} and layer 1's {('(induction, previous token)' if want[0] else '(BOS, induction)')}: expected {want}, got {got}; the previous-token head is in layer 0 (weights[0]), the induction head in layer 1 (weights[1]), and each is the head with the highest score"
 
 @test_case(points=None, hidden=False)
