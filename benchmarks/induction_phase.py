@@ -7,14 +7,20 @@ and the fixed-length trap (chapter 10).
     python benchmarks/induction_phase.py --seeds 0 --only two-layer   # one run, printed
 
 Every run uses the chapter's recipe (`attnbook.induction_run`: the task, a model of 2 heads
-per layer and width 32, `chapter_train_config`) and changes one thing:
+per layer and width 32, `chapter_train_config`, 600 steps) and changes one thing:
 
-    two-layer     the chapter's model, 600 steps; then its heads' scores, zero and mean
-                  ablation of each head, the induction scores with the strongest
-                  previous-token head ablated, and the K-composition scores
-    one-layer     the control: one layer, same data and steps
-    gpt2-init     two layers with every weight drawn from N(0, 0.02), --gpt2-steps steps
+    two-layer     the chapter's model; then its heads' scores, zero and mean ablation of
+                  each head, the induction scores with the strongest previous-token head
+                  ablated, that head removed from layer 1's queries, keys or values only
+                  (`attnbook.circuits.path_ablation`), the K-composition scores, the
+                  token-level K and OV circuits' top-1 accuracy (trained and at
+                  initialisation) and the repeat loss over period n and prefix m
+    one-layer     the control: one layer
+    gpt2-init     two layers with every weight, embeddings included, drawn from N(0, 0.02),
+                  on the same 600-step schedule
+    gpt2-init-long  the same on a 3000-step schedule (--gpt2-steps): when it forms at all
     fixed-trap    one layer trained on a fixed period of 8: loss on repeats of 8 and 11
+    smeared       one layer with Olsson et al.'s smeared keys (`attnbook.attn_only`)
 
 Not a test: the numbers move with the seed and the CPU's rounding; compare across seeds.
 """
@@ -29,6 +35,13 @@ import time
 
 import torch
 
+from attnbook.circuits import (
+    ov_circuit,
+    path_ablation,
+    repeat_loss_grid,
+    token_k_circuit,
+    top1_diagonal,
+)
 from attnbook.data import write_benchmark_record
 from attnbook.hooks import ablate_heads, attention_layers, attention_weights
 from attnbook.induction import (
@@ -47,7 +60,16 @@ from attnbook.induction_run import (
     train_on_repeats,
 )
 
-RUNS = ("two-layer", "one-layer", "gpt2-init", "fixed-trap")
+RUNS = (
+    "two-layer",
+    "one-layer",
+    "gpt2-init",
+    "gpt2-init-long",
+    "fixed-trap",
+    "smeared",
+)
+PERIODS = list(range(3, 12))  # the sweep of the repeat's period n ...
+PREFIXES = [0, 2, 4, 8, 12]  # ... and of the random tokens m before it
 TASK = InductionTask()
 TRAP = InductionTask(min_period=8, max_period=8, eval_n=8)
 
@@ -79,13 +101,41 @@ def summary(result, steps_kept: int | None = None) -> dict:
     }
 
 
-def analyse(model, rep: torch.Tensor, n: int) -> dict:
-    """The two-layer model's heads: scores, ablations, K-composition."""
+def circuits(model, H: int) -> dict:
+    """Top-1 accuracy of the token-level K circuit (reader x writer) and OV circuits."""
+    return {
+        "k_circuit_top1": [
+            [top1_diagonal(token_k_circuit(model, r, w)) for w in range(H)]
+            for r in range(H)
+        ],
+        "ov_circuit_top1": [
+            [top1_diagonal(ov_circuit(model, layer, h).T) for h in range(H)]
+            for layer in range(2)
+        ],
+    }
+
+
+def analyse(model, untrained, rep: torch.Tensor, n: int) -> dict:
+    """The two-layer model's heads: scores, ablations, K-composition, circuits, sweep."""
     scores = head_scores(model, rep, n)
     prev_head = int(scores["previous_token"][0].argmax())
     with ablate_heads(model, {(0, prev_head): 0.0}):
         ablated = induction_score(attention_weights(model, rep)[1], n)
     layers = attention_layers(model)
+    paths = {}
+    for name in ("", "qkv", "k", "q", "v"):
+        logits, weights = path_ablation(model, rep, prev_head, name)
+        loss = torch.nn.functional.cross_entropy(
+            logits[:, :-1].transpose(1, 2), rep[:, 1:], reduction="none"
+        ).mean(0)
+        paths[name or "none"] = {
+            "induction": float(induction_score(weights, n).max()),
+            "loss_repeat": copy_losses(loss, n)[1],
+        }
+    H = model.config.n_head
+    grid = repeat_loss_grid(
+        model, PERIODS, PREFIXES, TASK.vocab_size, 256, torch.Generator().manual_seed(7)
+    )
     return {
         **{k: v.tolist() for k, v in scores.items()},
         "zero_ablation": ablation_effects(model, rep, n, "zero").tolist(),
@@ -94,6 +144,16 @@ def analyse(model, rep: torch.Tensor, n: int) -> dict:
         "induction_after_ablating_it": ablated.tolist(),
         "k_composition": k_composition(layers[1], layers[0]).tolist(),
         "repeat_loss_n": {str(m): repeat_loss(model, m) for m in (5, 8, 11)},
+        "path_ablation": paths,
+        "trained": circuits(model, H),
+        "untrained": circuits(untrained, H),
+        "sweep": {
+            "periods": PERIODS,
+            "prefixes": PREFIXES,
+            "loss": [
+                [None if v != v else round(v, 4) for v in row] for row in grid.tolist()
+            ],
+        },
     }
 
 
@@ -101,9 +161,11 @@ def run(name: str, seed: int, gpt2_steps: int) -> dict:
     start = time.perf_counter()
     if name == "two-layer":
         model = chapter_model(TASK, 2, "default", seed)
+        untrained = chapter_model(TASK, 2, "default", seed)
         result = train_on_repeats(model, TASK, chapter_train_config(seed))
         rep = TASK.eval_data()[0]
-        out = {**summary(result), "analysis": analyse(model, rep, TASK.eval_n)}
+        analysis = analyse(model, untrained, rep, TASK.eval_n)
+        out = {**summary(result), "analysis": analysis}
     elif name == "one-layer":
         model = chapter_model(TASK, 1, "default", seed)
         result = train_on_repeats(model, TASK, chapter_train_config(seed))
@@ -111,11 +173,20 @@ def run(name: str, seed: int, gpt2_steps: int) -> dict:
             **summary(result),
             "repeat_loss_n": {str(m): repeat_loss(model, m) for m in (5, 8, 11)},
         }
-    elif name == "gpt2-init":
+    elif name in ("gpt2-init", "gpt2-init-long"):
         model = chapter_model(TASK, 2, "gpt2", seed)
-        cfg = chapter_train_config(seed, steps=gpt2_steps)
+        steps = 600 if name == "gpt2-init" else gpt2_steps
+        cfg = chapter_train_config(seed, steps=steps)
         result = train_on_repeats(model, TASK, cfg)
         out = summary(result, steps_kept=0)  # the per-step losses are not plotted
+    elif name == "smeared":
+        model = chapter_model(TASK, 1, "default", seed, smear_keys=True)
+        result = train_on_repeats(model, TASK, chapter_train_config(seed))
+        out = {
+            **summary(result, steps_kept=0),
+            "repeat_loss_n": {str(m): repeat_loss(model, m) for m in (5, 8, 11)},
+            "own_key_weight": model.layers[0].smear_weights().tolist(),
+        }
     elif name == "fixed-trap":
         model = chapter_model(TRAP, 1, "default", seed)
         result = train_on_repeats(model, TRAP, chapter_train_config(seed))

@@ -241,6 +241,7 @@ def test_task_batches_metrics_and_a_short_run():
         "loss_repeat",
         "induction",
         "induction_sum",
+        "previous_token",
         "in_context",
     }
     scores = head_scores(model, rep, task.eval_n)

@@ -6,6 +6,12 @@ _DRAW = "    x = torch.randint(1, vocab_size, (batch_size, n), generator=generat
 _SCORE = "    return weights[:, :, q, q - n + 1].mean(dim=(0, 2))  # (B, H, n) -> (H,)"
 _PREV = "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2))  # (B, H, T-1)"
 _ZERO = "    out[..., head * d_head : (head + 1) * d_head] = 0.0\n"
+_PREV_HEAD = "    prev_head = int(previous_token_score(weights[0]).argmax())\n"
+_IND_HEAD = "    induction_head = int(induction_score(weights[1], n, True).argmax())\n"
+_FIRST = "    first = 1 + n  # the position of x_1 in the second copy\n"
+_PRED = "    predicted = logits[:, first : first + n - 1]  # (B, n - 1, V): predict x_2 .. x_n\n"
+_TARGETS = "    targets = tokens[:, first + 1 : first + n]  # (B, n - 1)\n"
+_CE = "    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets)\n"
 
 WRONG_ANSWERS = {
     # q1: the repeated batch
@@ -67,6 +73,35 @@ WRONG_ANSWERS = {
         (_ZERO, "    out = torch.zeros_like(z)\n"
                 "    out[..., head * d_head : (head + 1) * d_head] = z[..., head * d_head : (head + 1) * d_head]\n"),
     ],
+    "zero_head: indexes z[:, :, a:b], so only a 3-D z works": [
+        (_ZERO, "    out[:, :, head * d_head : (head + 1) * d_head] = 0.0\n"),
+    ],
+    # q6: naming the heads and the loss on the repeat
+    "find_heads: the induction head looked for in layer 0": [
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[0], n, True).argmax())\n"),
+    ],
+    "find_heads: the weakest heads (argmin)": [
+        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0]).argmin())\n"),
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, True).argmin())\n"),
+    ],
+    "find_heads: returns 0-d tensors, not ints": [
+        (_PREV_HEAD, "    prev_head = previous_token_score(weights[0]).argmax()\n"),
+        (_IND_HEAD, "    induction_head = induction_score(weights[1], n, True).argmax()\n"),
+    ],
+    "repeat_loss: x_1 of the second copy counted too (n tokens, one unpredictable)": [
+        (_PRED, "    predicted = logits[:, first - 1 : first + n - 1]\n"),
+        (_TARGETS, "    targets = tokens[:, first : first + n]\n"),
+    ],
+    "repeat_loss: logits[:, t] read as predicting the token at t (no shift)": [
+        (_PRED, "    predicted = logits[:, first + 1 : first + n]\n"),
+    ],
+    "repeat_loss: the first copy instead of the second": [
+        (_FIRST, "    first = 1\n"),
+    ],
+    "repeat_loss: summed over the tokens, not averaged": [
+        (_CE, "    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets, "
+              "reduction=\"sum\")\n"),
+    ],
     # q5: the conceptual question
     "what_k_composition_measures: (a), the queries": [('    return "b"', '    return "a"')],
     "what_k_composition_measures: (c), the values": [('    return "b"', '    return "c"')],
@@ -110,5 +145,14 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
          "    mask = torch.ones(z.shape[-1], dtype=z.dtype)\n"
          "    mask[head * d_head : (head + 1) * d_head] = 0\n"
          "    out = z * mask\n"),
+        (_PREV_HEAD + _IND_HEAD,
+         "    prev_scores = previous_token_score(weights[0]).tolist()\n"
+         "    ind_scores = induction_score(weights[1], n, True).tolist()\n"
+         "    prev_head = max(range(len(prev_scores)), key=lambda h: prev_scores[h])\n"
+         "    induction_head = max(range(len(ind_scores)), key=lambda h: ind_scores[h])\n"),
+        (_PRED + _TARGETS + _CE,
+         "    logp = torch.log_softmax(logits[:, n + 1 : 2 * n].double(), dim=-1)\n"
+         "    picked = logp.gather(-1, tokens[:, n + 2 :, None])  # (B, n - 1, 1)\n"
+         "    loss = -picked.mean()\n"),
     ],
 })

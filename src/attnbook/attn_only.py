@@ -14,6 +14,11 @@ attention modules through `module(...)`, so plain PyTorch hooks see every call (
 layers uniform with bound 1/sqrt(fan_in)); "gpt2" draws every weight from N(0, 0.02), as GPT-2
 and the tiny GPT of chapter 6 do. Chapter 10 measures what that choice does to when the
 heads form.
+
+`smear_keys`: every layer is a `SmearedKeyAttention`, Olsson et al.'s (2022) "smeared key"
+variant: head h's key at position j is s_h k_j + (1 - s_h) k_{j-1}, with s_h = sigmoid(a_h)
+and one learned a_h per head (key 0 keeps its own). One such layer can put the previous
+token into its keys by itself, which a plain layer cannot.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from torch import Tensor, nn
 from ._checks import positive_int
 from .multihead import MultiHeadAttention
 
-__all__ = ["AttnOnlyConfig", "AttnOnlyTransformer", "INITS"]
+__all__ = ["AttnOnlyConfig", "AttnOnlyTransformer", "INITS", "SmearedKeyAttention"]
 
 INITS = ("default", "gpt2")
 
@@ -42,6 +47,7 @@ class AttnOnlyConfig:
     n_head: int = 4
     d_model: int = 32
     init: str = "default"  # one of INITS
+    smear_keys: bool = False  # SmearedKeyAttention layers
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model"):
@@ -58,6 +64,37 @@ class AttnOnlyConfig:
         return self.d_model // self.n_head
 
 
+class SmearedKeyAttention(MultiHeadAttention):
+    """Causal self-attention whose keys are smeared one position back: head h uses
+    s_h k_j + (1 - s_h) k_{j-1} (key 0 keeps k_0), s_h = sigmoid(smear[h]), learned."""
+
+    def __init__(self, d_model: int, n_head: int) -> None:
+        super().__init__(d_model, n_head)
+        self.smear = nn.Parameter(torch.zeros(n_head))  # s_h = 0.5 at the start
+
+    def smear_weights(self) -> Tensor:
+        """(H,): the weight s_h of each head's own key."""
+        return torch.sigmoid(self.smear)
+
+    def _attend(
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None,
+        is_causal: bool,
+        need_weights: bool,
+        kv_cache: object,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        if kv_cache is not None:
+            raise ValueError("SmearedKeyAttention has no key-value cache")
+        s = self.smear_weights()[:, None, None]  # (H, 1, 1)
+        before = torch.cat([k[..., :1, :], k[..., :-1, :]], dim=-2)  # (B, H, T, d_k)
+        k = s * k + (1 - s) * before
+        return super()._attend(q, k, v, mask, is_causal, need_weights, None, positions)
+
+
 class AttnOnlyTransformer(nn.Module):
     """Token and position embeddings, `n_layer` causal attention layers added to the
     residual stream, an unembedding (not tied to the embedding). No norms, no MLPs."""
@@ -68,8 +105,9 @@ class AttnOnlyTransformer(nn.Module):
         d = config.d_model
         self.tok_emb = nn.Embedding(config.vocab_size, d)  # W_E: (V, d_model)
         self.pos_emb = nn.Embedding(config.block_size, d)  # (T_max, d_model)
+        layer = SmearedKeyAttention if config.smear_keys else MultiHeadAttention
         self.layers = nn.ModuleList(
-            MultiHeadAttention(d, config.n_head) for _ in range(config.n_layer)
+            layer(d, config.n_head) for _ in range(config.n_layer)
         )
         self.unembed = nn.Linear(d, config.vocab_size, bias=False)  # W_U: (V, d_model)
         if config.init == "gpt2":

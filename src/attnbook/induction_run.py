@@ -5,13 +5,14 @@
 a random start (`induction.repeating_batch`), and the evaluation batch
 `induction.repeated_tokens` of `eval_n` tokens twice. `train_on_repeats` trains a model with
 the course's loop (`attnbook.train.train_loop`) and records, at every evaluation, the losses on
-the first and the repeated copy, the induction scores of the last layer's heads and the
-in-context score; the benchmark `benchmarks/induction_phase.py` and the chapter share it.
+the first and the repeated copy, the induction scores of the last layer's heads, the
+previous-token scores of layer 0's heads and the in-context score; the benchmark `benchmarks/induction_phase.py` and the chapter share it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 from torch import Tensor, nn
@@ -35,6 +36,7 @@ __all__ = [
     "InductionTask",
     "chapter_model",
     "chapter_train_config",
+    "trained_chapter_model",
     "induction_metrics",
     "train_on_repeats",
     "head_scores",
@@ -98,16 +100,19 @@ def induction_metrics(
     model: nn.Module, task: InductionTask, data: tuple[Tensor, Tensor]
 ) -> dict[str, float]:
     """On `task.eval_data()`: loss_first and loss_repeat (nats, `copy_losses`), induction
-    (the largest induction score among the last layer's heads), induction_sum (their sum)
-    and in_context (`in_context_score` on the training-like batch)."""
+    (the largest induction score among the last layer's heads), induction_sum (their sum),
+    previous_token (the largest previous-token score among layer 0's heads) and in_context
+    (`in_context_score` on the training-like batch)."""
     rep, train_like = data
     first, repeat = copy_losses(loss_per_position(model, rep), task.eval_n)
-    scores = induction_score(attention_weights(model, rep)[-1], task.eval_n)  # (H,)
+    weights = attention_weights(model, rep)  # n_layer x (B, H, T, T)
+    scores = induction_score(weights[-1], task.eval_n)  # (H,)
     return {
         "loss_first": first,
         "loss_repeat": repeat,
         "induction": float(scores.max()),
         "induction_sum": float(scores.sum()),
+        "previous_token": float(previous_token_score(weights[0]).max()),
         "in_context": in_context_score(loss_per_position(model, train_like)),
     }
 
@@ -130,12 +135,17 @@ def train_on_repeats(
 
 
 def chapter_model(
-    task: InductionTask, n_layer: int = 2, init: str = "default", seed: int = 0
+    task: InductionTask,
+    n_layer: int = 2,
+    init: str = "default",
+    seed: int = 0,
+    smear_keys: bool = False,
 ) -> AttnOnlyTransformer:
-    """The chapter's model: `n_layer` layers of 2 heads, width 32, initialised from `seed`."""
+    """The chapter's model: `n_layer` layers of 2 heads, width 32, initialised from `seed`
+    (`smear_keys`: Olsson et al.'s smeared keys in every layer, `attn_only`)."""
     torch.manual_seed(seed)
     return AttnOnlyTransformer(
-        AttnOnlyConfig(task.vocab_size, task.seq_len, n_layer, 2, 32, init)
+        AttnOnlyConfig(task.vocab_size, task.seq_len, n_layer, 2, 32, init, smear_keys)
     )
 
 
@@ -153,6 +163,17 @@ def chapter_train_config(seed: int = 0, steps: int = 600) -> TrainConfig:
         eval_interval=25,
         seed=seed,
     )
+
+
+@lru_cache(maxsize=2)
+def trained_chapter_model(seed: int = 0) -> AttnOnlyTransformer:
+    """The chapter's two-layer model trained with `chapter_train_config(seed)` on
+    `InductionTask()`, once per process and then shared (exercise 10's checks read it):
+    callers must not train it further or leave hooks on it."""
+    task = InductionTask()
+    model = chapter_model(task, n_layer=2, seed=seed)
+    train_on_repeats(model, task, chapter_train_config(seed))
+    return model.eval()
 
 
 @torch.no_grad()

@@ -22,7 +22,7 @@ def test_induction_hand_patterns(induction_score):
     assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
     assert torch.allclose(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (key i - n + 1) must score 1, got {got.tolist()}'
     same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
-    assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER it, the diagonal at offset 1 - n, not -n'
+    assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself'
     nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
     assert torch.allclose(nobos, torch.ones(1)), f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}'
 
@@ -41,4 +41,7 @@ def test_induction_second_copy_only(induction_score):
     w[0, 0, 4:, 0] = 1.0
     got = induction_score(w, n, True)
     assert torch.allclose(got, torch.zeros(1)), f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
+    heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
+    got = induction_score(heads.repeat(3, 1, 1, 1), n, True)
+    assert got.shape == (2,) and torch.allclose(got, torch.tensor([1.0, 0.0])), f'3 sequences and 2 heads, the first an induction head, the second on the earlier occurrence: one score per head, [1.0, 0.0], averaged over the batch and the queries, got {got.tolist()}'
 

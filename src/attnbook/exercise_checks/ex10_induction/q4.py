@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0]
+points = [0, 0, 0]
 
 @test_case(points=None, hidden=False)
 def test_zero_head_small(zero_head):
@@ -33,4 +33,14 @@ def test_zero_head_in_a_layer(zero_head):
         layer.W_o.weight[:, :4] = 0.0
         want, _ = layer(x, is_causal=True)
     assert torch.allclose(out, want, atol=1e-06), "used in a pre-hook on W_o, zero_head must give the layer's output without head 0"
+
+@test_case(points=None, hidden=False)
+def test_zero_head_any_leading_shape(zero_head):
+    import torch
+    for shape in ((4, 6), (6,), (2, 1, 3, 6)):
+        z = torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+        out = zero_head(z, 2, 2)
+        want = z.clone()
+        want[..., 4:6] = 0.0
+        assert isinstance(out, torch.Tensor) and torch.equal(out, want), f"z of shape {shape}: zero the last axis's columns 4 and 5 whatever axes come first (index with z[..., a:b], not z[:, :, a:b])"
 

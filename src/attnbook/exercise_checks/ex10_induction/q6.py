@@ -1,0 +1,49 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q6"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_find_heads_hand_patterns(find_heads):
+    from attnbook.exercise_checks.grading import guarded
+    find_heads = guarded(find_heads)
+    import torch
+
+    def pattern(T, key_of):
+        w = torch.zeros(1, 1, T, T)
+        for i in range(T):
+            w[0, 0, i, max(0, min(i, key_of(i)))] = 1.0
+        return w
+    n = 4
+    T = 1 + 2 * n
+    prev, bos, ind = (pattern(T, lambda i: i - 1), pattern(T, lambda i: 0), pattern(T, lambda i: i - n + 1))
+    for layer0, layer1, want in (((bos, prev), (ind, prev), (1, 0)), ((prev, bos), (bos, ind), (0, 1))):
+        weights = [torch.cat(layer0, dim=1), torch.cat(layer1, dim=1)]
+        got = find_heads(weights, n)
+        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        assert got == want, f"layer 0's heads are {('(BOS, previous token)' if want[0] else '(previous token, BOS)')} and layer 1's {('(induction, previous token)' if want[0] else '(BOS, induction)')}: expected {want}, got {got}; the previous-token head is in layer 0 (weights[0]), the induction head in layer 1 (weights[1]), and each is the head with the highest score"
+
+@test_case(points=None, hidden=False)
+def test_repeat_loss_hand_logits(repeat_loss):
+    from attnbook.exercise_checks.grading import guarded
+    repeat_loss = guarded(repeat_loss, names=('copy_losses', 'loss_per_position'))
+    import math
+    import torch
+    n, V = (3, 5)
+    tokens = torch.tensor([[0, 2, 4, 1, 2, 4, 1]])
+    logits = torch.zeros(1, 7, V)
+    got = repeat_loss(logits, tokens, n)
+    assert isinstance(got, float), f'return a Python float (float(loss)), got {type(got).__name__}'
+    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f}'
+    sure = torch.full((1, 7, V), -20.0)
+    sure[0, torch.arange(6), tokens[0, 1:]] = 20.0
+    sure[0, 3] = 0.0
+    got = repeat_loss(sure, tokens, n)
+    assert got < 0.0001, f'these logits are sure of every token of the second copy except its first (which nothing announces, so it is not counted): expected about 0, got {got:.4f}; logits[:, t] predict the token at t + 1'
+    wrong = sure.clone()
+    wrong[0, 5] = 0.0
+    got = repeat_loss(wrong, tokens, n)
+    assert abs(got - math.log(V) / 2) < 0.0001, f'one of the two predictable tokens of the repeat (n - 1 = 2) at ln 5, the other at 0: expected the mean {math.log(V) / 2:.4f}, got {got:.4f}'
+
