@@ -240,10 +240,12 @@ test: $(STAMP)
 
 # Instructor: grade a folder of submitted .ipynb files to a CSV, with beside it a report of
 # what the class got wrong (OUT stem + -report.txt). Writes nothing into the repository.
-#   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
+#   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv] [JOBS=2]
+#   ROSTER=class.csv TITLE="Exercise 1 (123)": names and ids for the LMS gradebook (OUT stem + -canvas.csv)
 #   UNSAFE=1: practice grading where the kernel isolates nothing (never for credit)
 grade: $(STAMP)
 	$(PY) -m tools.exercises grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv) \
+	    --jobs $(or $(JOBS),1) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(TITLE),--title "$(TITLE)") \
 	    $(if $(filter 1,$(UNSAFE)),--unsafe)
 
 # Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").
