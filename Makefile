@@ -92,7 +92,8 @@ unit: unit-package unit-grading unit-setup-cell
 # (split in three so that `make test` can put them in different lanes: the tests of the
 # grading engine and the exercise pipeline grade real submissions and take most of the time)
 GRADING_TESTS := tests/test_exercises.py tests/test_grading_engine.py tests/test_grading_rules.py \
-    tests/test_solutions.py tests/test_exercise_headers.py tests/test_exercise_public_rule.py
+    tests/test_solutions.py tests/test_exercise_headers.py tests/test_exercise_public_rule.py \
+    tests/test_class_run_grading.py
 unit-package: $(STAMP)
 	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py \
 	    $(addprefix --ignore=,$(GRADING_TESTS))

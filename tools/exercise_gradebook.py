@@ -16,7 +16,7 @@ from pathlib import Path
 from attnbook_grader.feedback import feedback_text, one_line
 from attnbook_grader.submissions import walk_folder
 from tools.exercise_build import BUILD, MASTERS, ROOT, ExerciseError, build, built_zip
-from tools.exercise_pool import Pool
+from tools.exercise_pool import Pool, WorkerFailed
 from tools.exercise_roster import (
     Identity,
     Person,
@@ -121,9 +121,12 @@ def grade_folder(
             else:
                 jobs.append({"path": str(labels[label]), "label": label})
         watchdog = run.watchdog or timeout + 120.0
-        with Pool(zip_path, name, timeout, run.jobs, watchdog) as pool:
-            for result in pool.run(jobs, _failed):
-                rows.add(Grade(**result))
+        try:
+            with Pool(zip_path, name, timeout, run.jobs, watchdog) as pool:
+                for result in pool.run(jobs, _failed):
+                    rows.add(Grade(**result))
+        except WorkerFailed as err:  # the exercise itself, not a notebook
+            raise ExerciseError(f"{err} ({len(rows.grades)} rows written)") from None
     grades = rows.finish()
     report = out_csv.with_name(out_csv.stem + "-report.txt")
     text = class_report(name, grades) + superseded_report(superseded)
@@ -211,31 +214,21 @@ def _crowded_folders(folder: Path, submissions: list[Path]) -> dict[str, str]:
 
 def _header(points: dict[str, float]) -> list[str]:
     questions = list(points)
-    return [
-        "submission",
-        "student_id",
-        "student",
-        "late",
-        "status",
-        *questions,
-        "score",
-        "possible",
-        "percent",
-        "message",
-    ]
+    head = ["submission", "status", *questions, "score", "possible", "percent"]
+    return [*head, "student_id", "student", "late", "message"]
 
 
 def _row(g: Grade, points: dict[str, float], who: Identity | None) -> list:
     return [
         g.submission,
-        " ".join(who.ids) if who else "",
-        "; ".join(who.names) if who else "",
-        "late" if who and who.late else "",
         g.status,
         *[round(g.questions.get(q, 0.0), 6) for q in points],
         round(g.score, 6),
         g.possible,
         f"{g.percent:.1f}",
+        " ".join(who.ids) if who else "",
+        "; ".join(who.names) if who else "",
+        "late" if who and who.late else "",
         one_line(g.message, 600),
     ]
 

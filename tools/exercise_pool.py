@@ -27,19 +27,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from attnbook_grader import processes
-from tools.exercise_grading import (
-    Grade,
-    Grader,
-    diagnosis,
-    function_names,
-    lost_summary,
-    read_submission,
-    rename_tests,
-    zip_test_files,
-)
+
+if TYPE_CHECKING:  # the grading modules load in a worker only (torch, otter, ...)
+    from tools.exercise_grading import Grade
 
 __all__ = ["Pool", "WorkerFailed", "grade_one", "worker_main"]
 
@@ -56,10 +49,10 @@ class WorkerFailed(RuntimeError):
 class _Worker:
     """One worker process and the line protocol to it (JSON, one object per line)."""
 
-    def __init__(self, args: list[str]):
+    def __init__(self, command: list[str]):
         self.log: IO[bytes] = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tools.exercise_pool", *args],
+            command,
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -110,15 +103,25 @@ class Pool:
     it comes."""
 
     def __init__(
-        self, zip_path: Path, name: str, timeout: float, jobs: int, watchdog: float
+        self,
+        zip_path: Path,
+        name: str,
+        timeout: float,
+        jobs: int,
+        watchdog: float,
+        command: list[str] | None = None,
     ):
+        """command: what starts a worker (tests: a stand-in), by default
+        ``python -m tools.exercise_pool ZIP NAME TIMEOUT``."""
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
-        self.args = [str(Path(zip_path).resolve()), name, repr(float(timeout))]
+        args = [str(Path(zip_path).resolve()), name, repr(float(timeout))]
+        self.command = command or [sys.executable, "-m", "tools.exercise_pool", *args]
         self.jobs, self.watchdog = jobs, watchdog
         self.workers: list[_Worker] = []
-        self.restarts = 0
+        self.restarts, self.todo = 0, 0
         processes.become_subreaper()
+        self.before = processes.grader_children()  # never touched: not the run's
 
     def __enter__(self) -> Pool:
         return self
@@ -132,7 +135,7 @@ class Pool:
     def _kill_orphans(self) -> None:
         """Processes that came back to this subreaper from a killed worker's tree."""
         mine = {w.process.pid for w in self.workers}
-        for pid in processes.grader_children() - mine:
+        for pid in processes.grader_children() - mine - self.before:
             processes.kill_tree(pid)
             try:
                 os.waitpid(pid, os.WNOHANG)
@@ -143,10 +146,12 @@ class Pool:
         worker.kill()
         self.workers.remove(worker)
         self._kill_orphans()
+        if not self.todo:
+            return  # nothing left for a fresh one
         self.restarts += 1
         if self.restarts > RESTARTS:
             raise WorkerFailed(f"workers were restarted {RESTARTS} times: stopping")
-        self.workers.append(_Worker(self.args))
+        self.workers.append(_Worker(self.command))
 
     def run(
         self, jobs: list[dict], failed: Callable[[dict, str, str], dict]
@@ -155,11 +160,17 @@ class Pool:
         dict), or `failed(job, status, why)` for a submission whose worker was killed
         (status "timeout") or died (status "error")."""
         todo = list(jobs)
-        self.workers = [_Worker(self.args) for _ in range(min(self.jobs, len(todo)))]
+        self.todo = len(todo)
+        count = min(self.jobs, len(todo))
+        self.workers = [_Worker(self.command) for _ in range(count)]
         while todo or any(w.job for w in self.workers):
-            for worker in self.workers:
+            for worker in list(self.workers):
                 if worker.ready and worker.job is None and todo:
-                    worker.send(todo.pop(0))
+                    try:
+                        worker.send(todo.pop(0))
+                    except OSError:  # it died between two jobs: this one is its
+                        yield from self._lost(worker, failed, "error")
+            self.todo = len(todo)
             yield from self._wait(failed)
 
     def _deadline(self, worker: _Worker) -> float:
@@ -175,7 +186,8 @@ class Pool:
             soonest = min(
                 self._deadline(w) for w in self.workers if w.job or not w.ready
             )
-            events = selector.select(max(0.0, soonest - time.monotonic()))
+            wait = min(60.0, max(0.0, soonest - time.monotonic()))  # then look again
+            events = selector.select(wait)
         finally:
             selector.close()
         for key, _ in events:
@@ -212,7 +224,10 @@ class Pool:
                 "started were ended: scored 0"
             )
         else:
-            code = worker.process.poll()
+            try:
+                code: int | None = worker.process.wait(5)
+            except subprocess.TimeoutExpired:
+                code = None
             why = (
                 f"grading error: the grading process ended while grading this notebook "
                 f"(exit code {code}); every process it started was ended: scored 0"
@@ -234,6 +249,9 @@ def grade_one(
     """One notebook's row (in a worker, `tools.exercise_pool`): read, graded within
     `timeout` seconds, its tests named as in the test files (`names`, `function_names`),
     its one-line message."""
+    from tools.exercise_grading import Grade, diagnosis, lost_summary, read_submission
+    from tools.exercise_grading import rename_tests
+
     start = time.monotonic()
     nb, problem = read_submission(path, name)
     if nb is None:
@@ -249,6 +267,8 @@ def grade_one(
 def worker_main(argv: list[str]) -> int:
     """A worker: grade each job line of stdin, answer one result line each (the protocol is
     the original stdout; anything else printed goes to stderr)."""
+    from tools.exercise_grading import Grade, Grader, function_names, zip_test_files
+
     zip_path, name, timeout = Path(argv[0]), argv[1], float(argv[2])
     with tempfile.TemporaryDirectory(prefix="attnbook-worker-") as tmp:
         names = function_names(zip_test_files(zip_path, Path(tmp)))

@@ -92,7 +92,7 @@ def _wait(fd: int, event: int, deadline: float, what: str) -> None:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"the frame was not {what} within {FRAME_SECONDS:.0f} s")
-        if poller.poll(left * 1000):
+        if poller.poll(min(left, 60.0) * 1000):  # a minute at most, then look again
             return
 
 
