@@ -14,8 +14,10 @@ In the child, before any student code runs (`limit_child`):
   ``RLIMIT_CORE`` 0;
 * it dies with its parent (Linux ``PR_SET_PDEATHSIG``, `die_with_parent`, from `limits_now`
   on, before the view is built, and again in `limit_child` once it is the sandbox user), so
-  a grader killed in the middle leaves nothing running: the process server exits when the
-  grader ends, the child with it, and with the child the PID 1 of its namespace.
+  a grader killed in the middle leaves nothing running: the process server is killed when
+  the grader ends (it imports this module, which sets the same for it: an orderly exit of a
+  process that loaded PyTorch can take a minute on a loaded machine), the child with it, and
+  with the child the PID 1 of its namespace.
 
 In the grader, after the submission (`end_submission`): its process group is killed, every
 process descended from the child, every orphan the grader adopted meanwhile (the grader is
@@ -248,3 +250,13 @@ def end_submission(
             break
         time.sleep(0.05)
     return sorted(survivors)
+
+
+def _process_server() -> bool:
+    """Whether this Python is multiprocessing's process server (`child._processes`): it
+    imports this module while it preloads the sandbox."""
+    return any("multiprocessing.forkserver" in a for a in getattr(sys, "orig_argv", []))
+
+
+if _process_server():  # it dies with the grader that started it, its children with it
+    die_with_parent()
