@@ -92,7 +92,8 @@ unit: unit-package unit-grading unit-setup-cell
 # (split in three so that `make test` can put them in different lanes: the tests of the
 # grading engine and the exercise pipeline grade real submissions and take most of the time)
 GRADING_TESTS := tests/test_exercises.py tests/test_grading_engine.py tests/test_grading_rules.py \
-    tests/test_solutions.py tests/test_exercise_headers.py tests/test_exercise_public_rule.py
+    tests/test_solutions.py tests/test_exercise_headers.py tests/test_exercise_public_rule.py \
+    tests/test_class_run_grading.py
 unit-package: $(STAMP)
 	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py \
 	    $(addprefix --ignore=,$(GRADING_TESTS))
@@ -253,10 +254,12 @@ test-hog:
 
 # Instructor: grade a folder of submitted .ipynb files to a CSV, with beside it a report of
 # what the class got wrong (OUT stem + -report.txt). Writes nothing into the repository.
-#   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv]
+#   make grade EXERCISE=ex01_attention SUBMISSIONS=path/to/folder [OUT=grades.csv] [JOBS=2]
+#   ROSTER=class.csv TITLE="Exercise 1 (123)": names and ids for the LMS gradebook (OUT stem + -canvas.csv)
 #   UNSAFE=1: practice grading where the kernel isolates nothing (never for credit)
 grade: $(STAMP)
 	$(PY) -m tools.exercises grade $(EXERCISE) $(SUBMISSIONS) --out $(or $(OUT),grades-$(EXERCISE).csv) \
+	    --jobs $(or $(JOBS),1) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(TITLE),--title "$(TITLE)") \
 	    $(if $(filter 1,$(UNSAFE)),--unsafe)
 
 # Maintainer: after changing the version in pyproject.toml (README, "Cutting a release").

@@ -179,18 +179,26 @@ def locked_pins(names: tuple[str, ...] = ("numpy", "torch")) -> dict[str, str]:
 
 def pinned_environment(text: str, wheels: dict[str, str] | None = None) -> str:
     """otter's environment.yml with numpy and torch pinned as the lock pins them, torch
-    the CPU build from PyTorch's CPU index (not the multi-GB CUDA build), and the course
+    the CPU build from PyTorch's CPU index (not the multi-GB CUDA build), otter's line
+    replaced by the lock's pins of everything the engine imports (`_closure`, no Jupyter
+    server), and the course
     package and its grading engine installed from the wheels the zip carries (`wheels`:
     distribution name -> the wheel's path once Gradescope unpacked the zip) where the
     requirements pin them (at this checkout's version, or refused)."""
     pins = locked_pins()
     carried = dict(wheels or {})
+    closure = _closure(wheels)
     lines = []
     for line in text.splitlines():
         name = line.strip().removeprefix("- ").strip()
         indent = line[: len(line) - len(line.lstrip())]
         dist, _, pinned = name.partition("==")
-        if wheels and dist in wheels:
+        if name in _UNUSED:
+            continue
+        if dist.split("[")[0] == "otter-grader" and wheels:
+            lines += [f"{indent}- {pin}" for pin in closure]
+            closure = []  # once
+        elif wheels and dist in wheels:
             built = Path(wheels[dist]).name.split("-")[1]
             if pinned and pinned != built:
                 raise ExerciseError(
@@ -214,6 +222,22 @@ def pinned_environment(text: str, wheels: dict[str, str] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+_UNUSED = ("jupyter_server",)  # otter's environment: what the engine never runs
+
+
+def _closure(wheels: dict[str, str] | None) -> list[str]:
+    """The lock's pins of the engine's dependency closure but what `pinned_environment`
+    pins itself (numpy, torch, the carried wheels); none for a bare test of that function."""
+    from tools.exercise_wheels import WheelError, closure_pins
+
+    if not wheels or "attnbook-grader" not in wheels:
+        return []
+    try:
+        return closure_pins(skip=("numpy", "torch", *wheels))
+    except WheelError as err:
+        raise ExerciseError(str(err)) from None
+
+
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
     `attnbook_grader.autograder.main` (the submission runs in a child process, the
@@ -227,7 +251,7 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     from attnbook_grader.autograder import RUN_SCRIPT
     from attnbook_grader.otter_plugin import engine_only_config
 
-    from tools.exercise_wheels import IN_ZIP, WheelError, course_wheels
+    from tools.exercise_wheels import IN_ZIP, SETUP_SCRIPT, WheelError, course_wheels
 
     try:
         wheels = course_wheels()
@@ -255,6 +279,8 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
                 data = engine_only_config(data)
             elif name == "environment.yml":
                 data = pinned_environment(data.decode(), gradescope).encode()
+            elif name == "setup.sh":  # otter's installs a browser, TeX, compilers
+                data = SETUP_SCRIPT.encode()
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             mode = 0o700 if name in _EXECUTABLE else 0o600
             info.external_attr = (0o100000 | mode) << 16  # a regular file, `mode`

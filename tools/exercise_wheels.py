@@ -156,3 +156,87 @@ def installed_engine_problem() -> str | None:
             f"{course}: make setup (installs grader/ of this checkout)"
         )
     return None
+
+
+# ----------------------------------------------------------------------------- the zip's environment
+# Gradescope's image (Ubuntu 22.04 unless the assignment chooses another) runs setup.sh once
+# when the zip is uploaded: Miniforge (pinned) brings the Python the lock was proved with,
+# and the environment installs the grader's dependency closure at the lock's versions. No
+# browser, no TeX, no compilers, no Jupyter server: the engine needs none of them.
+SETUP_SCRIPT = """#!/usr/bin/env bash
+# The course's autograder: Python from Miniforge (pinned), then the grading engine's own
+# dependencies at the versions of the course's hashed lock (environment.yml). Nothing else.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends wget ca-certificates
+arch=$(uname -m)
+wget -nv "https://github.com/conda-forge/miniforge/releases/download/25.3.1-0/Miniforge3-Linux-${arch}.sh" \\
+    -O /autograder/source/miniforge.sh
+bash /autograder/source/miniforge.sh -b -p /root/miniforge3
+rm /autograder/source/miniforge.sh
+/root/miniforge3/bin/mamba env create -y -f /autograder/source/environment.yml
+/root/miniforge3/bin/mamba shell init --shell bash
+"""
+TARGET_MARKERS = {  # the machine the zip installs on: Gradescope's Linux, the zip's Python
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "python_version": "3.13",
+    "python_full_version": "3.13.0",
+}
+
+
+def grader_closure(root: str = "attnbook-grader") -> list[str]:
+    """The distributions the grading engine imports, all the way down (their declared
+    requirements, extras and markers evaluated for `TARGET_MARKERS`), from the installed
+    metadata: canonical names, sorted, `root` and the course package included."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: set[str] = set()
+    todo: list[tuple[str, frozenset[str]]] = [(root, frozenset())]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        found.add(name)
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not installed here: pinned from the lock, its own needs unread
+        for text in requires:
+            req = Requirement(text)
+            wanted = [{**TARGET_MARKERS, "extra": e} for e in sorted(extras) or [""]]
+            if req.marker is None or any(req.marker.evaluate(m) for m in wanted):
+                todo.append((canonicalize_name(req.name), frozenset(req.extras)))
+    return sorted(found)
+
+
+def lock_pins(lock: Path = ROOT / "requirements" / "lock.txt") -> dict[str, list[str]]:
+    """canonical name -> its lines of the lock ("name==version ; marker", no hashes)."""
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, list[str]] = {}
+    for line in lock.read_text().splitlines():
+        if line and not line.startswith((" ", "#")) and "==" in line:
+            pin = line.rstrip(" \\")
+            name = canonicalize_name(pin.split("==")[0])
+            pins.setdefault(name, []).append(pin)
+    return pins
+
+
+def closure_pins(skip: tuple[str, ...] = ()) -> list[str]:
+    """The lock's line of each distribution of `grader_closure` (but `skip`); raises
+    WheelError naming those the lock does not pin."""
+    pins = lock_pins()
+    wanted = [n for n in grader_closure() if n not in skip]
+    missing = [n for n in wanted if n not in pins]
+    if missing:
+        raise WheelError(f"the lock pins no {missing}: run `make lock`")
+    return [pin for n in wanted for pin in pins[n]]

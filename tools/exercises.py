@@ -5,7 +5,8 @@
     python -m tools.exercises publish          build, then write the committed student files
     python -m tools.exercises check            the committed student files match the masters
     python -m tools.exercises prove [NAME ...] the proofs of `make exercises-prove` (below)
-    python -m tools.exercises grade NAME DIR [--out grades.csv] [--timeout 300]
+    python -m tools.exercises grade NAME DIR [--out grades.csv] [--timeout 300] [--jobs N]
+                                    [--watchdog S] [--roster class.csv] [--title "T (id)"]
     python -m tools.exercises --masters PATH COMMAND ...   the same, from a private copy
 
 `--masters PATH` (make: MASTERS=PATH) reads the master notebooks from PATH instead of
@@ -56,7 +57,11 @@ exercise's total; the message says in one line what went wrong: not a notebook, 
 exercise, a syntax error in question N, a cell that raised, a timeout) and, beside it, a
 report of the pass rate of every hidden test and its most frequent failure message. It never
 writes into the repository. Every grading runs under a time limit: a submission that loops
-forever gets a grade (zero, status "timeout"), never a hang.
+forever gets a grade (zero, status "timeout"), never a hang. Each notebook is graded in a
+worker process watched from outside (`tools.exercise_pool`, `--jobs` at once): whatever one
+does costs its own row; rows are written and printed as they come. Student ids are read
+from LMS file names (`tools.exercise_roster`): the latest submission of each student is
+graded, and an LMS gradebook (Canvas's import layout) is written beside the CSV.
 """
 
 from __future__ import annotations
@@ -112,6 +117,7 @@ from tools.exercise_grading import (
     zip_test_files,
 )
 from tools.exercise_gradebook import (
+    ClassRun,
     class_report,
     grade_folder,
     graded_zip,
@@ -243,6 +249,31 @@ def _run(argv: list[str]) -> int:
     p_grade.add_argument("--out", type=Path, default=None)
     p_grade.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     p_grade.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="notebooks graded at once (worker processes)",
+    )
+    p_grade.add_argument(
+        "--watchdog",
+        type=float,
+        default=None,
+        help="wall-clock seconds per notebook before its worker is killed "
+        "(default: timeout + 120)",
+    )
+    p_grade.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        help="a CSV of the class (Canvas's gradebook export as it is, or id and name "
+        "columns): names and SIS ids for the LMS gradebook",
+    )
+    p_grade.add_argument(
+        "--title",
+        default="",
+        help='the LMS gradebook\'s assignment column, e.g. "Exercise 1 (123456)"',
+    )
+    p_grade.add_argument(
         "--unsafe",
         action="store_true",
         help="practice only, never for credit: grade where the kernel offers no isolation "
@@ -298,6 +329,7 @@ def _run(argv: list[str]) -> int:
                 args.folder,
                 args.out or Path(f"grades-{args.name}.csv"),
                 args.timeout,
+                ClassRun(args.jobs, args.watchdog, args.roster, args.title),
             )
         except IsolationUnavailable as err:
             print(f"exercises grade: not graded. {err}", file=sys.stderr)

@@ -11,7 +11,13 @@ In the child, before any student code runs (`limit_child`):
 * ``RLIMIT_NPROC`` 1, so ``fork``, ``subprocess`` and new threads fail; and every library
   asked for one thread;
 * ``RLIMIT_FSIZE``: no file over `FILE_BYTES` (64 MiB; a larger write fails with EFBIG),
-  ``RLIMIT_CORE`` 0.
+  ``RLIMIT_CORE`` 0;
+* it dies with its parent (Linux ``PR_SET_PDEATHSIG``, `die_with_parent`, from `limits_now`
+  on, before the view is built, and again in `limit_child` once it is the sandbox user), so
+  a grader killed in the middle leaves nothing running: the process server is killed when
+  the grader ends (it imports this module, which sets the same for it: an orderly exit of a
+  process that loaded PyTorch can take a minute on a loaded machine), the child with it, and
+  with the child the PID 1 of its namespace.
 
 In the grader, after the submission (`end_submission`): its process group is killed, every
 process descended from the child, every orphan the grader adopted meanwhile (the grader is
@@ -35,8 +41,10 @@ __all__ = [
     "MEMORY_BYTES",
     "ONE_THREAD",
     "become_subreaper",
+    "die_with_parent",
     "end_submission",
     "grader_children",
+    "kill_tree",
     "limit_child",
     "limits_now",
     "sandbox_uid",
@@ -74,9 +82,28 @@ def _address_space() -> int:
     return 0
 
 
+def die_with_parent() -> bool:
+    """From now on this process is killed when its parent ends (Linux PR_SET_PDEATHSIG;
+    cleared by a change of user, so set again after one); False where that is not possible."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        ok = libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+    if ok and os.getppid() == 1:  # the parent ended before the setting: end now
+        os._exit(1)
+    return ok
+
+
 def limits_now() -> int:
     """The address space the child may have: what it maps now plus `MEMORY_BYTES` (0:
-    unknown here). Measured before the child leaves the machine's /proc."""
+    unknown here). Measured before the child leaves the machine's /proc; from here on the
+    child dies with its parent (`die_with_parent`)."""
+    die_with_parent()
     now = _address_space()
     return now + MEMORY_BYTES if now else 0
 
@@ -103,6 +130,7 @@ def limit_child(workdir: str, uid: int | None, room: int) -> None:
                 resource.setrlimit(limit, (value, value))
             except (ValueError, OSError):
                 pass  # a platform that refuses this limit (RLIMIT_AS on macOS)
+    die_with_parent()  # the change of user above cleared it
 
 
 def become_subreaper() -> bool:
@@ -148,6 +176,27 @@ def _descendants(roots: set[int], parents: dict[int, int]) -> set[int]:
         found |= frontier
         frontier = {p for p, parent in parents.items() if parent in frontier} - found
     return found
+
+
+def kill_tree(pid: int) -> list[int]:
+    """SIGKILL `pid` and every process descended from it (from one scan of /proc, taken
+    before the first kill, then again until none is left); the pids killed. Orphans that
+    were re-parented away before the scan come back to a subreaper (`become_subreaper`)."""
+    killed: set[int] = set()
+    for _ in range(5):
+        parents = _parents()
+        tree = _descendants({pid}, parents) & (set(parents) | {pid})
+        tree -= {os.getpid()}
+        if not tree - killed or not tree:
+            break
+        for target in sorted(tree, key=lambda p: p != pid):  # the root first
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed |= tree
+        time.sleep(0.05)
+    return sorted(killed)
 
 
 def _kill_user(uid: int) -> None:
@@ -201,3 +250,13 @@ def end_submission(
             break
         time.sleep(0.05)
     return sorted(survivors)
+
+
+def _process_server() -> bool:
+    """Whether this Python is multiprocessing's process server (`child._processes`): it
+    imports this module while it preloads the sandbox."""
+    return any("multiprocessing.forkserver" in a for a in getattr(sys, "orig_argv", []))
+
+
+if _process_server():  # it dies with the grader that started it, its children with it
+    die_with_parent()

@@ -3,7 +3,8 @@ point (`autograder.main`) and ``make grade`` (`tools.exercises grade`).
 
 `read_notebook` turns a file into the code cells of an nbformat-4 notebook, whatever nbformat
 the student's Jupyter wrote (3 or 4.x, converted by ``nbformat``), or a one-line reason it
-cannot be graded (not text, not JSON, not a notebook, a notebook of another exercise).
+cannot be graded (not text, not JSON, JSON nested too deep to read, not a notebook, a
+notebook of another exercise).
 `find_submission` picks the one notebook of a Gradescope upload (searched recursively; none or
 several is refused, by name); `walk_folder` lists every notebook under a class folder, in
 subfolders too (LMS exports put each student in a folder of their own), and what it skipped,
@@ -53,6 +54,9 @@ def read_notebook(path: Path, name: str | None = None) -> tuple[Any, str]:
     except ValueError as err:
         why = str(err).split(":")[0]
         return None, f"not a notebook: the file is not valid JSON ({why})"
+    except (RecursionError, MemoryError) as err:
+        kind = type(err).__name__
+        return None, f"not a notebook: JSON nested too deep to read ({kind})"
     try:
         nb = nbformat.reads(text, as_version=4)
         if not isinstance(nb.get("cells"), list):

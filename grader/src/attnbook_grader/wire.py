@@ -10,13 +10,13 @@ methods are the submission's, arrives opaque. Decoding builds nothing else, so a
 can send the grader wrong numbers but never an object with code of its own (no pickle
 anywhere). Anything else a student's function returns arrives as an `Opaque` placeholder
 that equals nothing. Every frame the child sends is checked (`checked_ready`,
-`checked_reply`, `checked_description`) before the grader reads a field of it.
+`checked_reply`, `checked_description`) before the grader reads a field of it; frames are
+read and written whole within a time limit, their text no deeper than `frames.MAX_DEPTH`.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import random
 from typing import Any
 
@@ -24,6 +24,14 @@ import numpy as np
 import torch
 
 from attnbook_grader import layout
+from attnbook_grader.frames import (
+    MAX_MESSAGE_BYTES,
+    WireError,
+    dumps,
+    loads,
+    receive,
+    send,
+)
 
 __all__ = [
     "Opaque",
@@ -33,6 +41,8 @@ __all__ = [
     "dumps",
     "loads",
     "update_in_place",
+    "receive",
+    "send",
     "MAX_MESSAGE_BYTES",
     "checked_index",
     "checked_ready",
@@ -40,7 +50,6 @@ __all__ = [
     "checked_description",
 ]
 
-MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 _NUMPY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: never object arrays
 _TORCH_DTYPES = {
     str(d): d
@@ -59,10 +68,6 @@ _TORCH_DTYPES = {
         torch.complex128,
     )
 }
-
-
-class WireError(ValueError):
-    """A message that is not valid data of this format."""
 
 
 class Opaque:
@@ -244,22 +249,6 @@ def decode(item: Any, memo: dict | None = None) -> Any:
         except Exception as err:  # noqa: BLE001 - malformed data of any kind
             raise WireError(f"malformed value: {type(err).__name__}: {err}") from None
     raise WireError(f"not data: {type(item).__name__}")
-
-
-def dumps(message: dict) -> bytes:
-    return json.dumps(message).encode()
-
-
-def loads(data: bytes) -> dict:
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise WireError(f"message of {len(data)} bytes is over the limit")
-    try:
-        message = json.loads(data)
-    except ValueError as err:
-        raise WireError(f"not JSON: {err}") from None
-    if not isinstance(message, dict):
-        raise WireError("a message is a JSON object")
-    return message
 
 
 def update_in_place(target: Any, source: Any) -> None:
