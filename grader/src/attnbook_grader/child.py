@@ -17,10 +17,14 @@ import os
 import shutil
 import tempfile
 import time
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from attnbook_grader import jail, processes, wire
+from attnbook_grader import jail, processes, reach, wire
 from attnbook_grader.sandbox import serve
+from attnbook_grader.torchless import WITHOUT_ENV
 
 __all__ = [
     "Child",
@@ -43,7 +47,13 @@ _PRELOAD = [
     "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
     "attnbook.plot",
 ]
+_NEED_TORCH = (
+    "torch",
+    "attnbook.exercise_checks.grading",
+    "attnbook_grader.meta_kernels",
+)
 _context: Any = None
+_servers: dict[frozenset[str], Any] = {}  # ruled-out packages -> a server without them
 
 
 class SubmissionTimeout(BaseException):
@@ -71,8 +81,80 @@ def _processes() -> Any:
         processes.become_subreaper()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(_PRELOAD)
-        _start_server()
+        _start_server(_ensure_running)
     return _context
+
+
+def _ensure_running() -> None:
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
+def server_for(without: frozenset[str]) -> Any:
+    """The process server a child that may not reach `without` is forked from: None (the
+    usual one) unless it rules out a package that server imported (`reach.heavy`); then
+    one started once, with ``ATTNBOOK_GRADER_WITHOUT`` set (`torchless`), that never
+    imports them."""
+    _processes()
+    heavy = reach.heavy(without)
+    if not heavy:
+        return None
+    if heavy not in _servers:
+        from multiprocessing import forkserver
+
+        server = forkserver.ForkServer()
+        preload = [m for m in _PRELOAD if m not in _NEED_TORCH]
+        server.set_forkserver_preload(preload)
+        _start_server(server.ensure_running, {WITHOUT_ENV: ",".join(sorted(heavy))})
+        _servers[heavy] = server
+    return _servers[heavy]
+
+
+def server_pids() -> set[int]:
+    """The process servers' ids (never a submission's process)."""
+    from multiprocessing import forkserver, resource_tracker
+
+    found = {
+        getattr(forkserver._forkserver, "_forkserver_pid", None),
+        getattr(resource_tracker._resource_tracker, "_pid", None),
+    }
+    found |= {getattr(s, "_forkserver_pid", None) for s in _servers.values()}
+    return {p for p in found if p}
+
+
+def _without_main(name: str) -> dict:
+    """What a child is prepared with, less the grader's main module (which the child would
+    otherwise import again, with everything it imports)."""
+    from multiprocessing import spawn
+
+    data = spawn.get_preparation_data(name)
+    for key in ("init_main_from_name", "init_main_from_path"):
+        data.pop(key, None)
+    return data
+
+
+@contextmanager
+def _through(server: Any) -> Iterator[None]:
+    """Processes started meanwhile are forked by `server` (None: the usual one) and do not
+    import the grader's main module."""
+    from multiprocessing import forkserver, popen_forkserver
+
+    saved = dict(vars(popen_forkserver))
+    if server is not None:
+        vars(popen_forkserver)["forkserver"] = types.SimpleNamespace(
+            connect_to_new_process=server.connect_to_new_process,
+            read_signed=forkserver.read_signed,
+            get_inherited_fds=forkserver.get_inherited_fds,
+        )
+    vars(popen_forkserver)["spawn"] = types.SimpleNamespace(
+        get_preparation_data=_without_main
+    )
+    try:
+        yield
+    finally:
+        for key in ("forkserver", "spawn"):
+            vars(popen_forkserver)[key] = saved[key]
 
 
 # what the process server (and so every child) inherits of the grader's environment
@@ -90,18 +172,17 @@ _KEPT_ENV += (
 _KEPT_ENV += ("TORCH_",)
 
 
-def _start_server() -> None:
-    """Start the process server with an environment stripped of everything but the
-    settings of Python and its numerical libraries: no masters path, no grader variables
-    in any child's memory."""
-    from multiprocessing import forkserver
-
+def _start_server(start: Callable[[], None], extra: dict | None = None) -> None:
+    """Start a process server (`start`) with an environment stripped of everything but the
+    settings of Python and its numerical libraries (and `extra`): no masters path, no
+    grader variables in any child's memory."""
     saved = dict(os.environ)
     try:
         for name in saved:
             if not name.startswith(_KEPT_ENV) or name.startswith("PYTHONSTARTUP"):
                 del os.environ[name]
-        forkserver.ensure_running()
+        os.environ.update(extra or {})
+        start()
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -137,14 +218,25 @@ class Child:
         reference: Any = None,
         judge: Any = None,
         isolate: bool = True,
+        without: frozenset[str] = frozenset(),
+        trusted: list[int] | None = None,
+        deadline: float | None = None,
     ):
         """timeout: the whole submission's seconds (None: no limit, the reference);
         judge: (function name, rules) -> the message of a shortcut rule the submitted
         source breaks, or None (the grader's verdict, `source_rules`); isolate: run it in
-        the view `jail` builds (the reference solution, trusted code, needs none)."""
-        _processes()  # the process server's start-up is not the submission's time
+        the view `jail` builds (the reference solution, trusted code, needs none);
+        without: the packages the process may not reach (`reach`); trusted: the cells
+        that are the reference's own (their lent module names are removed); deadline:
+        the submission's, shared by its processes (default: now + timeout)."""
+        self.without, self.trusted = frozenset(without), list(trusted or [])
+        self.server = server_for(
+            self.without
+        )  # started once, not the submission's time
+        self.hide = reach.hidden(self.without) if isolate else []
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout if timeout else float("inf")
+        self.deadline = deadline if deadline is not None else self.deadline
         self.question_deadline = float("inf")
         self.judge, self.swaps, self.reference = judge, swaps, reference
         self.sources, self.isolate = list(sources), isolate
@@ -174,9 +266,18 @@ class Child:
         self.process = context.Process(
             target=serve,
             args=(child_end, sources, self.swaps, self.workdir, self.uid, self.how),
+            kwargs={
+                "hide": self.hide,
+                "without": self.without,
+                "trusted": self.trusted,
+            },
             daemon=True,
         )
-        self.process.start()
+        if self.isolate:
+            with _through(self.server):
+                self.process.start()
+        else:
+            self.process.start()
         child_end.close()
         self.closed, self.seq = False, 0
         self.starts += 1
@@ -233,19 +334,13 @@ class Child:
     def close(self) -> None:
         """End the child and everything it started; `survivors` lists what was still running
         besides the child (a detached process, ...)."""
-        from multiprocessing import forkserver, resource_tracker
-
         if self.closed:
             return
         self.closed = True
         self.conn.close()
-        keep = {
-            getattr(forkserver._forkserver, "_forkserver_pid", None),
-            getattr(resource_tracker._resource_tracker, "_pid", None),
-        }
         self.survivors += processes.end_submission(
             self.process.pid,
-            {p for p in keep if p},
+            server_pids(),
             self.children_before,
             self.uid,
             nested=self.how == "namespaces",

@@ -18,10 +18,14 @@ from __future__ import annotations
 import base64
 import json
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:
+    import torch
+else:  # PyTorch, or a stand-in in a child that must not hold it (`torchless`)
+    from attnbook_grader.torchless import torch
 
 from attnbook_grader import layout
 
