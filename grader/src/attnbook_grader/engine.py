@@ -8,7 +8,9 @@ arguments are `RemoteFunction`s for the functions of its own question (each call
 inputs to the child and gets the result back as data, `wire`) and, for everything else (the
 example data, the other questions' functions), the reference solution's, which runs in a
 second child of its own. Every comparison, every house-rule verdict and every score is
-decided here; the child only ever executes and sends data. The shortcut rules come from the
+decided here; the child only ever executes and sends data. A rule that rules a package out
+holds by construction: the questions sharing a rule run in a child of their own that cannot
+reach the package (`reach`). The shortcut rules on single routines also come from the
 submitted source (`source_rules`), read before the child starts; the rest from the data.
 
 Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the

@@ -9,16 +9,13 @@ A subclass is named in its fact (`verdicts` refuses it), as the wire refuses to 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from attnbook_grader.torchless import has_torch
 
-if TYPE_CHECKING:
-    import torch
-else:  # PyTorch, or a stand-in in a child that must not hold it (`torchless`)
-    from attnbook_grader.torchless import torch
+from attnbook_grader.torchless import torch  # or a stand-in where it must be absent
 
 __all__ = ["memory_facts"]
 

@@ -17,6 +17,11 @@ two views, the first that the machine allows (`level`):
 * ``"chroot"`` (root where namespaces are refused, e.g. a container without
   ``CAP_SYS_ADMIN``): the child is locked in its own empty working folder (``os.chroot``)
   before it becomes the sandbox user; only the modules the process server loaded are there.
+  It gets a network namespace of its own where the kernel allows that; either way the
+  seccomp filter (`seccomp`) refuses every socket and, at this level, the creation of any
+  file, so nothing it writes reaches the host's disk.
+
+Both views also lack the files of the packages the question rules out (`reach`).
 
 Where neither is possible (a normal user with user namespaces switched off, macOS), `level`
 is ``None`` and `require` refuses to grade for credit, saying why; practice grading without

@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import torch
-else:  # PyTorch, or a stand-in in a child that must not hold it (`torchless`)
-    from attnbook_grader.torchless import torch
+from attnbook_grader.torchless import torch  # or a stand-in where it must be absent
 
 __all__ = ["encode_tensor", "decode_tensor", "encode_array", "decode_array"]
 

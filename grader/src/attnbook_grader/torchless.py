@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["WITHOUT_ENV", "ruled_out", "torch", "has_torch"]
 
@@ -53,12 +53,12 @@ def _stand_in() -> Any:
     return module
 
 
-if "torch" in ruled_out() and "torch" not in sys.modules:
-    torch: Any = _stand_in()
+if TYPE_CHECKING:
+    import torch
+elif "torch" in ruled_out() and "torch" not in sys.modules:
+    torch = _stand_in()
 else:
-    import torch as _torch
-
-    torch = _torch
+    import torch
 
 
 def has_torch() -> bool:

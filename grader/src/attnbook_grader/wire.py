@@ -18,14 +18,11 @@ from __future__ import annotations
 import base64
 import json
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import torch
-else:  # PyTorch, or a stand-in in a child that must not hold it (`torchless`)
-    from attnbook_grader.torchless import torch
+from attnbook_grader.torchless import torch  # or a stand-in where it must be absent
 
 from attnbook_grader import layout
 
