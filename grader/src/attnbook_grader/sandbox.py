@@ -41,6 +41,7 @@ from attnbook_grader.rng import (
 )
 from attnbook_grader.torchless import has_torch, torch
 from attnbook_grader.watched import labelled as _labelled, watched as _watched
+from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
 
 __all__ = [
     "serve",
@@ -103,8 +104,6 @@ def run_cells(
     starting: called with each cell's index before it runs (the grader times cells);
     trusted: the reference's own cells, whose names bound to modules the answers may not
     import are removed after them (`reach.scrub_lent`)."""
-    from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
-
     import matplotlib.pyplot as plt
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -171,16 +170,14 @@ def _isolate(
         os.environ.update(HOME=workdir, TMPDIR=workdir)
     limit_child(workdir, uid, room)
     os.chdir(workdir)  # files it writes land here
-    HARDENING.update(seccomp.harden(how) if how else {"seccomp": "off (no isolation)"})
+    if how is not None:
+        seccomp.harden(how)
     sys.addaudithook(_audit)
     import matplotlib
 
     matplotlib.use("Agg")
     if has_torch():
         torch.set_num_threads(1)
-
-
-HARDENING: dict[str, str] = {}  # what `seccomp.harden` set up, reported with "ready"
 
 
 def _describe(namespace: dict, name: str) -> dict:
