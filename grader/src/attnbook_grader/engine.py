@@ -31,6 +31,7 @@ from typing import Any
 
 from attnbook_grader import jail, reach, source_rules, verdicts, wire
 from attnbook_grader.seen import Seen, isolation
+from attnbook_grader.servers import server_for
 from attnbook_grader.session import (
     RemoteFunction,
     Session,
@@ -383,6 +384,10 @@ def reference_session(exercise: Exercise, timeout: float | None = None) -> Sessi
     (`jail.IsolationUnavailable`, the reason) where submissions cannot be isolated, before
     any is graded."""
     jail.require()
+    for without in set(
+        exercise.reach.values()
+    ):  # the servers' start-up: not a submission's
+        server_for(without)
     return Session(exercise.reference, {}, timeout, isolate=False)
 
 

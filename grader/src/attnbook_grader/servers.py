@@ -106,8 +106,9 @@ def server_for(without: frozenset[str]) -> Any:
     """The process server a child that may not reach `without` is forked from: None (the
     usual one) unless it rules out a package that server imported (`reach.heavy`); then
     one started once, with ``ATTNBOOK_GRADER_WITHOUT`` set (`torchless`), that never
-    imports them."""
-    _processes()
+    imports them. Returns once the server has loaded its modules (a first, empty child):
+    its start-up is never a submission's time."""
+    context = _processes()
     heavy = reach.heavy(without)
     if not heavy:
         return None
@@ -119,6 +120,10 @@ def server_for(without: frozenset[str]) -> Any:
         server.set_forkserver_preload(preload)
         _start_server(server.ensure_running, {WITHOUT_ENV: ",".join(sorted(heavy))})
         _servers[heavy] = server
+        first = context.Process(target=os.getpid, daemon=True)
+        with _through(server):
+            first.start()  # returns when the server forks it: after its imports
+        first.join()
     return _servers[heavy]
 
 
