@@ -94,7 +94,7 @@ def test_the_grading_package_imports_in_one_direction():
             "source_rules",
         }
     assert _reach(graph, "probes") == set()
-    assert {"sandbox", "verdicts"} <= graph["session"]
+    assert {"rng", "child", "verdicts"} <= graph["session"]
     assert "source_rules" in graph["engine"]
     # the student's side imports nothing of the engine's
     engine = {p.stem for p in ENGINE.glob("*.py")}

@@ -15,6 +15,15 @@ Each attack is a cell added at the end of a notebook; its expectation:
   loop: that question scores 0, every other keeps its points;
 * after all of them, the reference solution again scores 100 % (nothing harmed the
   reference process).
+
+The rule attacks (`RULE_ATTACKS`, issue 44) answer questions with the routine the question
+rules out, reached the five ways the security review found (a module name lent by the setup
+cell, a string run by `numpy.testing.measure`, attributes read by a ``match`` pattern, the
+builtins module through an attribute path of matplotlib, the module kept as an item of a
+NumPy dict): PyTorch in exercise 1's NumPy question, the package's `attnbook.kvquant` in
+exercise 9, `attnbook.induction` in exercise 10. Graded with the source rules off, each
+must score no more than the untouched notebook on the questions it answers: the answer's
+process (`attnbook_grader.reach`) holds none of that code.
 """
 
 from __future__ import annotations
@@ -41,8 +50,76 @@ __all__ = [
     "check_attacks",
 ]
 
-# the exercises attacked (the security review's two): the attacks are the same for each
-ATTACKED = ("ex01_attention", "ex09_kv_quant")
+# the exercises attacked: the security review's two get every attack of `ATTACKS`, and
+# these and exercise 10 the rule attacks of `RULE_ATTACKS`
+ATTACKED = ("ex01_attention", "ex09_kv_quant", "ex10_induction")
+_GENERIC = ("ex01_attention", "ex09_kv_quant")
+
+# the five ways to a module the question rules out: (cells before, an expression giving the
+# module named MOD); none needs the source rules to be fooled, they are switched off
+SPELLINGS = {
+    "a name the setup cell lent (sys, importlib)": (
+        "",
+        "sys.modules['importlib'].import_module(MOD)",
+    ),
+    "a string run by numpy.testing.measure": (
+        "import numpy as _np\n"
+        "_np.testing.measure('import importlib as _il\\n_M0 = _il.import_module(' "
+        "+ repr(MOD) + ')', 1)\n",
+        "_M0",
+    ),
+    "attributes read by a match pattern": (
+        "match print:\n    case object(__self__=_b):\n        pass\n"
+        "match _b:\n    case object(__import__=_imp):\n        pass\n",
+        "_imp(MOD, fromlist=['_'])",
+    ),
+    "builtins through an attribute path (enum.bltns)": (
+        "import matplotlib.backend_tools as _bt\n",
+        "_bt.enum.bltns.__import__(MOD, fromlist=['_'])",
+    ),
+    "an item of a NumPy dict": (
+        "import numpy as _np, importlib as _il\n"
+        "_np.sctypeDict['_smuggled'] = _il.import_module(MOD)\n",
+        "_np.sctypeDict['_smuggled']",
+    ),
+}
+# exercise -> (the module ruled out, the questions answered, their functions through _M)
+RULED = {
+    "ex01_attention": (
+        "torch",
+        ["q1"],
+        "def scores_to_weights(scores):\n    _M = GET\n    import numpy as _n\n"
+        "    t = _M.from_numpy(_n.asarray(scores, dtype=_n.float64))\n"
+        "    return _M.softmax(t, dim=-1).numpy()\n",
+    ),
+    "ex09_kv_quant": (
+        "attnbook.kvquant",
+        ["q2"],
+        "def pack_codes(codes, bits):\n    _M = GET\n    return _M.pack_codes(codes, bits)\n"
+        "def unpack_codes(packed, bits):\n    _M = GET\n"
+        "    return _M.unpack_codes(packed, bits)\n",
+    ),
+    "ex10_induction": (
+        "attnbook.induction",
+        ["q1", "q2", "q3"],
+        "def repeated_batch(batch_size, n, vocab_size, generator, bos):\n    _M = GET\n"
+        "    return _M.repeated_tokens(batch_size, n, vocab_size, generator, bos)\n"
+        "def induction_score(weights, n, bos):\n    _M = GET\n"
+        "    return _M.induction_score(weights, n, bos)\n"
+        "def previous_token_score(weights):\n    _M = GET\n"
+        "    return _M.previous_token_score(weights)\n",
+    ),
+}
+
+
+def rule_attack_cells(exercise: str) -> dict[str, str]:
+    """Spelling -> the cell that answers `exercise`'s ruled questions through it."""
+    module, _, body = RULED[exercise]
+    return {
+        spelling: (before + body.replace("GET", get)).replace("MOD", repr(module))
+        for spelling, (before, get) in SPELLINGS.items()
+    }
+
 
 # Where the attacker looks: the grader's own paths, which a submission can guess or read
 # (OUT: the proof's folder for this exercise; ZIP: the autograder zip).
@@ -184,6 +261,10 @@ def attacks(
     from attnbook_grader.engine import code_sources, grade_notebook
 
     found: dict[str, dict] = {}
+    if built.name in RULED:
+        found.update(_rule_attacks(built, grader, timeout, make_submission))
+    if built.name not in _GENERIC:
+        return found
     before, since = fingerprint(), time.time() - 1
     for kind in ATTACKS:
         out = work / "attack"
@@ -219,6 +300,30 @@ def attacks(
     return found
 
 
+def _rule_attacks(
+    built: Any, grader: Any, timeout: float, make_submission: Any
+) -> dict[str, dict]:
+    """The rule attacks and the untouched notebook they are held to, source rules off."""
+    from attnbook_grader.engine import code_sources, grade_notebook
+
+    def graded(extra: str | None) -> dict:
+        nb = make_submission(built, None)
+        if extra:
+            nb.cells.append(nbformat.v4.new_code_cell(extra))
+        result = grade_notebook(
+            grader.exercise, code_sources(nb), grader.reference, timeout, False
+        )
+        return {k: result[k] for k in ("score", "questions", "status", "maxima")}
+
+    ruled = RULED[built.name][1]
+    baseline = graded(None)
+    found = {}
+    for spelling, cell in rule_attack_cells(built.name).items():
+        seen = graded(cell)
+        found[f"rule: {spelling}"] = {**seen, "ruled": ruled, "baseline": baseline}
+    return found
+
+
 def check_attacks(found: dict) -> list[str]:
     """Print each attack's outcome; the problems (empty: every attack held)."""
     problems = []
@@ -226,6 +331,12 @@ def check_attacks(found: dict) -> list[str]:
         if kind == "reference again":
             ok = seen["score"] == seen["possible"] > 0
             expect = "100 % after the attacks"
+        elif kind.startswith("rule: "):
+            before = seen["baseline"]["questions"]
+            ok = all(seen["questions"][q] <= before[q] for q in seen["ruled"])
+            expect = (
+                f"no more than the untouched notebook on {', '.join(seen['ruled'])}"
+            )
         elif kind == "endless loop":
             looping = seen["looping"]
             ok = seen["status"] == "ok" and all(

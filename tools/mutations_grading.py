@@ -1,5 +1,6 @@
 """The mutations of `tools.mutations` in the grading engine (`grader/src/attnbook_grader`):
-its isolation, limits, wire and the wire's layouts (issue 36)."""
+its isolation, limits, wire and the wire's layouts (issue 36), the rules held by what the
+answer's process can reach and the system calls it may not make (issue 44)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,79 @@ MUTATIONS = [
         "if not _is_generator(now)",
         (
             "tests/test_grading_wire_layout.py::test_a_child_gets_the_layout_and_the_in_place_rule_names_the_input_written",
+        ),
+    ),
+    # the rules held by reach, and seccomp (issue 44): tests/test_grading_reach.py
+    Mutation(
+        "reach-libraries-not-read",
+        "attnbook_grader/reach.py",
+        'found = {str(lib).split(".")[0] for lib in libraries if isinstance(lib, str)}',
+        "found = set()",
+        (
+            "tests/test_grading_reach.py::test_the_rules_are_read_from_the_tests_guarded_calls",
+        ),
+    ),
+    Mutation(
+        "reach-files-not-hidden",
+        "attnbook_grader/child.py",
+        "self.hide = reach.hidden(self.without) if isolate else []",
+        "self.hide = []",
+        (
+            "tests/test_grading_reach.py::test_the_course_package_is_not_there_where_it_is_ruled_out",
+        ),
+    ),
+    Mutation(
+        "servers-no-server-without-torch",
+        "attnbook_grader/servers.py",
+        "    if not heavy:",
+        "    if True:",
+        (
+            "tests/test_grading_reach.py::test_each_spelling_reaches_nothing_where_torch_is_ruled_out[its own sys]",
+        ),
+    ),
+    Mutation(
+        "reach-loaded-modules-unchecked",
+        "attnbook_grader/reach.py",
+        "loaded = sorted(m for m in list(sys.modules) if _ruled(m, ruled_out))",
+        "loaded = []",
+        (
+            "tests/test_grading_reach.py::test_a_loaded_ruled_out_module_is_refused_and_lent_modules_are_removed",
+        ),
+    ),
+    Mutation(
+        "sandbox-setup-lends-its-modules",
+        "attnbook_grader/sandbox.py",
+        "reach.scrub_lent(namespace, before, ALLOWED_MODULES)",
+        "pass",
+        (
+            "tests/test_grading_reach.py::test_each_spelling_reaches_nothing_where_torch_is_ruled_out[setup's sys]",
+        ),
+    ),
+    Mutation(
+        "seccomp-refusal-allows",
+        "attnbook_grader/seccomp.py",
+        "deny = _insn(_RET_K, _ERRNO | errno.EPERM)",
+        "deny = _insn(_RET_K, _ALLOW)",
+        (
+            "tests/test_grading_reach.py::test_the_filter_refuses_what_a_notebook_never_needs[namespaces]",
+        ),
+    ),
+    Mutation(
+        "seccomp-chroot-creates-files",
+        "attnbook_grader/seccomp.py",
+        'code = program(machine, no_files=how == "chroot")',
+        "code = program(machine, no_files=False)",
+        (
+            "tests/test_grading_reach.py::test_the_filter_refuses_what_a_notebook_never_needs[chroot]",
+        ),
+    ),
+    Mutation(
+        "seccomp-sockets-allowed",
+        "attnbook_grader/seccomp.py",
+        '"socket": 41,',
+        "",
+        (
+            "tests/test_grading_reach.py::test_the_filter_refuses_what_a_notebook_never_needs[namespaces]",
         ),
     ),
 ]

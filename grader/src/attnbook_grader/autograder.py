@@ -86,6 +86,7 @@ def results_json(result: dict, possible: dict[str, float] | None = None) -> dict
         "tests": tests,
         "output": result["message"],
         "stdout_visibility": "hidden",
+        "extra_data": {"isolation": result.get("isolation", {"level": "not graded"})},
     }
 
 

@@ -12,15 +12,15 @@ killed (`SubmissionTimeout`).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 from typing import Any
 
-from attnbook_grader import jail, processes, wire
+from attnbook_grader import jail, processes, reach, wire
 from attnbook_grader.sandbox import serve
+from attnbook_grader.servers import _processes, _through, server_for, server_pids
 
 __all__ = [
     "Child",
@@ -31,19 +31,6 @@ __all__ = [
     "CELL_SECONDS",
     "QUESTION_SECONDS",
 ]
-
-_PRELOAD = [
-    "numpy",
-    "torch",
-    "matplotlib.pyplot",
-    "otter",
-    "IPython.core.inputtransformer2",
-    "attnbook_grader.sandbox",
-    "attnbook.exercise_checks.grading",
-    "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
-    "attnbook.plot",
-]
-_context: Any = None
 
 
 class SubmissionTimeout(BaseException):
@@ -58,53 +45,6 @@ class SubmissionGone(AssertionError):
 class CallLost(AssertionError):
     """A call that ran past its time, ended the process or broke the wire: it costs its
     function's question (`Session.lost`), never the grader."""
-
-
-def _processes() -> Any:
-    """The process context: children forked from a server process that imported the heavy
-    libraries once (multiprocessing's forkserver); nothing is pickled back from a child."""
-    global _context
-    if _context is None:
-        os.environ.setdefault("MPLBACKEND", "Agg")
-        for name, value in processes.ONE_THREAD.items():  # read by the process server
-            os.environ.setdefault(name, value)
-        processes.become_subreaper()
-        _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(_PRELOAD)
-        _start_server()
-    return _context
-
-
-# what the process server (and so every child) inherits of the grader's environment
-_KEPT_ENV: tuple[str, ...] = ("PATH", "LANG", "LC_", "PYTHON", "VIRTUAL_ENV", "MPL")
-_KEPT_ENV += (
-    "OMP_",
-    "MKL_",
-    "OPENBLAS_",
-    "NUMEXPR_",
-    "VECLIB_",
-    "ATEN_",
-    "NPY_",
-    "KMP_",
-)
-_KEPT_ENV += ("TORCH_",)
-
-
-def _start_server() -> None:
-    """Start the process server with an environment stripped of everything but the
-    settings of Python and its numerical libraries: no masters path, no grader variables
-    in any child's memory."""
-    from multiprocessing import forkserver
-
-    saved = dict(os.environ)
-    try:
-        for name in saved:
-            if not name.startswith(_KEPT_ENV) or name.startswith("PYTHONSTARTUP"):
-                del os.environ[name]
-        forkserver.ensure_running()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 # ----------------------------------------------------------------------------- a child process
@@ -137,14 +77,25 @@ class Child:
         reference: Any = None,
         judge: Any = None,
         isolate: bool = True,
+        without: frozenset[str] = frozenset(),
+        trusted: list[int] | None = None,
+        deadline: float | None = None,
     ):
         """timeout: the whole submission's seconds (None: no limit, the reference);
         judge: (function name, rules) -> the message of a shortcut rule the submitted
         source breaks, or None (the grader's verdict, `source_rules`); isolate: run it in
-        the view `jail` builds (the reference solution, trusted code, needs none)."""
-        _processes()  # the process server's start-up is not the submission's time
+        the view `jail` builds (the reference solution, trusted code, needs none);
+        without: the packages the process may not reach (`reach`); trusted: the cells
+        that are the reference's own (their lent module names are removed); deadline:
+        the submission's, shared by its processes (default: now + timeout)."""
+        self.without, self.trusted = frozenset(without), list(trusted or [])
+        self.server = server_for(
+            self.without
+        )  # started once, not the submission's time
+        self.hide = reach.hidden(self.without) if isolate else []
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout if timeout else float("inf")
+        self.deadline = deadline if deadline is not None else self.deadline
         self.question_deadline = float("inf")
         self.judge, self.swaps, self.reference = judge, swaps, reference
         self.sources, self.isolate = list(sources), isolate
@@ -174,9 +125,18 @@ class Child:
         self.process = context.Process(
             target=serve,
             args=(child_end, sources, self.swaps, self.workdir, self.uid, self.how),
+            kwargs={
+                "hide": self.hide,
+                "without": self.without,
+                "trusted": self.trusted,
+            },
             daemon=True,
         )
-        self.process.start()
+        if self.isolate:
+            with _through(self.server):
+                self.process.start()
+        else:
+            self.process.start()
         child_end.close()
         self.closed, self.seq = False, 0
         self.starts += 1
@@ -233,19 +193,13 @@ class Child:
     def close(self) -> None:
         """End the child and everything it started; `survivors` lists what was still running
         besides the child (a detached process, ...)."""
-        from multiprocessing import forkserver, resource_tracker
-
         if self.closed:
             return
         self.closed = True
         self.conn.close()
-        keep = {
-            getattr(forkserver._forkserver, "_forkserver_pid", None),
-            getattr(resource_tracker._resource_tracker, "_pid", None),
-        }
         self.survivors += processes.end_submission(
             self.process.pid,
-            {p for p in keep if p},
+            server_pids(),
             self.children_before,
             self.uid,
             nested=self.how == "namespaces",

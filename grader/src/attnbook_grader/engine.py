@@ -8,7 +8,9 @@ arguments are `RemoteFunction`s for the functions of its own question (each call
 inputs to the child and gets the result back as data, `wire`) and, for everything else (the
 example data, the other questions' functions), the reference solution's, which runs in a
 second child of its own. Every comparison, every house-rule verdict and every score is
-decided here; the child only ever executes and sends data. The shortcut rules come from the
+decided here; the child only ever executes and sends data. A rule that rules a package out
+holds by construction: the questions sharing a rule run in a child of their own that cannot
+reach the package (`reach`). The shortcut rules on single routines also come from the
 submitted source (`source_rules`), read before the child starts; the rest from the data.
 
 Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the
@@ -22,11 +24,14 @@ from __future__ import annotations
 import ast
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnbook_grader import jail, source_rules, verdicts, wire
+from attnbook_grader import jail, reach, source_rules, verdicts, wire
+from attnbook_grader.seen import Seen, isolation
+from attnbook_grader.servers import server_for
 from attnbook_grader.session import (
     RemoteFunction,
     Session,
@@ -73,6 +78,8 @@ class Exercise:
     own: dict[str, set[str]] = field(default_factory=dict)
     # question -> functions it defines
     functions: dict[str, set[str]] = field(default_factory=dict)
+    # question -> the packages its answers may not reach (`reach.question_reach`)
+    reach: dict[str, frozenset[str]] = field(default_factory=dict)
     # what `swaps` computed, with the reference and functions it was computed from
     _swaps: tuple[Any, dict[str, list[str]]] | None = field(
         default=None, repr=False, compare=False
@@ -81,6 +88,7 @@ class Exercise:
     @classmethod
     def load(cls, tests: dict[str, str], reference_nb: dict) -> Exercise:
         exercise = cls(dict(sorted(tests.items())), code_sources(reference_nb))
+        exercise.reach = reach.question_reach(exercise.tests)
         question_cells: dict[str, list[str]] = {}
         pending: list[str] = []
         for cell in reference_nb["cells"]:
@@ -194,7 +202,6 @@ def grade_notebook(
         "cell_errors": [],
         "message": "",
     }
-    student = None
     source_checks = source_rules.checks_on(source_checks)  # the one switch
     reading = source_rules.scan(sources, exercise.reference, None, source_checks)
     swaps = exercise.swaps()
@@ -203,14 +210,27 @@ def grade_notebook(
 
     reference.refresh()  # a reference that ended (or was ended) is started again
     graded: list[str] = []
+    # one child per set of ruled-out packages, each built without them (`reach`)
+    grouped = reach.groups({q: exercise.reach.get(q, frozenset()) for q in files})
+    result["isolation"] = isolation(jail.require(), grouped)
+    trusted = [i for i, s in enumerate(sources) if s in set(exercise.reference)]
+    deadline = time.monotonic() + timeout if timeout else None
+    sessions: list[Session] = []
     try:
         runnable = reading.runnable(sources)  # refused statements blanked out
-        student = Session(runnable, swaps, timeout, reference, judge)
-        result["cell_errors"] = student.ready.get("cell_errors", [])
-        for question, test_file in files.items():
-            student.begin_question()
-            test_file.run(_Environment(exercise, question, student, reference))
-            graded.append(question)
+        for without, questions in grouped.items():
+            if sessions:
+                sessions[-1].close()  # one child at a time
+            student = Session(
+                runnable, swaps, timeout, reference, judge, True,
+                without, trusted, deadline,
+            )  # fmt: skip
+            sessions.append(student)
+            for question in questions:
+                student.begin_question()
+                environment = _Environment(exercise, question, student, reference)
+                files[question].run(environment)
+                graded.append(question)
     except SubmissionTimeout as err:
         result.update(status="timeout", message=str(err))
     except SubmissionGone as err:
@@ -218,14 +238,16 @@ def grade_notebook(
         result["reasons"] = {q: str(err) for q in files}
         return result
     finally:
-        if student is not None:
-            student.close()
-    if student is None:  # the whole limit passed before the notebook had run
+        for session in sessions:
+            session.close()
+    if not sessions:  # the whole limit passed before the notebook had run
         result["reasons"] = {q: result["message"] for q in files}
         return result
-    if student.how is None:
+    seen = Seen(sessions)
+    result["cell_errors"] = seen.ready["cell_errors"]
+    if seen.how is None:
         result["message"] = f"{UNSAFE}. {result['message']}".strip()
-    lost = question_verdicts(exercise, sources, reading, student, source_checks)
+    lost = question_verdicts(exercise, sources, reading, seen, source_checks)
     for question in files:
         if question not in graded:
             lost.setdefault(question, result["message"])
@@ -307,7 +329,7 @@ def question_verdicts(
     exercise: Exercise,
     sources: list[str],
     reading: source_rules.Reading,
-    student: Session,
+    student: Session | Seen,
     source_checks: bool = True,
 ) -> dict[str, str]:
     """question -> why it scores 0 whatever its tests say: dynamic code or tampering in
@@ -362,6 +384,10 @@ def reference_session(exercise: Exercise, timeout: float | None = None) -> Sessi
     (`jail.IsolationUnavailable`, the reason) where submissions cannot be isolated, before
     any is graded."""
     jail.require()
+    for without in set(
+        exercise.reach.values()
+    ):  # the servers' start-up: not a submission's
+        server_for(without)
     return Session(exercise.reference, {}, timeout, isolate=False)
 
 

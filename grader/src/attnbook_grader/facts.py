@@ -12,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
+
+from attnbook_grader.torchless import has_torch
+
+from attnbook_grader.torchless import torch  # or a stand-in where it must be absent
 
 __all__ = ["memory_facts"]
 
@@ -30,7 +33,7 @@ _T = {
         "stride",
     )
 }
-_STORAGE_PTR = torch.UntypedStorage.data_ptr
+_STORAGE_PTR: Any = torch.UntypedStorage.data_ptr if has_torch() else None
 
 
 def _tensor_fact(value: torch.Tensor) -> dict[str, Any]:
@@ -58,7 +61,7 @@ _byte_bounds: Any = getattr(
 def _fact(value: Any) -> dict:
     """Where `value` lives: identity, kind and, for arrays and tensors, memory and layout."""
     fact: dict[str, Any] = {"id": id(value), "kind": type(value).__name__}
-    if isinstance(value, torch.Tensor):
+    if has_torch() and isinstance(value, torch.Tensor):
         with torch._C.DisableTorchFunctionSubclass():  # a subclass's overrides: off
             if _T["layout"].__get__(value) == torch.strided:
                 fact.update(_tensor_fact(value))

@@ -17,6 +17,11 @@ two views, the first that the machine allows (`level`):
 * ``"chroot"`` (root where namespaces are refused, e.g. a container without
   ``CAP_SYS_ADMIN``): the child is locked in its own empty working folder (``os.chroot``)
   before it becomes the sandbox user; only the modules the process server loaded are there.
+  It gets a network namespace of its own where the kernel allows that; either way the
+  seccomp filter (`seccomp`) refuses every socket and, at this level, the creation of any
+  file, so nothing it writes reaches the host's disk.
+
+Both views also lack the files of the packages the question rules out (`reach`).
 
 Where neither is possible (a normal user with user namespaces switched off, macOS), `level`
 is ``None`` and `require` refuses to grade for credit, saying why; practice grading without
@@ -264,22 +269,30 @@ def _drop(libc: ctypes.CDLL) -> None:
     _ok(libc.capset(header, data), "capset")
 
 
-def enter(keep: int, workdir: str, uid: int | None, how: str | None) -> str:
+def enter(
+    keep: int,
+    workdir: str,
+    uid: int | None,
+    how: str | None,
+    hide: list[str] | None = None,
+) -> str:
     """In the child, before student code: build the view `how` ("namespaces", "chroot" or
     None) and return the folder to work in. With namespaces this process forks: the parent
     waits for its child (PID 1 of the new namespace) and exits with it; only the child
-    returns. keep: the wire's file descriptor (the parent closes its copy)."""
+    returns. keep: the wire's file descriptor (the parent closes its copy); hide: more
+    paths the view lacks (the files of the packages a question rules out, `reach`)."""
     if how is None:
         return workdir
     libc = _libc()
     if how == "chroot":
+        libc.unshare(_NEWNET)  # a network of its own where the kernel allows it
         os.chown(workdir, uid or 0, uid or 0)
         os.chroot(workdir)
         os.chdir("/")
         os.mkdir("/tmp", 0o700)
         os.chown("/tmp", uid or 0, uid or 0)
         return "/tmp"
-    hidden = _hidden()
+    hidden = sorted(set(_hidden()) | {os.path.realpath(p) for p in hide or []})
     _unshare(libc)
     pid = os.fork()
     if pid:

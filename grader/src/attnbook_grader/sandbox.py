@@ -25,18 +25,23 @@ from __future__ import annotations
 
 import builtins
 import os
-import random
 import sys
 from typing import Any
 
 import numpy as np
-import torch
 
-from attnbook_grader import jail, wire
+from attnbook_grader import jail, reach, seccomp, wire
 from attnbook_grader.facts import memory_facts
-from attnbook.exercise_checks.probes import gradient_call
 from attnbook_grader.processes import ONE_THREAD, limit_child, limits_now
-from attnbook.exercise_checks.watch import Watcher
+from attnbook_grader.rng import (
+    rng_states,
+    set_rng_states,
+    take_wire_states,
+    wire_states,
+)
+from attnbook_grader.torchless import has_torch, torch
+from attnbook_grader.watched import labelled as _labelled, watched as _watched
+from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
 
 __all__ = [
     "serve",
@@ -92,11 +97,13 @@ class _SilentNotebook:
 
 
 def run_cells(
-    sources: list[str], namespace: dict, starting: Any = None
+    sources: list[str], namespace: dict, starting: Any = None, trusted: Any = ()
 ) -> tuple[list[list], list[list]]:
     """Run code cells in `namespace`: ([cell index, "Type: message"] per failing cell,
     [cell index, what] per cell that tried to start a process or was refused memory).
-    starting: called with each cell's index before it runs (the grader times cells)."""
+    starting: called with each cell's index before it runs (the grader times cells);
+    trusted: the reference's own cells, whose names bound to modules the answers may not
+    import are removed after them (`reach.scrub_lent`)."""
     import matplotlib.pyplot as plt
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -111,6 +118,7 @@ def run_cells(
         except SyntaxError as err:
             errors.append([index, f"SyntaxError: {err.msg} (line {err.lineno})"])
             continue
+        before = dict(namespace)
         try:
             exec(code, namespace)  # noqa: S102 - running the submission is the point
         except BaseException as err:  # noqa: BLE001 - a failing cell does not stop the others
@@ -118,27 +126,11 @@ def run_cells(
             errors.append([index, f"{type(err).__name__}: {first}"])
             if isinstance(err, MemoryError) or "can't allocate memory" in first:
                 events.append([index, "memory"])
+        if index in trusted:
+            reach.scrub_lent(namespace, before, ALLOWED_MODULES)
         events += [[index, event] for event in take_events()]
         plt.close("all")
     return errors, events
-
-
-def rng_states() -> dict[str, Any]:
-    """The global random states of PyTorch, NumPy and Python's random module."""
-    version, internal, gauss = random.getstate()
-    return {
-        "torch": torch.get_rng_state(),
-        "numpy": np.random.get_state(),
-        # Python's 625 numbers as one array: one field on the wire, not 625
-        "random": (version, np.array(internal, dtype=np.uint32), gauss),
-    }
-
-
-def set_rng_states(states: dict[str, Any]) -> None:
-    torch.set_rng_state(states["torch"])
-    np.random.set_state(states["numpy"])
-    version, internal, gauss = states["random"]
-    random.setstate((version, tuple(int(n) for n in internal), gauss))
 
 
 # what the submission's environment holds: nothing of the grader's
@@ -161,32 +153,39 @@ def _close_fds(keep: int) -> None:
     os.closerange(keep + 1, 1 << 20)
 
 
-def _isolate(conn: Any, workdir: str, uid: int | None, how: str | None) -> None:
+def _isolate(
+    conn: Any, workdir: str, uid: int | None, how: str | None, hide: list[str]
+) -> None:
     """Before student code: every fd closed but the wire, output silenced, the view of the
-    machine (`jail.enter`), an environment of its own, the limits (`processes.limit_child`:
-    a session, the sandbox user as root, memory, processes, file size), and watch for
+    machine (`jail.enter`, without the ruled-out packages' files `hide`), an environment of
+    its own, the limits (`processes.limit_child`: a session, the sandbox user as root,
+    memory, processes, file size), the system calls it may make (`seccomp`), and watch for
     processes it starts."""
     _close_fds(conn.fileno())
     room = limits_now()
-    workdir = jail.enter(conn.fileno(), workdir, uid, how)
+    workdir = jail.enter(conn.fileno(), workdir, uid, how, hide)
     os.environ.clear()
     os.environ.update(_ENV, **ONE_THREAD)
     if how is None:
         os.environ.update(HOME=workdir, TMPDIR=workdir)
     limit_child(workdir, uid, room)
     os.chdir(workdir)  # files it writes land here
+    if how is not None:
+        seccomp.harden(how)
     sys.addaudithook(_audit)
     import matplotlib
 
     matplotlib.use("Agg")
-    torch.set_num_threads(1)
+    if has_torch():
+        torch.set_num_threads(1)
 
 
 def _describe(namespace: dict, name: str) -> dict:
     if name not in namespace:
         return {"kind": "missing"}
     value = namespace[name]
-    if callable(value) and not isinstance(value, (torch.Tensor, np.ndarray, type)):
+    data = (np.ndarray, type, *([torch.Tensor] if has_torch() else []))
+    if callable(value) and not isinstance(value, data):
         import inspect
 
         try:
@@ -234,7 +233,7 @@ def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
             "callback": name,
             "args": wire.encode(list(args), memo),
             "kwargs": wire.encode(kwargs, memo),
-            "rng": wire.encode(rng_states()),
+            "rng": wire_states(),
         },
     )
     reply = wire.loads(conn.recv_bytes())
@@ -242,7 +241,7 @@ def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
         raise RuntimeError(f"the reference solution could not answer: {reply['crash']}")
     for old, new in zip(args, wire.decode(reply["args_after"])):
         wire.update_in_place(old, new)
-    set_rng_states(wire.decode(reply["rng"]))
+    take_wire_states(reply["rng"])
     if "raised" in reply:
         raise _exception(reply["raised"])
     return wire.decode(reply["result"])
@@ -269,48 +268,13 @@ def report_exception(err: BaseException) -> dict:
     }
 
 
-def _labelled(fn: Any, args: list, kwargs: dict) -> dict[str, Any]:
-    """The inputs of a call by parameter name (or "argument i")."""
-    import inspect
-
-    try:
-        bound = dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
-    except (TypeError, ValueError):
-        bound = {}
-    return bound or {f"argument {i + 1}": a for i, a in enumerate(args)}
-
-
-def _watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
-    """fn(*args, **kwargs) under the profiler watcher (a second opinion): (result, finding)."""
-    watcher = Watcher(
-        rules.get("libraries", ()),
-        rules.get("names", ()),
-        bool(rules.get("allow_attnbook")),
-    )
-    previous = sys.getprofile()
-    sys.setprofile(watcher)
-    try:
-        result = fn(*args, **kwargs)
-    finally:
-        replaced = sys.getprofile() is not watcher
-        sys.setprofile(previous)
-    if watcher.found:
-        return result, watcher.found[0]
-    if replaced:
-        return (
-            result,
-            "sys.setprofile (it changed the profiler the grader watches with)",
-        )
-    return result, ""
-
-
 def _call(
     conn: Any, namespace: dict, swaps: dict[str, list[str]], request: dict
 ) -> dict:
     name = request["name"]
     fn = namespace.get(name)
     args, kwargs = wire.decode([request["args"], request["kwargs"]])  # one frame
-    set_rng_states(wire.decode(request["rng"]))
+    take_wire_states(request["rng"])
     swapped = swaps.get(name, []) + [request["record"]] * bool(request.get("record"))
     replaced = {str(n): namespace.get(str(n)) for n in swapped}
     namespace.update({n: _reference_stub(conn, n) for n in replaced})
@@ -324,6 +288,8 @@ def _call(
             )
         grad = request.get("grad")
         if grad is not None:
+            from attnbook.exercise_checks.probes import gradient_call
+
             result = gradient_call(
                 fn,
                 args,
@@ -349,7 +315,7 @@ def _call(
             else:
                 namespace[n] = old
     reply["args_after"], reply["kwargs_after"] = wire.encode([args, kwargs])
-    reply["rng"] = wire.encode(rng_states())
+    reply["rng"] = wire_states()
     reply["events"] = take_events()
     return reply
 
@@ -361,11 +327,23 @@ def serve(
     workdir: str,
     uid: int | None = None,
     how: str | None = None,
+    hide: Any = (),
+    without: frozenset[str] = frozenset(),
+    trusted: Any = (),
 ) -> None:
     """Child entry point: run the cells in `workdir`, then answer requests until the pipe
     closes. swaps: function name -> the names that are the reference's while it runs;
-    uid: the sandbox user to become (as root); how: the isolation (`jail.enter`)."""
-    _isolate(conn, workdir, uid, how)
+    uid: the sandbox user to become (as root); how: the isolation (`jail.enter`); hide:
+    the files of the packages this process may not reach (`without`, `reach`); trusted:
+    the reference's own cells."""
+    try:
+        reach.check_absent(
+            without
+        )  # before anything runs: the server held none of them
+        _isolate(conn, workdir, uid, how, list(hide))
+    except BaseException as err:  # noqa: BLE001 - reported, and no student code runs
+        _send(conn, {"crash": f"the process could not be isolated: {err}"[:500]})
+        return
     import otter
 
     otter.Notebook = _SilentNotebook
@@ -376,7 +354,7 @@ def serve(
     }
     try:
         errors, events = run_cells(
-            sources, namespace, lambda index: _send(conn, {"cell": index})
+            sources, namespace, lambda index: _send(conn, {"cell": index}), set(trusted)
         )
         _send(conn, {"ready": True, "cell_errors": errors, "cell_events": events})
     except BaseException as err:  # noqa: BLE001

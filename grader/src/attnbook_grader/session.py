@@ -28,7 +28,7 @@ from attnbook_grader.child import (
     _Late,
 )
 from attnbook.exercise_checks.probes import Remote, shape_of
-from attnbook_grader.sandbox import rng_states, set_rng_states
+from attnbook_grader.rng import rng_states, set_rng_states
 
 __all__ = [
     "Session",

@@ -6,7 +6,8 @@ It runs where the function runs. On a student's machine (`grading.guarded`, publ
 its finding is the verdict; in the process that runs a submission (the grading engine's
 `sandbox`, attnbook-grader) it is only a second opinion sent back as data, which can take
 points away and never give any: the grader decides the shortcut rules from the submitted
-source (the engine's `source_rules`). Imports nothing else of the grading code.
+source (the engine's `source_rules`). Imports nothing else of the grading code, and not
+PyTorch: it also runs in a process that must never hold it (the engine's `reach`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
-import torch
 
 __all__ = ["Watcher", "library_dir"]
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # .../attnbook
 _CHECKS_DIR = str(Path(__file__).resolve().parent)  # .../attnbook/exercise_checks
-_TORCH_DIR = str(Path(torch.__file__).resolve().parent)
 _NUMPY_DIR = str(Path(np.__file__).resolve().parent)
 
 
 def library_dir(name: str) -> str | None:
     """Folder of an installed top-level package, without importing it (None if absent)."""
-    spec = find_spec(name.split(".")[0])
+    try:
+        spec = find_spec(name.split(".")[0])
+    except (ImportError, ValueError):  # a module without a spec (e.g. a stand-in)
+        return None
     if spec is None or not spec.submodule_search_locations:
         return None
     return str(Path(list(spec.submodule_search_locations)[0]).resolve())
@@ -47,7 +49,7 @@ class Watcher:
         self.allow_attnbook = allow_attnbook
         self.found: list[str] = []
         self.watched_dirs = [
-            d for d in (_TORCH_DIR, _NUMPY_DIR, library_dir("scipy")) if d
+            d for d in (library_dir("torch"), _NUMPY_DIR, library_dir("scipy")) if d
         ]
 
     def __call__(self, frame, event, arg):  # noqa: ANN001 - the profile protocol

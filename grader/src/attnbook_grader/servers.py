@@ -1,0 +1,173 @@
+"""The process servers the children are forked from (exercises 1-9), and how a child is
+started through one.
+
+The usual server (multiprocessing's forkserver, `child._processes`) imported PyTorch, NumPy
+and otter once. A child whose question rules PyTorch out is forked from a second server
+started with ``ATTNBOOK_GRADER_WITHOUT`` (`torchless`) and a preload list without it
+(`server_for`): PyTorch was never imported there, so it is in none of that child's memory.
+Either way a submission's child is prepared without the grader's main module (`_through`),
+which it would otherwise import again with everything that module imports.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from attnbook_grader import processes, reach
+from attnbook_grader.torchless import WITHOUT_ENV
+
+__all__ = ["server_for", "server_pids"]
+
+_PRELOAD = [
+    "numpy",
+    "torch",
+    "matplotlib.pyplot",
+    "otter",
+    "IPython.core.inputtransformer2",
+    "attnbook_grader.sandbox",
+    "attnbook.exercise_checks.grading",
+    "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
+    "attnbook.plot",
+]
+_NEED_TORCH = (
+    "torch",
+    "attnbook.exercise_checks.grading",
+    "attnbook_grader.meta_kernels",
+)
+_context: Any = None
+
+
+# what the process server (and so every child) inherits of the grader's environment
+_KEPT_ENV: tuple[str, ...] = ("PATH", "LANG", "LC_", "PYTHON", "VIRTUAL_ENV", "MPL")
+_KEPT_ENV += (
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "NUMEXPR_",
+    "VECLIB_",
+    "ATEN_",
+    "NPY_",
+    "KMP_",
+)
+_KEPT_ENV += ("TORCH_",)
+
+
+def _start_server(start: Callable[[], None], extra: dict | None = None) -> None:
+    """Start a process server (`start`) with an environment stripped of everything but the
+    settings of Python and its numerical libraries (and `extra`): no masters path, no
+    grader variables in any child's memory."""
+    saved = dict(os.environ)
+    try:
+        for name in saved:
+            if not name.startswith(_KEPT_ENV) or name.startswith("PYTHONSTARTUP"):
+                del os.environ[name]
+        os.environ.update(extra or {})
+        start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+_NEED_TORCH = (
+    "torch",
+    "attnbook.exercise_checks.grading",
+    "attnbook_grader.meta_kernels",
+)
+_servers: dict[frozenset[str], Any] = {}  # ruled-out packages -> a server without them
+
+
+def _processes() -> Any:
+    """The process context: children forked from a server process that imported the heavy
+    libraries once (multiprocessing's forkserver); nothing is pickled back from a child."""
+    global _context
+    if _context is None:
+        os.environ.setdefault("MPLBACKEND", "Agg")
+        for name, value in processes.ONE_THREAD.items():  # read by the process server
+            os.environ.setdefault(name, value)
+        processes.become_subreaper()
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(_PRELOAD)
+        _start_server(_ensure_running)
+    return _context
+
+
+def _ensure_running() -> None:
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
+def server_for(without: frozenset[str]) -> Any:
+    """The process server a child that may not reach `without` is forked from: None (the
+    usual one) unless it rules out a package that server imported (`reach.heavy`); then
+    one started once, with ``ATTNBOOK_GRADER_WITHOUT`` set (`torchless`), that never
+    imports them. Returns once the server has loaded its modules (a first, empty child):
+    its start-up is never a submission's time."""
+    context = _processes()
+    heavy = reach.heavy(without)
+    if not heavy:
+        return None
+    if heavy not in _servers:
+        from multiprocessing import forkserver
+
+        server = forkserver.ForkServer()
+        preload = [m for m in _PRELOAD if m not in _NEED_TORCH]
+        server.set_forkserver_preload(preload)
+        _start_server(server.ensure_running, {WITHOUT_ENV: ",".join(sorted(heavy))})
+        _servers[heavy] = server
+        first = context.Process(target=os.getpid, daemon=True)
+        with _through(server):
+            first.start()  # returns when the server forks it: after its imports
+        first.join()
+    return _servers[heavy]
+
+
+def server_pids() -> set[int]:
+    """The process servers' ids (never a submission's process)."""
+    from multiprocessing import forkserver, resource_tracker
+
+    found = {
+        getattr(forkserver._forkserver, "_forkserver_pid", None),
+        getattr(resource_tracker._resource_tracker, "_pid", None),
+    }
+    found |= {getattr(s, "_forkserver_pid", None) for s in _servers.values()}
+    return {p for p in found if p}
+
+
+def _without_main(name: str) -> dict:
+    """What a child is prepared with, less the grader's main module (which the child would
+    otherwise import again, with everything it imports)."""
+    from multiprocessing import spawn
+
+    data = spawn.get_preparation_data(name)
+    for key in ("init_main_from_name", "init_main_from_path"):
+        data.pop(key, None)
+    return data
+
+
+@contextmanager
+def _through(server: Any) -> Iterator[None]:
+    """Processes started meanwhile are forked by `server` (None: the usual one) and do not
+    import the grader's main module."""
+    from multiprocessing import forkserver, popen_forkserver
+
+    saved = dict(vars(popen_forkserver))
+    if server is not None:
+        vars(popen_forkserver)["forkserver"] = types.SimpleNamespace(
+            connect_to_new_process=server.connect_to_new_process,
+            read_signed=forkserver.read_signed,
+            get_inherited_fds=forkserver.get_inherited_fds,
+        )
+    vars(popen_forkserver)["spawn"] = types.SimpleNamespace(
+        get_preparation_data=_without_main
+    )
+    try:
+        yield
+    finally:
+        for key in ("forkserver", "spawn"):
+            vars(popen_forkserver)[key] = saved[key]

@@ -1,0 +1,48 @@
+"""A call of a submission's function under the profiler watcher (exercises 1-9), in the
+process that runs the submission (`sandbox`): the watcher's finding is a second opinion the
+grader can use to take points away, never to give them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from attnbook.exercise_checks.watch import Watcher
+
+__all__ = ["labelled", "watched"]
+
+
+def labelled(fn: Any, args: list, kwargs: dict) -> dict[str, Any]:
+    """The inputs of a call by parameter name (or "argument i")."""
+    import inspect
+
+    try:
+        bound = dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        bound = {}
+    return bound or {f"argument {i + 1}": a for i, a in enumerate(args)}
+
+
+def watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
+    """fn(*args, **kwargs) under the profiler watcher (a second opinion): (result, finding)."""
+    watcher = Watcher(
+        rules.get("libraries", ()),
+        rules.get("names", ()),
+        bool(rules.get("allow_attnbook")),
+    )
+    previous = sys.getprofile()
+    sys.setprofile(watcher)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        replaced = sys.getprofile() is not watcher
+        sys.setprofile(previous)
+    if watcher.found:
+        return result, watcher.found[0]
+    if replaced:
+        return (
+            result,
+            "sys.setprofile (it changed the profiler the grader watches with)",
+        )
+    return result, ""
