@@ -109,7 +109,7 @@ def test_a_check_says_which_earlier_answer_failed(tmp_path):
     exec(compile(source, "<cells>", "exec"), namespace)
     ((_, ok, message),) = run_file(q2, namespace)
     assert not ok
-    assert "`double` (q1) fails its own public checks" in message
+    assert "calls your `double` (q1), which fails q1's own public checks" in message
     assert "four times one is four" in message
     namespace["double"] = lambda x: (
         2 * x

@@ -253,15 +253,17 @@ def _earlier_answers(test: Callable, kwargs: dict, env: dict) -> str:
             if not isinstance(other, types.FunctionType) or other is value:
                 continue
             if _stub(other):
-                blamed.append(f"`{name}` ({question}) has no answer yet")
+                blamed.append(f"`{name}` ({question}), which has no answer yet")
             elif not _passes(path.with_name(f"{question}.py"), env):
-                blamed.append(f"`{name}` ({question}) fails its own public checks")
+                blamed.append(
+                    f"`{name}` ({question}), which fails {question}'s own public checks"
+                )
     if not blamed:
         return ""
     return (
-        f"this check ran your answer through {'; '.join(sorted(set(blamed)))}: fix that "
-        "first (grading uses the course's version there, so only that question loses "
-        "points). What this check saw: "
+        f"this check ran your answer, which calls your {'; '.join(sorted(set(blamed)))}: "
+        "fix that first (grading uses the course's version there, so only that question "
+        "loses points). What this check saw: "
     )
 
 
