@@ -98,3 +98,50 @@ def test_a_non_solving_answer_must_score_zero_on_its_question():
     assert len(found) == 1 and "scores 4/4" in found[0]
     nothing = grade([False] * 4, False, True)
     assert not [p for _, _, p in question_verdicts("non-solving (q1): x", nothing) if p]
+
+
+def test_the_scoring_policy() -> None:
+    """`scoring_problems`: a public check worth 0 points, or a question whose largest test is
+    worth less than half of it, is a problem; a question with a core test of half its points
+    and public checks that cost something is not."""
+    from tools.exercise_public_rule import scoring_problems
+
+    def row(name: str, hidden: bool, points: float) -> dict:
+        return {
+            "name": name,
+            "question": "q1",
+            "hidden": hidden,
+            "points": points,
+            "passed": True,
+            "message": "",
+        }
+
+    good = Grade(
+        "s",
+        "ok",
+        4,
+        4,
+        {"q1": 4.0},
+        [row("a", False, 0.5), row("core", True, 2.0), row("b", True, 1.5)],
+    )
+    assert scoring_problems(good) == []
+    free = Grade(
+        "s",
+        "ok",
+        4,
+        4,
+        {"q1": 4.0},
+        [row("a", False, 0.0), row("core", True, 2.0), row("b", True, 2.0)],
+    )
+    assert [p.split(":")[1].strip() for p in scoring_problems(free)] == [
+        "public checks worth 0 points (a)"
+    ]
+    spread = Grade(
+        "s",
+        "ok",
+        4,
+        4,
+        {"q1": 4.0},
+        [row("a", False, 1.0), row("b", True, 1.5), row("c", True, 1.5)],
+    )
+    assert "largest test is worth 1.5 of 4" in " ".join(scoring_problems(spread))

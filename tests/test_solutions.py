@@ -218,3 +218,61 @@ def test_the_proofs_of_a_private_copy_take_its_wrong_answers(tmp_path: Path) -> 
     assert wrong_answers(tmp_path / "masters") == f"{public} True"
     (tmp_path / "wrong_answers").mkdir()
     assert wrong_answers(tmp_path / "masters") == f"{tmp_path / 'wrong_answers'} True"
+
+
+def _master_copy(tmp_path: Path, explanation: str | None) -> Path:
+    """A copy of exercise 1's master in tmp_path/masters, with `explanation` (if given) as
+    tmp_path/explanations/ex01_attention.md."""
+    masters = tmp_path / "masters"
+    masters.mkdir()
+    master = masters / "ex01_attention.ipynb"
+    shutil.copy(ex.PUBLIC_MASTERS / "ex01_attention.ipynb", master)
+    if explanation is not None:
+        (tmp_path / "explanations").mkdir()
+        (tmp_path / "explanations" / "ex01_attention.md").write_text(explanation)
+    return master
+
+
+def test_explanations_follow_their_questions_solution(tmp_path: Path) -> None:
+    """Each `## qN` section of exercises/explanations/NAME.md comes right after question N's
+    folded solution, under its own heading; a question without a section gets none."""
+    from tools.exercise_solutions import EXPLAINED
+
+    master = _master_copy(
+        tmp_path,
+        "## q2\n\nWhy the mask goes before the softmax.\n\n## q1\n\nRow maxima.\n",
+    )
+    page = solutions_notebook("ex01_attention", master, ex.link_to_book)
+    sources = [c.source for c in page.cells]
+    explained = [i for i, s in enumerate(sources) if s.startswith(EXPLAINED)]
+    assert [sources[i].split("\n\n", 1)[1] for i in explained] == [
+        "Row maxima.",
+        "Why the mask goes before the softmax.",
+    ]
+    for i in explained:  # right after a folded solution
+        assert page.cells[i - 1].cell_type == "code"
+        assert "hide-input" in page.cells[i - 1].metadata.get("tags", [])
+    assert "def scores_to_weights" in sources[explained[0] - 1]
+    assert "def attention" in sources[explained[1] - 1]
+
+
+def test_explanations_must_fit_the_master(tmp_path: Path) -> None:
+    """A section for a question the master lacks, a question explained twice, an empty
+    section or text outside a section is an error naming the file; no file is allowed."""
+    from tools.exercise_solutions import ExplanationError
+
+    bad = {
+        "## q9\n\ntext\n": "a section for q9",
+        "## q1\n\none\n\n## q1\n\ntwo\n": "explained twice",
+        "## q1\n\n\n## q2\n\ntext\n": "section q1 is empty",
+        "intro\n\n## q1\n\ntext\n": "text before the first",
+    }
+    for i, (text, expected) in enumerate(bad.items()):
+        (tmp_path / str(i)).mkdir()
+        master = _master_copy(tmp_path / str(i), text)
+        with pytest.raises(ExplanationError, match=expected):
+            solutions_notebook("ex01_attention", master, ex.link_to_book)
+    (tmp_path / "none").mkdir()
+    master = _master_copy(tmp_path / "none", None)
+    page = solutions_notebook("ex01_attention", master, ex.link_to_book)
+    assert len(page.cells) > 4

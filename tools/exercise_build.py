@@ -148,10 +148,13 @@ def _assign(name: str, master: Path, out: Path) -> None:
 
     from otter.assign import main as assign
 
+    from tools.exercise_messages import course_test_files
+
     log = io.StringIO()
     try:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            assign(str(master), str(out), no_run_tests=True)
+            with course_test_files():  # the test files use the course's test_case
+                assign(str(master), str(out), no_run_tests=True)
     except Exception as err:  # noqa: BLE001 - otter's errors are of many kinds
         raise ExerciseError(
             f"otter assign failed for {name}: {type(err).__name__}: {err}\n{log.getvalue()}"

@@ -34,6 +34,29 @@ def is_multiple_choice(g: Grade, question: str) -> bool:
 WARNED, NON_SOLVING = "warned", "non-solving"
 
 
+def scoring_problems(g: Grade) -> list[str]:
+    """The scoring policy (issue 45, item 3), read from a grade's tests and their points:
+    every public check is worth something (a failed one costs the student), and each
+    question has a core test worth at least half of it (one realistic bug in the property
+    the question is about costs at least half)."""
+    problems = []
+    for question, possible in question_points(g).items():
+        rows = [t for t in g.tests if t["question"] == question]
+        free = [t["name"] for t in rows if not t["hidden"] and t["points"] <= 0]
+        if free:
+            problems.append(
+                f"{question}: public checks worth 0 points ({', '.join(free)}): give each "
+                "a share of the question, so that failing it costs something"
+            )
+        core = max((t["points"] for t in rows), default=0.0)
+        if possible > 0 and core < possible / 2 - 1e-9:
+            problems.append(
+                f"{question}: its largest test is worth {core:g} of {possible:g} points: "
+                "give the test of the property the question is about at least half"
+            )
+    return problems
+
+
 def named_questions(label: str) -> tuple[str, set[str]]:
     """("warned" or "non-solving", the questions named in its parentheses), or ("", set())."""
     found = re.match(rf"({WARNED}|{NON_SOLVING}) \(([^)]*)\)", label)

@@ -197,3 +197,28 @@ WRONG_ANSWERS.update({
         ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(W_q, W_k, W_v)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45: the review's answers written from the student notebook, and answers that do
+    # not solve their question (each must score 0 on it: every check compares values)
+    "mask read backwards: np.where(mask, -inf, scores) hides the keys the query may read": [
+        ("        scores = np.where(mask, scores, -np.inf)", "        scores = np.where(mask, -np.inf, scores)"),
+    ],
+    "attention returns (weights, output), the pair in the wrong order": [
+        ("    return weights @ V, weights", "    return weights, weights @ V"),
+    ],
+    "self-attention with the queries X @ W_q.T (the nn.Linear habit)": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return attention(X @ W_q.T, X @ W_k, X @ W_v)"),
+    ],
+    "non-solving (q1): uniform weights whatever the scores": [
+        ("    return exps / exps.sum(axis=-1, keepdims=True)",
+         "    return np.full_like(scores, 1.0 / scores.shape[-1])"),
+    ],
+    "non-solving (q2): zeros of the right shapes": [
+        ("    return weights @ V, weights",
+         "    return np.zeros((Q.shape[0], V.shape[1])), np.zeros((Q.shape[0], K.shape[0]))"),
+    ],
+    "non-solving (q3): every token reads itself (identity weights)": [
+        ("    return attention(X @ W_q, X @ W_k, X @ W_v)", "    return X @ W_v, np.eye(len(X))"),
+    ],
+})

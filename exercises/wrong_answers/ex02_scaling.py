@@ -268,3 +268,32 @@ WRONG_ANSWERS.update({
          "        a, g = a.astype(np.float64), g.astype(np.float64)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45: the review's two silent losses, now warned by a public check, and answers that
+    # do not solve their question (each must score 0 on it: every check compares values)
+    "warned (q1): the variance over all pairs q_i . k_j (q @ k.T), not the matched pairs": [
+        ("    dots = np.sum(q * k, axis=1)  # one dot product per pair: (n_samples,)",
+         "    dots = q @ k.T  # every query with every key"),
+    ],
+    "warned (q4): a while loop over the blocks and no block_size check (block_size 0 never ends)": [
+        ("    m, l, acc = state\n", "    m, l, acc = state\n    if np.shape(scores)[-1] == 0:  # an empty block\n        return m, l, acc\n"),
+        ('    if block_size < 1:\n        raise ValueError(f"block_size must be at least 1, got {block_size}")\n', ""),
+        ("    for start in range(0, t_k, block_size):\n        stop = start + block_size\n"
+         "        state = online_softmax_step(state, scores[:, start:stop], values[start:stop])\n",
+         "    start = 0\n    while start < t_k:\n        stop = start + block_size\n"
+         "        state = online_softmax_step(state, scores[:, start:stop], values[start:stop])\n"
+         "        start = stop\n"),
+    ],
+    "non-solving (q1): d_k itself, the answer the chapter predicts": [
+        ("    return float(np.var(dots))", "    return float(d_k)"),
+    ],
+    "non-solving (q2): uniform weights at every temperature (the ValueError kept)": [
+        ("    e = np.exp(z)\n    return e / e.sum(axis=-1, keepdims=True)",
+         "    return np.full(z.shape, 1.0 / z.shape[-1])"),
+    ],
+    "non-solving (q5): the two limits the question describes, 1 raw and 1 / n_keys scaled": [
+        ("    return float(weights.max(axis=-1).mean())",
+         "    return 1.0 if not scaled else 1.0 / n_keys"),
+    ],
+})

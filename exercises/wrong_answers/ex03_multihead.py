@@ -201,3 +201,25 @@ WRONG_ANSWERS.update({
          "    return output, weights"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45: the layouts the course produces, the review's strided cut, and answers that do
+    # not solve their question (each must score 0 on it: every check compares values)
+    # splitting one axis in two is a view of any layout (transposed or sliced): .view works here
+    "correct: split with .view (splitting the last axis is a view in every layout)": [
+        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+         "    return x.view(B, T, n_head, d_k).transpose(1, 2)"),
+    ],
+    "fused projection cut with a stride (qkv[..., 0::3]: q, k, v interleaved)": [
+        ("    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]",
+         "    q, k, v = qkv[..., 0::3], qkv[..., 1::3], qkv[..., 2::3]"),
+    ],
+    "non-solving (q1): zeros of the right shape": [
+        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+         "    return torch.zeros(B, n_head, T, d_k, dtype=x.dtype)"),
+    ],
+    "non-solving (q3): uniform weights (the scores ignored)": [
+        ("    weights = torch.softmax(scores, dim=-1)  # over the keys",
+         "    weights = torch.full_like(scores, 1.0 / scores.shape[-1])"),
+    ],
+})

@@ -3,8 +3,11 @@ hint of a failed test (`hint`: the exception line and the test's own message, e.
 ``err_msg`` of ``np.testing.assert_allclose``, without the arrays numpy prints after it) and
 the feedback of one submission (`feedback_text`: each question that lost points, each failed
 test with its public/hidden verdict and its hint). `make grade` writes it to a file per
-student; Gradescope's results show the same lines per question. Imports nothing else of the
-grading package.
+student; Gradescope's results show the same lines per question. A question the student has
+not answered yet (every failed test says `NO_ANSWER`, from `attnbook.exercise_checks.case`)
+gets that one line, not one per test; a hidden test's hint is cut shorter than a public
+check's (it shows no data the submission returned: `case` keeps only the test's own words).
+Imports nothing else of the grading package.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["hint", "feedback_text", "one_line"]
+__all__ = ["hint", "feedback_text", "one_line", "failed_lines", "NO_ANSWER"]
+
+NO_ANSWER = "No answer yet"  # how `attnbook.exercise_checks.case` begins that message
+HIDDEN_LIMIT = 300  # characters of a hidden test's hint
 
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?")
 _NOISE = re.compile(
@@ -37,6 +43,22 @@ def hint(message: str, limit: int = 600) -> str:
             break
         kept.append(line)
     return " ".join(kept)[:limit]
+
+
+def failed_lines(failed: list[Mapping]) -> list[str]:
+    """One line per failed test of a question, "name (hidden test|public check): hint"; one
+    line in all where every one of them says the question has no answer yet."""
+    hints = [
+        hint(t["message"], HIDDEN_LIMIT if t["hidden"] else 600) or "failed"
+        for t in failed
+    ]
+    if hints and all(NO_ANSWER in h for h in hints):
+        text = hints[0][hints[0].index(NO_ANSWER) :]
+        return [f"{text} ({len(hints)} tests of this question failed for it)"]
+    return [
+        f"{t['name']} ({'hidden test' if t['hidden'] else 'public check'}): {h}"
+        for t, h in zip(failed, hints)
+    ]
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -71,9 +93,7 @@ def feedback_text(
             for t in result.get("tests", [])
             if t["question"] == question and not t["passed"]
         ]
-        for t in failed:
-            kind = "hidden test" if t["hidden"] else "public check"
-            lines.append(f"- {t['name']} ({kind}): {hint(t['message']) or 'failed'}")
+        lines += [f"- {line}" for line in failed_lines(failed)]
         if not failed:
             lines.append("- no test of this question ran (see the note above)")
     if all(

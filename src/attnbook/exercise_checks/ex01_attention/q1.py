@@ -1,24 +1,24 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0, 0]
+points = [0.1, 0.1, 0.1, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_vector(scores_to_weights):
     import numpy as np
     w = scores_to_weights(np.array([1.0, 2.0, 3.0]))
-    assert isinstance(w, np.ndarray), 'return a NumPy array'
+    assert isinstance(w, np.ndarray), f'return a NumPy array, got {type(w).__name__}'
     assert w.shape == (3,), f'expected shape (3,), got {w.shape}'
     assert w.dtype == np.float64, f"return float64 weights, got {w.dtype}: compute in float64 (NumPy's default); float32 is off by about 1e-8 and the hidden tests compare at 1e-9"
-    np.testing.assert_allclose(w, [0.09003057, 0.24472847, 0.66524096], atol=1e-06)
+    np.testing.assert_allclose(w, [0.09003057, 0.24472847, 0.66524096], atol=1e-06, err_msg='the softmax of [1, 2, 3] is [0.0900, 0.2447, 0.6652]: exp of each score, divided by the sum of the three')
 
 @test_case(points=None, hidden=False)
 def test_minus_infinity(scores_to_weights):
     import numpy as np
     w = scores_to_weights(np.array([0.5, -np.inf, 0.5]))
-    np.testing.assert_allclose(w, [0.5, 0.0, 0.5], atol=1e-12)
+    np.testing.assert_allclose(w, [0.5, 0.0, 0.5], atol=1e-12, err_msg='scores [0.5, -inf, 0.5] give weights [0.5, 0, 0.5]: exp(-inf) is exactly 0, and the two equal scores share the weight')
 
 @test_case(points=None, hidden=False)
 def test_each_row_of_a_matrix(scores_to_weights):

@@ -1,23 +1,44 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0, 0, 0]
+points = [0.15, 0.15, 0.15, 0.15, 0.15]
 
 @test_case(points=None, hidden=False)
 def test_shapes(attention, Q, K, V):
     import numpy as np
+
+    def reference(q, k, v, mask=None):
+        s = q @ k.T / np.sqrt(q.shape[-1])
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        w = e / e.sum(axis=-1, keepdims=True)
+        return (w @ v, w)
     out, w = attention(Q, K, V)
-    assert out.shape == (4, 8), f'output should be (T_q, d_v) = (4, 8), got {np.shape(out)}'
-    assert w.shape == (4, 6), f'weights should be (T_q, T_k) = (4, 6), got {np.shape(w)}'
+    assert np.shape(out) == (4, 8), f'output should be (T_q, d_v) = (4, 8), got {np.shape(out)}'
+    assert np.shape(w) == (4, 6), f'weights should be (T_q, T_k) = (4, 6), got {np.shape(w)}'
+    ref_out, ref_w = reference(Q, K, V)
+    np.testing.assert_allclose(w, ref_w, atol=1e-09, err_msg='the weights of the example Q, K: softmax(Q @ K.T / sqrt(8)) row by row')
+    np.testing.assert_allclose(out, ref_out, atol=1e-09, err_msg='the output of the example: weights @ V')
 
 @test_case(points=None, hidden=False)
 def test_weights_are_a_distribution(attention, Q, K, V):
     import numpy as np
-    _, w = attention(Q, K, V)
-    assert np.all(w >= 0), 'weights must be non-negative'
-    np.testing.assert_allclose(w.sum(axis=1), np.ones(4), atol=1e-09)
+
+    def reference(q, k, v, mask=None):
+        s = q @ k.T / np.sqrt(q.shape[-1])
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        w = e / e.sum(axis=-1, keepdims=True)
+        return (w @ v, w)
+    _, w = attention(Q[:, ::2], K[:, ::2], V)
+    assert np.shape(w) == (4, 6), f'weights should be (T_q, T_k) = (4, 6), got {np.shape(w)}'
+    assert np.all(w >= 0), f'weights must be non-negative, got a smallest weight of {np.min(w):.3g}'
+    np.testing.assert_allclose(w.sum(axis=1), np.ones(4), atol=1e-09, err_msg='each row of weights (one query, all keys) must sum to 1')
+    np.testing.assert_allclose(w, reference(Q[:, ::2], K[:, ::2], V)[1], atol=1e-09, err_msg='queries and keys of width d_k = 4 (every other column of Q and K): divide by sqrt(4) = 2, the width of what you are given')
 
 @test_case(points=None, hidden=False)
 def test_scores_are_scaled(attention):
@@ -54,6 +75,10 @@ def test_the_mask_hides_keys(attention):
 def test_house_rules(attention, Q, K, V):
     from attnbook.exercise_checks.grading import guarded
     import numpy as np
-    out, w = guarded(attention, libraries=('torch', 'scipy'))(Q, K, V)
+    mask = np.tril(np.ones((4, 6), dtype=bool))
+    out, w = guarded(attention, libraries=('torch', 'scipy'))(Q, K, V, mask=mask)
     assert np.shape(out) == (4, 8), f'output should be (T_q, d_v) = (4, 8), got {np.shape(out)}'
+    s = np.where(mask, Q @ K.T / np.sqrt(8), -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(w, e / e.sum(axis=-1, keepdims=True), atol=1e-09, err_msg='a causal mask (query i reads keys 0..i): the weights of the example')
 

@@ -1,9 +1,9 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0]
+points = [0.3, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_projections_come_first(self_attention):
@@ -12,7 +12,10 @@ def test_projections_come_first(self_attention):
     W_q = np.array([[2.0], [1.0]])
     W_k = np.array([[1.0], [0.0]])
     W_v = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
-    out, w = self_attention(X, W_q, W_k, W_v)
+    try:
+        out, w = self_attention(X, W_q, W_k, W_v)
+    except ValueError as err:
+        raise AssertionError(f'self_attention raised ValueError ({err}) for X (2, 2), W_q and W_k (2, 1), W_v (2, 3): with tokens as rows, Q = X @ W_q is (T, d) @ (d, d_k), no transpose of W_q') from None
     assert np.shape(out) == (2, 3) and np.shape(w) == (2, 2), f'expected output (T, d_v) = (2, 3) and weights (2, 2), got {np.shape(out)} and {np.shape(w)}'
     np.testing.assert_allclose(w[0], [np.e ** 2 / (np.e ** 2 + 1), 1 / (np.e ** 2 + 1)], atol=1e-09, err_msg='token 0: scores [2, 0] (its query 2 times the keys 1 and 0, d_k = 1): project X with W_q, W_k and W_v before attending')
     np.testing.assert_allclose(w[1], [np.e / (np.e + 1), 1 / (np.e + 1)], atol=1e-09, err_msg='token 1: scores [1, 0] (its query 1 times the keys 1 and 0): are the queries X @ W_q and the keys X @ W_k, not the other way round?')

@@ -1,9 +1,9 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0, 0, 0]
+points = [0.1, 0.1, 0.1, 0.1, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_first_step_from_the_empty_state(online_softmax_step):
@@ -16,10 +16,11 @@ def test_first_step_from_the_empty_state(online_softmax_step):
 
 @test_case(points=None, hidden=False)
 def test_rescales_when_the_max_grows(online_softmax_step):
+    from attnbook.exercise_checks.grading import guarded
     import numpy as np
     state = (np.array([0.0]), np.array([2.0]), np.array([[2.0]]))
-    m, l, acc = online_softmax_step(state, np.array([[3.0]]), np.array([[5.0]]))
-    np.testing.assert_allclose(m, [3.0])
+    m, l, acc = guarded(online_softmax_step, libraries=('torch', 'scipy'))(state, np.array([[3.0]]), np.array([[5.0]]))
+    np.testing.assert_allclose(m, [3.0], err_msg='the running max grows from 0 to 3')
     np.testing.assert_allclose([l[0], acc[0, 0]], [2 * np.exp(-3.0) + 1, 2 * np.exp(-3.0) + 5], atol=1e-12, err_msg='the running max grew from 0 to 3: multiply the old l and acc by exp(0 - 3) before adding the new block')
 
 @test_case(points=None, hidden=False)
@@ -37,6 +38,36 @@ def test_average_equals_the_full_softmax(online_softmax_average):
     got = online_softmax_average(s, v, 2)
     assert np.shape(got) == (2, 3), f'expected (T_q, d_v) = (2, 3), got {np.shape(got)}'
     np.testing.assert_allclose(got, full(s, v), atol=1e-12, rtol=1e-12, err_msg='blocks of 2 keys (the last one has 1): must equal softmax(S) V')
+
+@test_case(points=None, hidden=False)
+def test_block_size_below_one_is_refused(online_softmax_average):
+    from attnbook.exercise_checks.grading import calls_of
+    import signal
+    import threading
+    import numpy as np
+    s, v = (np.array([[1.0, 2.0, 0.5]]), np.array([[1.0], [0.0], [2.0]]))
+    e = np.exp(s - s.max())
+    np.testing.assert_allclose(online_softmax_average(s, v, 2), e / e.sum() @ v, atol=1e-12, err_msg='three keys in blocks of 2: must equal softmax(S) V')
+    _, calls = calls_of(online_softmax_average, 'online_softmax_step', s, v, 2)
+    fed = [shapes[1][-1] if shapes[1:] and shapes[1] else None for shapes in calls]
+    assert fed == [2, 1], f'three keys in blocks of 2: expected online_softmax_step called with blocks of [2, 1] key(s), got {fed}: feed the keys to your step one block at a time (the point of the question)'
+    local = hasattr(online_softmax_average, '__code__') and hasattr(signal, 'SIGALRM') and (threading.current_thread() is threading.main_thread())
+
+    def too_long(*_):
+        raise TimeoutError('online_softmax_average(scores, values, 0) ran for 5 s without returning: a loop that moves by block_size never ends when block_size is 0; check block_size < 1 first and raise ValueError')
+    for bad in (0, -1):
+        previous = signal.signal(signal.SIGALRM, too_long) if local else None
+        if local:
+            signal.alarm(5)
+        try:
+            online_softmax_average(s, v, bad)
+        except ValueError:
+            continue
+        finally:
+            if local:
+                signal.alarm(0)
+                signal.signal(signal.SIGALRM, previous)
+        raise AssertionError(f'block_size = {bad} should raise a ValueError (the question asks for it)')
 
 @test_case(points=None, hidden=False)
 def test_masked_blocks_and_house_rules(online_softmax_step, online_softmax_average):

@@ -1,9 +1,9 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q6"
-points = [0]
+points = [0.1]
 
 @test_case(points=None, hidden=False)
 def test_one_letter(why_gradients_vanish):

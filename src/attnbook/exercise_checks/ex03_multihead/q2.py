@@ -1,16 +1,18 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0, 0]
+points = [0.1, 0.1, 0.1, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_merge_shape(merge_heads):
     import torch
-    out = merge_heads(torch.zeros(2, 3, 5, 4))
-    assert isinstance(out, torch.Tensor), 'return a torch tensor'
+    heads = torch.arange(120.0).reshape(2, 3, 5, 4)
+    out = merge_heads(heads)
+    assert isinstance(out, torch.Tensor), f'return a torch tensor, got {type(out).__name__}'
     assert out.shape == (2, 5, 12), f'expected shape (B, T, H * d_k) = (2, 5, 12), got {tuple(out.shape)}'
+    assert torch.equal(out, heads.transpose(1, 2).reshape(2, 5, 12)), "token t of the merged tensor holds head 0's features of token t, then head 1's, then head 2's"
 
 @test_case(points=None, hidden=False)
 def test_merge_one_head(merge_heads, x):
@@ -29,6 +31,8 @@ def test_merge_puts_heads_side_by_side(merge_heads):
 def test_merge_house_rules(merge_heads):
     from attnbook.exercise_checks.grading import guarded
     import torch
-    out = guarded(merge_heads, libraries=('einops',))(torch.zeros(1, 2, 3, 2))
+    heads = torch.arange(12.0).reshape(1, 2, 3, 2)
+    out = guarded(merge_heads, libraries=('einops',))(heads)
     assert tuple(out.shape) == (1, 3, 4), f'expected (1, 3, 4), got {tuple(out.shape)}'
+    assert out[0, 0].tolist() == [0.0, 1.0, 6.0, 7.0], f"token 0 holds head 0's features of token 0, then head 1's, [0, 1, 6, 7], got {out[0, 0].tolist()}"
 

@@ -1,22 +1,46 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0, 0]
+points = [0.15, 0.15, 0.15, 0.15]
 
 @test_case(points=None, hidden=False)
 def test_layer_shapes(multihead_attention, x, W_q, W_k, W_v, W_o):
+    import torch
+
+    def reference(x, Wq, Wk, Wv, Wo, H):
+        B, T, D = x.shape
+
+        def split(t):
+            return t.reshape(B, T, H, D // H).transpose(1, 2)
+        q, k, v = (split(x @ Wq), split(x @ Wk), split(x @ Wv))
+        w = torch.softmax(q @ k.transpose(-2, -1) / (D // H) ** 0.5, dim=-1)
+        return ((w @ v).transpose(1, 2).reshape(B, T, D) @ Wo, w)
     out, w = multihead_attention(x, W_q, W_k, W_v, W_o, 3)
     assert out.shape == (2, 5, 12), f'output should be (B, T, D) = (2, 5, 12), got {tuple(out.shape)}'
     assert w.shape == (2, 3, 5, 5), f'weights should be (B, H, T, T) = (2, 3, 5, 5), got {tuple(w.shape)}'
+    ref_out, ref_w = reference(x, W_q, W_k, W_v, W_o, 3)
+    torch.testing.assert_close(w, ref_w, atol=1e-05, rtol=0, msg='the weights of the example, 3 heads')
+    torch.testing.assert_close(out, ref_out, atol=1e-05, rtol=0, msg='the output of the example, 3 heads')
 
 @test_case(points=None, hidden=False)
 def test_layer_weights_are_distributions(multihead_attention, x, W_q, W_k, W_v, W_o):
     import torch
-    _, w = multihead_attention(x, W_q, W_k, W_v, W_o, 3)
+
+    def reference(x, Wq, Wk, Wv, Wo, H):
+        B, T, D = x.shape
+
+        def split(t):
+            return t.reshape(B, T, H, D // H).transpose(1, 2)
+        q, k, v = (split(x @ Wq), split(x @ Wk), split(x @ Wv))
+        w = torch.softmax(q @ k.transpose(-2, -1) / (D // H) ** 0.5, dim=-1)
+        return ((w @ v).transpose(1, 2).reshape(B, T, D) @ Wo, w)
+    _, w = multihead_attention(x, W_q, W_k, W_v, W_o, 2)
+    assert w.shape == (2, 2, 5, 5), f'2 heads: weights should be (B, H, T, T) = (2, 2, 5, 5), got {tuple(w.shape)}'
     assert bool((w >= 0).all()), 'weights must be non-negative'
-    torch.testing.assert_close(w.sum(dim=-1), torch.ones(2, 3, 5), atol=1e-05, rtol=0, msg='each row of weights (one query, all keys) must sum to 1')
+    torch.testing.assert_close(w.sum(dim=-1), torch.ones(2, 2, 5), atol=1e-05, rtol=0, msg='each row of weights (one query, all keys) must sum to 1')
+    torch.testing.assert_close(w, reference(x, W_q, W_k, W_v, W_o, 2)[1], atol=1e-05, rtol=0, msg='2 heads of width 6: scale by sqrt(6), the width of a head')
 
 @test_case(points=None, hidden=False)
 def test_layer_values_on_the_example(multihead_attention, x, W_q, W_k, W_v, W_o):
@@ -30,6 +54,22 @@ def test_layer_values_on_the_example(multihead_attention, x, W_q, W_k, W_v, W_o)
 @test_case(points=None, hidden=False)
 def test_layer_house_rules(multihead_attention, x, W_q, W_k, W_v, W_o):
     from attnbook.exercise_checks.grading import guarded
-    out, w = guarded(multihead_attention, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(x, W_q, W_k, W_v, W_o, 3)
-    assert tuple(w.shape) == (2, 3, 5, 5), f'weights should be (2, 3, 5, 5), got {tuple(w.shape)}'
+    import torch
+
+    def reference(x, Wq, Wk, Wv, Wo, H):
+        B, T, D = x.shape
+
+        def split(t):
+            return t.reshape(B, T, H, D // H).transpose(1, 2)
+        q, k, v = (split(x @ Wq), split(x @ Wk), split(x @ Wv))
+        w = torch.softmax(q @ k.transpose(-2, -1) / (D // H) ** 0.5, dim=-1)
+        return ((w @ v).transpose(1, 2).reshape(B, T, D) @ Wo, w)
+    out, w = guarded(multihead_attention, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(x, W_q, W_k, W_v, W_o, 4)
+    assert tuple(w.shape) == (2, 4, 5, 5), f'4 heads: weights should be (2, 4, 5, 5), got {tuple(w.shape)}'
+    torch.testing.assert_close(out, reference(x, W_q, W_k, W_v, W_o, 4)[0], atol=1e-05, rtol=0, msg='the output of the example, 4 heads of width 3')
+    x64, W64 = (x.double(), [W.double() for W in (W_q, W_k, W_v, W_o)])
+    out, w = multihead_attention(x64, *W64, 3)
+    assert out.dtype == torch.float64 and w.dtype == torch.float64, f'float64 in must give float64 out, got {out.dtype} and {w.dtype}: no float32 buffers'
+    ref_out, ref_w = reference(x64, *W64, 3)
+    torch.testing.assert_close(w, ref_w, atol=1e-09, rtol=1e-09, msg='the example in float64: weights at 1e-9 (a softmax in float32 is off by about 1e-8)')
 

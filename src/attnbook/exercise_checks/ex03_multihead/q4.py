@@ -1,9 +1,9 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
 name = "q4"
-points = [0, 0]
+points = [0.25, 0.25]
 
 @test_case(points=None, hidden=False)
 def test_cut_into_q_k_v_first(fused_qkv_heads):
@@ -19,6 +19,10 @@ def test_cut_into_q_k_v_first(fused_qkv_heads):
 def test_fused_house_rules(fused_qkv_heads):
     from attnbook.exercise_checks.grading import guarded
     import torch
-    q, k, v = guarded(fused_qkv_heads, names=('_in_projection_packed',))(torch.ones(1, 2, 4), torch.eye(4).repeat(1, 3), 2)
+    x = torch.arange(8.0).reshape(1, 2, 4)
+    q, k, v = guarded(fused_qkv_heads, names=('_in_projection_packed',))(x, torch.eye(4).repeat(1, 3), 2)
     assert tuple(v.shape) == (1, 2, 2, 2), f'expected (1, 2, 2, 2), got {tuple(v.shape)}'
+    want = x.reshape(1, 2, 2, 2).transpose(1, 2)
+    for name, t in zip('qkv', (q, k, v)):
+        assert torch.equal(t, want), f'W_qkv = [I | I | I]: {name} is x split into 2 heads, {want.tolist()}, got {t.tolist()}'
 
