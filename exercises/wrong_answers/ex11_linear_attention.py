@@ -21,13 +21,19 @@ WRONG_ANSWERS = {
     "linear_attention_recurrent: no feature map (raw q and k)": [
         ("    fq, fk = phi(q), phi(k)\n    S = k.new_zeros", "    fq, fk = q, k\n    S = k.new_zeros"),
     ],
-    "linear_attention_recurrent: outer product the wrong way round, v^T phi(k)": [
+    "correct: the state stored transposed, v^T phi(k) (d_v x d_k), and read as S phi(q)^T": [
         ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i",
          "    S = k.new_zeros(B, v.shape[-1], d_k)"),
         ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...",
          "        S = S + v[:, t, :, None] * fk[:, t, None, :]"),
         ("        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)",
          "        read = (S @ fq[:, t, :, None])[..., 0]"),
+    ],
+    "linear_attention_recurrent: the outer product v^T phi(k), read as phi(q) S": [
+        ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i",
+         "    S = k.new_zeros(B, v.shape[-1], d_k)"),
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...",
+         "        S = S + v[:, t, :, None] * fk[:, t, None, :]"),
     ],
     "linear_attention_recurrent: one state for the whole batch": [
         ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i\n"
@@ -38,7 +44,7 @@ WRONG_ANSWERS = {
          "        S = S + (fk[:, t, :, None] * v[:, t, None, :]).sum(0, keepdim=True)\n"
          "        z = z + fk[:, t].sum(0, keepdim=True)\n"),
     ],
-    "correct: the recurrence with einsum and no EPS": [
+    "correct: the recurrence with einsum": [
         ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...\n"
          "        z = z + fk[:, t]\n"
          "        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)\n"
@@ -46,7 +52,7 @@ WRONG_ANSWERS = {
          "        S = S + torch.einsum('bk,bv->bkv', fk[:, t], v[:, t])\n"
          "        z = z + fk[:, t]\n"
          "        read = torch.einsum('bk,bkv->bv', fq[:, t], S)\n"
-         "        outputs.append(read / torch.einsum('bk,bk->b', fq[:, t], z)[:, None])"),
+         "        outputs.append(read / (torch.einsum('bk,bk->b', fq[:, t], z)[:, None] + EPS))"),
     ],
     "non-solving (q1): only the shapes: zeros of (B, T, d_v)": [
         ("    B, T, d_k = k.shape\n    fq, fk = phi(q), phi(k)\n",
