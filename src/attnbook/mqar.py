@@ -128,7 +128,7 @@ class RecallTask:
         )
 
 
-def recall_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> Tensor:
+def recall_loss(model: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
     """Mean cross-entropy over the queries of a batch (the pairs are not scored)."""
     inputs, targets = batch
     logits = model(inputs)  # (B, T, vocab)
