@@ -22,7 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import mutations_grading, mutations_models, mutations_serving
+from tools import (
+    mutations_grading,
+    mutations_models,
+    mutations_recall,
+    mutations_serving,
+)
 from tools.mutation_spec import Mutation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +76,7 @@ MUTATIONS = [
     *mutations_models.MUTATIONS,
     *mutations_serving.MUTATIONS,
     *mutations_grading.MUTATIONS,
+    *mutations_recall.MUTATIONS,
 ]
 
 

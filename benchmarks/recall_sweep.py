@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The recall gap: MQAR accuracy against the number of key-value pairs, for models of equal
+width whose layers keep every token (softmax) or a state of fixed size (chapter 11).
+
+    nice -n 10 python benchmarks/recall_sweep.py --seeds 0 1 2 \
+        --save src/attnbook/data/benchmark_recall_sweep.json   # the record chapter 11 quotes
+    python benchmarks/recall_sweep.py --seeds 3 --kinds softmax,delta   # another seed, printed
+    python benchmarks/recall_sweep.py --merge a.json b.json --save all.json   # seeds run apart
+
+Every run trains one `attnbook.recall_models.RecallModel` with `attnbook.mqar.train_recall`
+(the chapter's `RecallTask`: each step draws its number of pairs from task.train_pairs) and
+measures the share of queries answered right at each of task.eval_pairs on fresh sequences.
+One thread; the CPU seconds of each run (its own thread's time, what the machine's other
+jobs do not inflate) and its wall-clock seconds are recorded with it.
+
+Not a test: the accuracies move with the seed and the CPU's rounding; compare across seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from attnbook.data import write_benchmark_record
+from attnbook.mqar import RecallTask, train_recall
+from attnbook.recall_models import MODEL_KINDS
+
+
+def run(kind: str, seed: int, task: RecallTask) -> dict:
+    wall, cpu = time.perf_counter(), time.thread_time()
+    model, result, accuracy = train_recall(kind, seed, task)
+    losses = result.step_losses
+    tail = losses[-50:]
+    return {
+        "accuracy": {str(p): round(a, 4) for p, a in accuracy.items()},
+        "final_loss": round(sum(tail) / len(tail), 4),
+        "loss_every_50": [round(v, 3) for v in losses[::50]],
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "state_numbers": model.state_numbers(),
+        "cpu_seconds": round(time.thread_time() - cpu, 1),
+        "wall_seconds": round(time.perf_counter() - wall, 1),
+    }
+
+
+def merge(paths: list[str], save: str | None) -> None:
+    """Join records of other seeds (run as separate processes) into one."""
+    records = [json.loads(Path(p).read_text()) for p in paths]
+    first = records[0]
+    if any(r["task"] != first["task"] for r in records):
+        raise SystemExit("the records were made with different tasks")
+    seeds = sorted({s for r in records for s in r["seeds"]})
+    results: dict = {}
+    for r in records:
+        for kind, runs in r["results"].items():
+            results.setdefault(kind, {}).update(runs)
+    kinds = list(results)
+    commands = (
+        "python benchmarks/recall_sweep.py --seeds SEED --kinds KIND --save FILE, one "
+        f"process for each seed in {seeds} and kind in {kinds}; then --merge FILE ... --save"
+    )
+    total = round(sum(r["cpu_seconds"] for r in records), 1)
+    print(f"{len(seeds)} seeds, {total} s of CPU time in all")
+    if save:
+        write_benchmark_record(
+            save,
+            commands,
+            seeds,
+            results,
+            threads=first["threads"],
+            cpu_seconds=total,
+            task=first["task"],
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--kinds", default=",".join(MODEL_KINDS))
+    parser.add_argument("--steps", type=int, default=RecallTask().steps)
+    parser.add_argument("--save", help="write the record here")
+    parser.add_argument("--merge", nargs="+", help="records of the same task to join")
+    args = parser.parse_args(argv)
+    if args.merge:
+        merge(args.merge, args.save)
+        return
+    torch.set_num_threads(1)
+    task = dataclasses.replace(RecallTask(), steps=args.steps)
+    kinds = args.kinds.split(",")
+    unknown = set(kinds) - set(MODEL_KINDS)
+    if unknown:
+        parser.error(f"unknown kinds {sorted(unknown)}; kinds: {MODEL_KINDS}")
+    results: dict = {kind: {} for kind in kinds}
+    start = time.thread_time()
+    for seed in args.seeds:  # seeds outermost: an interrupted sweep has every kind
+        for kind in kinds:
+            out = run(kind, seed, task)
+            results[kind][str(seed)] = out
+            shown = " ".join(f"{p}:{a:.2f}" for p, a in out["accuracy"].items())
+            print(
+                f"{kind:12} seed {seed}: accuracy by pairs {shown}; final loss "
+                f"{out['final_loss']:.3f}; {out['cpu_seconds']} s CPU, "
+                f"{out['wall_seconds']} s wall",
+                flush=True,
+            )
+    total = round(time.thread_time() - start, 1)
+    print(f"the sweep: {total} s of one core's CPU time")
+    if args.save:
+        write_benchmark_record(
+            args.save,
+            "python " + " ".join(["benchmarks/recall_sweep.py", *sys.argv[1:]]),
+            args.seeds,
+            results,
+            threads=torch.get_num_threads(),
+            cpu_seconds=total,
+            task=dataclasses.asdict(task),
+        )
+
+
+if __name__ == "__main__":
+    main()

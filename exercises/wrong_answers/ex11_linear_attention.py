@@ -1,0 +1,107 @@
+"""Classic wrong answers to exercise 11, as text edits of the reference solution:
+label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
+format and the rules are in tools/exercise_proof.py)."""
+
+WRONG_ANSWERS = {
+    # q1: the recurrence
+    "linear_attention_recurrent: no normaliser (sums, not averages)": [
+        ("        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))",
+         "        outputs.append(read)"),
+    ],
+    "linear_attention_recurrent: reads before it writes (a token does not see itself)": [
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...\n"
+         "        z = z + fk[:, t]\n"
+         "        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)\n"
+         "        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))",
+         "        read = (fq[:, t, None, :] @ S)[:, 0]\n"
+         "        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))\n"
+         "        S = S + fk[:, t, :, None] * v[:, t, None, :]\n"
+         "        z = z + fk[:, t]"),
+    ],
+    "linear_attention_recurrent: no feature map (raw q and k)": [
+        ("    fq, fk = phi(q), phi(k)\n    S = k.new_zeros", "    fq, fk = q, k\n    S = k.new_zeros"),
+    ],
+    "correct: the state stored transposed, v^T phi(k) (d_v x d_k), and read as S phi(q)^T": [
+        ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i",
+         "    S = k.new_zeros(B, v.shape[-1], d_k)"),
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...",
+         "        S = S + v[:, t, :, None] * fk[:, t, None, :]"),
+        ("        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)",
+         "        read = (S @ fq[:, t, :, None])[..., 0]"),
+    ],
+    "linear_attention_recurrent: the outer product v^T phi(k), read as phi(q) S": [
+        ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i",
+         "    S = k.new_zeros(B, v.shape[-1], d_k)"),
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...",
+         "        S = S + v[:, t, :, None] * fk[:, t, None, :]"),
+    ],
+    "linear_attention_recurrent: one state for the whole batch": [
+        ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i\n"
+         "    z = k.new_zeros(B, d_k)  # the normaliser: sum of phi(k_i)",
+         "    S = k.new_zeros(1, d_k, v.shape[-1])\n    z = k.new_zeros(1, d_k)"),
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...\n"
+         "        z = z + fk[:, t]\n",
+         "        S = S + (fk[:, t, :, None] * v[:, t, None, :]).sum(0, keepdim=True)\n"
+         "        z = z + fk[:, t].sum(0, keepdim=True)\n"),
+    ],
+    "correct: the recurrence with einsum": [
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...\n"
+         "        z = z + fk[:, t]\n"
+         "        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)\n"
+         "        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))",
+         "        S = S + torch.einsum('bk,bv->bkv', fk[:, t], v[:, t])\n"
+         "        z = z + fk[:, t]\n"
+         "        read = torch.einsum('bk,bkv->bv', fq[:, t], S)\n"
+         "        outputs.append(read / (torch.einsum('bk,bk->b', fq[:, t], z)[:, None] + EPS))"),
+    ],
+    "non-solving (q1): only the shapes: zeros of (B, T, d_v)": [
+        ("    B, T, d_k = k.shape\n    fq, fk = phi(q), phi(k)\n",
+         "    return torch.zeros_like(v)\n    B, T, d_k = k.shape\n    fq, fk = phi(q), phi(k)\n"),
+    ],
+    # q2: the parallel form
+    "linear_attention_parallel: no causal mask": [
+        ("    scores = scores * keep\n", ""),
+    ],
+    "linear_attention_parallel: no normaliser": [
+        ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)", "    return scores @ v"),
+    ],
+    "linear_attention_parallel: the upper triangle kept (triu: the future, not the past)": [
+        (".tril()  # key j <= query i", ".triu()"),
+    ],
+    "linear_attention_parallel: the mask filled with -inf, as for a softmax": [
+        ("    scores = scores * keep\n", "    scores = scores.masked_fill(~keep, float('-inf'))\n"),
+    ],
+    "linear_attention_parallel: normalised over every key, then masked": [
+        ("    scores = scores * keep\n    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
+         "    total = scores.sum(-1, keepdim=True) + EPS\n    return ((scores * keep) @ v) / total"),
+    ],
+    "linear_attention_parallel: a softmax of the feature scores": [
+        ("    scores = scores * keep\n    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
+         "    return torch.softmax(scores.masked_fill(~keep, float('-inf')), dim=-1) @ v"),
+    ],
+    "correct: the parallel form with masked_fill(0.0) and an einsum": [
+        ("    scores = phi(q) @ phi(k).transpose(-2, -1)  # (B, T, T)",
+         "    scores = torch.einsum('bid,bjd->bij', phi(q), phi(k))"),
+        ("    scores = scores * keep\n", "    scores = scores.masked_fill(~keep, 0.0)\n"),
+    ],
+    # q3: one delta-rule write
+    "delta_update: no subtraction (S + beta k^T v, linear attention's write)": [
+        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+         "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :]"),
+    ],
+    "delta_update: the outer product the wrong way round, (v - k S)^T k": [
+        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+         "    return S + beta[:, None, None] * (v - old)[:, :, None] * k[:, None, :]"),
+    ],
+    "delta_update: the state read as S k^T instead of k S": [
+        ("    old = (k[:, None, :] @ S)[:, 0]  # what k reads now, k S: (B, d_v)",
+         "    old = (S @ k[:, :, None])[..., 0]"),
+    ],
+    "delta_update: beta forgotten (always a full overwrite)": [
+        ("    return S + beta[:, None, None] * k[:, :, None]", "    return S + k[:, :, None]"),
+    ],
+    "delta_update: S changed in place": [
+        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+         "    S += beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]\n    return S"),
+    ],
+}

@@ -1,0 +1,33 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = [0, 0, 0]
+
+@test_case(points=None, hidden=False)
+def test_recurrent_shape(linear_attention_recurrent, q, k, v):
+    import torch
+    out = linear_attention_recurrent(q, k, v)
+    assert isinstance(out, torch.Tensor), 'return a torch tensor'
+    assert out.shape == (2, 5, 3), f'expected one output row of d_v = 3 numbers per token, (2, 5, 3), got {tuple(out.shape)}: the state phi(k_t)^T v_t is (d_k, d_v), a column times a row, and the query reads it as phi(q_t) S'
+
+@test_case(points=None, hidden=False)
+def test_recurrent_first_token_and_normaliser(linear_attention_recurrent, q, k, v):
+    import torch
+    out = linear_attention_recurrent(q, k, v)
+    torch.testing.assert_close(out[:, 0], v[:, 0], atol=0.0001, rtol=0.0001, msg='the first token sees only itself, so its output must be its own value: does token t write phi(k_t)^T v_t into the state before it reads, and divide by the normaliser phi(q_t) . z_t?')
+    ones = torch.ones(2, 5, 3)
+    torch.testing.assert_close(linear_attention_recurrent(q, k, ones), ones, atol=0.0001, rtol=0.0001, msg='with every value equal to 1 each output must be 1 (the weights of a row sum to 1): divide phi(q_t) S_t by phi(q_t) . z_t + EPS, with z_t the sum of phi(k_i) so far')
+
+@test_case(points=None, hidden=False)
+def test_recurrent_small_example(linear_attention_recurrent, q, k, v):
+    import torch
+    import torch.nn.functional as F
+    fq, fk = (F.elu(q) + 1, F.elu(k) + 1)
+    scores = fq[:, 2] @ fk[:, :3].transpose(-2, -1)[0]
+    scores = (fq[0, 2] * fk[0, :3]).sum(-1)
+    want = scores @ v[0, :3] / (scores.sum() + 1e-06)
+    out = linear_attention_recurrent(q, k, v)
+    torch.testing.assert_close(out[0, 2], want, atol=1e-05, rtol=1e-05, msg='token 2 of the first sequence: expected sum_i phi(q_2).phi(k_i) v_i / sum_i phi(q_2).phi(k_i) over i = 0, 1, 2: is phi applied to both q and k, and do the sequences of the batch keep separate states?')
+

@@ -1,0 +1,32 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = [0, 0]
+
+@test_case(points=None, hidden=False)
+def test_delta_shape_and_overwrite(delta_update):
+    import torch
+    g = torch.Generator().manual_seed(3)
+    S = torch.randn(2, 4, 3, generator=g)
+    k = torch.nn.functional.normalize(torch.randn(2, 4, generator=g), dim=-1)
+    v = torch.randn(2, 3, generator=g)
+    before = S.clone()
+    new = delta_update(S, k, v, torch.ones(2))
+    assert torch.equal(S, before), 'delta_update changed S: return a new tensor'
+    assert isinstance(new, torch.Tensor) and new.shape == (2, 4, 3), f"expected the state's shape (2, d_k = 4, d_v = 3), got {tuple(getattr(new, 'shape', ()))}: k^T (v - k S) is a column of d_k numbers times a row of d_v"
+    read = (k[:, None, :] @ new)[:, 0]
+    torch.testing.assert_close(read, v, atol=1e-05, rtol=1e-05, msg='with beta = 1 the key must read back exactly the value just written: subtract what k read before (v - k S), and read a state as k S (a row times the matrix)')
+
+@test_case(points=None, hidden=False)
+def test_delta_half_strength(delta_update):
+    import torch
+    S = torch.zeros(1, 2, 2, dtype=torch.float64)
+    S[0, 0] = torch.tensor([4.0, 0.0], dtype=torch.float64)
+    k = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    v = torch.tensor([[0.0, 2.0]], dtype=torch.float64)
+    new = delta_update(S, k, v, torch.tensor([0.5], dtype=torch.float64))
+    want = torch.tensor([[[2.0, 1.0], [0.0, 0.0]]], dtype=torch.float64)
+    torch.testing.assert_close(new, want, msg='key e0 held (4, 0); beta = 0.5 moves it half way to v = (0, 2), to (2, 1), and leaves row e1 alone')
+

@@ -1,0 +1,160 @@
+"""Small models of equal width for the recall experiment of chapter 11.
+
+Every model is an embedding, `n_layer` residual layers x + mixer(RMSNorm(x)), a final RMSNorm
+and a linear read-out. The layers differ only in how a token reads the earlier ones:
+
+    softmax       attention over every earlier token (`attnbook.attention.attend`)
+    linear        causal linear attention, phi = elu + 1, with the normaliser
+    delta         the delta rule: L2-normalised keys and queries, beta = sigmoid(W_b x)
+    gated_delta   the delta rule with the decay gate alpha = sigmoid(W_a x + b) (Gated DeltaNet)
+
+(`attnbook.linear_attention` for the last three). `MODEL_KINDS` names the stacks: one kind
+for every layer, or "hybrid": gated delta-rule layers with a softmax layer last. Each mixer
+starts with a short causal depthwise convolution over the last `conv_kernel` tokens (as
+Zoology's and Gated DeltaNet's layers do), which lets one layer tie a value to the key before
+it; no positional encoding, and no MLP (the task needs none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ._checks import positive_int, tensor
+from .attention import attend
+from .layers import RMSNorm
+from .linear_attention import delta_rule_parallel, linear_attention_parallel
+
+__all__ = [
+    "RecallModelConfig",
+    "MODEL_KINDS",
+    "LAYER_KINDS",
+    "TokenMixer",
+    "RecallModel",
+]
+
+LAYER_KINDS = ("softmax", "linear", "delta", "gated_delta")
+
+
+def _stack(kind: str, n_layer: int) -> tuple[str, ...]:
+    if kind == "hybrid":
+        return ("gated_delta",) * (n_layer - 1) + ("softmax",)
+    return (kind,) * n_layer
+
+
+MODEL_KINDS = ("softmax", "linear", "delta", "gated_delta", "hybrid")
+
+
+@dataclass(frozen=True)
+class RecallModelConfig:
+    """Sizes shared by every kind of model (equal width)."""
+
+    vocab_size: int = 128
+    d_model: int = 32
+    n_head: int = 4
+    n_layer: int = 2
+    conv_kernel: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_head", "n_layer", "conv_kernel"):
+            positive_int(name, getattr(self, name))
+        if self.d_model % self.n_head:
+            raise ValueError(
+                f"d_model={self.d_model} must be divisible by n_head={self.n_head}"
+            )
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_head
+
+
+class TokenMixer(nn.Module):
+    """One layer's mixing of tokens, of kind LAYER_KINDS: x (B, T, C) -> (B, T, C)."""
+
+    def __init__(self, kind: str, cfg: RecallModelConfig) -> None:
+        super().__init__()
+        if kind not in LAYER_KINDS:
+            raise ValueError(f"unknown layer kind {kind!r}; kinds: {LAYER_KINDS}")
+        self.kind, self.n_head = kind, cfg.n_head
+        C, k = cfg.d_model, cfg.conv_kernel
+        self.conv = nn.Conv1d(C, C, k, groups=C, padding=k - 1)  # causal after slicing
+        self.W_q = nn.Linear(C, C, bias=False)
+        self.W_k = nn.Linear(C, C, bias=False)
+        self.W_v = nn.Linear(C, C, bias=False)
+        self.out = nn.Linear(C, C, bias=False)
+        self.beta = nn.Linear(C, cfg.n_head) if "delta" in kind else None
+        self.alpha = nn.Linear(C, cfg.n_head) if kind == "gated_delta" else None
+        if self.alpha is not None:
+            nn.init.constant_(self.alpha.bias, 3.0)  # alpha ~ 0.95 at the start
+
+    def _heads(self, x: Tensor) -> Tensor:
+        B, T, C = x.shape
+        return x.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+
+    def forward(self, x: Tensor) -> Tensor:
+        B, T, C = x.shape
+        h = self.conv(x.transpose(1, 2))[..., :T].transpose(1, 2)  # tokens t-k+1 .. t
+        before = F.pad(h, (0, 0, 1, 0))[
+            :, :T
+        ]  # each token's predecessor (a token shift)
+        q = self._heads(self.W_q(h))
+        k = self._heads(self.W_k(before))  # the key of a value is the token before it
+        v = self._heads(self.W_v(h))
+        if self.kind == "softmax":
+            y = attend(q, k, v, is_causal=True)[0]
+        elif self.kind == "linear":
+            y = linear_attention_parallel(q, k, v)
+        else:
+            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+            assert self.beta is not None
+            beta = torch.sigmoid(self.beta(h)).transpose(1, 2)  # (B, H, T)
+            alpha = None
+            if self.alpha is not None:
+                alpha = torch.sigmoid(self.alpha(h)).transpose(1, 2)
+            y = delta_rule_parallel(q, k, v, beta, alpha)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+    def extra_repr(self) -> str:
+        return f"kind={self.kind!r}, n_head={self.n_head}"
+
+
+class RecallModel(nn.Module):
+    """Tokens (B, T) -> next-token logits (B, T, vocab_size), layers of `kind`'s stack."""
+
+    def __init__(self, kind: str, cfg: RecallModelConfig | None = None) -> None:
+        super().__init__()
+        cfg = RecallModelConfig() if cfg is None else cfg
+        if kind not in MODEL_KINDS:
+            raise ValueError(f"unknown model kind {kind!r}; kinds: {MODEL_KINDS}")
+        self.kind, self.cfg = kind, cfg
+        self.layer_kinds = _stack(kind, cfg.n_layer)
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.norms = nn.ModuleList(RMSNorm(cfg.d_model) for _ in self.layer_kinds)
+        self.mixers = nn.ModuleList(TokenMixer(k, cfg) for k in self.layer_kinds)
+        self.norm_f = RMSNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        tensor("tokens", tokens, "(B, T)", dims=(2,))
+        if tokens.dtype != torch.long:
+            raise TypeError(f"tokens must be int64 token ids, got dtype {tokens.dtype}")
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.cfg.vocab_size):
+            raise ValueError(
+                f"token ids must lie in 0 .. {self.cfg.vocab_size - 1}, got "
+                f"{int(tokens.min())} .. {int(tokens.max())}"
+            )
+        x = self.embed(tokens)  # (B, T, C)
+        for norm, mixer in zip(self.norms, self.mixers):
+            x = x + mixer(norm(x))
+        return self.head(self.norm_f(x))
+
+    def state_numbers(self) -> int:
+        """Numbers a layer of fixed state keeps per sequence while generating: n_head x
+        d_head x d_head (plus d_head per head for linear attention's normaliser); 0 for a
+        softmax layer, whose cache grows instead. Summed over the layers."""
+        dh, H = self.cfg.d_head, self.cfg.n_head
+        per_layer = {"softmax": 0, "linear": H * (dh * dh + dh)}
+        return sum(per_layer.get(k, H * dh * dh) for k in self.layer_kinds)
