@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from ._checks import integer, positive_int, tensor
 from .attn_only import AttnOnlyTransformer
-from .hooks import head_outputs
+from .hooks import attention_layers, head_outputs
 from .induction import BOS, ov_matrix, qk_matrix
 
 __all__ = [
@@ -73,7 +73,7 @@ def path_ablation(
     head = _head_index("head", head, model.config.n_head)
     if not isinstance(paths, str) or set(paths) - set(PATHS):
         raise ValueError(f"paths must be letters of {PATHS!r}, got {paths!r}")
-    layer0, layer1 = model.layers
+    layer0, layer1 = attention_layers(model)
     x0 = model.residual(idx)  # (B, T, d_model)
     out0, _ = layer0(x0, is_causal=True, need_weights=False)
     x1 = x0 + out0
@@ -97,8 +97,9 @@ def token_k_circuit(model: AttnOnlyTransformer, reader: int, writer: int) -> Ten
     H = model.config.n_head
     reader, writer = _head_index("reader", reader, H), _head_index("writer", writer, H)
     W_E = model.tok_emb.weight  # (V, d_model)
-    qk = qk_matrix(model.layers[1], reader)
-    return W_E @ qk @ ov_matrix(model.layers[0], writer) @ W_E.T
+    layer0, layer1 = attention_layers(model)
+    qk = qk_matrix(layer1, reader)
+    return W_E @ qk @ ov_matrix(layer0, writer) @ W_E.T
 
 
 @torch.no_grad()
@@ -111,7 +112,7 @@ def ov_circuit(model: AttnOnlyTransformer, layer: int, head: int) -> Tensor:
         )
     layer = _head_index("layer", layer, model.config.n_layer)
     head = _head_index("head", head, model.config.n_head)
-    ov = ov_matrix(model.layers[layer], head)
+    ov = ov_matrix(attention_layers(model)[layer], head)
     return model.unembed.weight @ ov @ model.tok_emb.weight.T
 
 
@@ -176,7 +177,7 @@ def constant_writer(
             f"model must be an AttnOnlyTransformer, got {type(model).__name__}"
         )
     out = copy.deepcopy(model)
-    attn = out.layers[-1]
+    attn = attention_layers(out)[-1]
     head = _head_index("head", head, attn.n_head)
     vector = tensor("vector", vector, "(d_head,)", dims=(1,))
     if vector.shape[0] != attn.d_k:

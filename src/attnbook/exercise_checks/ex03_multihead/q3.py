@@ -70,6 +70,6 @@ def test_layer_house_rules(multihead_attention, x, W_q, W_k, W_v, W_o):
     x64, W64 = (x.double(), [W.double() for W in (W_q, W_k, W_v, W_o)])
     out, w = multihead_attention(x64, *W64, 3)
     assert out.dtype == torch.float64 and w.dtype == torch.float64, f'float64 in must give float64 out, got {out.dtype} and {w.dtype}: no float32 buffers'
-    ref_out, ref_w = reference(x64, *W64, 3)
+    ref_out, ref_w = reference(x64, W64[0], W64[1], W64[2], W64[3], 3)
     torch.testing.assert_close(w, ref_w, atol=1e-09, rtol=1e-09, msg='the example in float64: weights at 1e-9 (a softmax in float32 is off by about 1e-8)')
 
