@@ -1,4 +1,4 @@
-from otter.test_files import test_case
+from attnbook.exercise_checks.case import test_case
 
 OK_FORMAT = False
 
