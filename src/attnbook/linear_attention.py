@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import floating, positive_int, tensor
+from .masks import causal_mask
 
 __all__ = [
     "elu_feature_map",
@@ -125,9 +126,7 @@ def linear_attention_parallel(
     q, k, v = _check_qkv(q, k, v)
     T = k.shape[2]
     scores = elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)  # (B, H, T, T)
-    scores = scores.masked_fill(
-        ~torch.ones(T, T, dtype=torch.bool, device=q.device).tril(), 0.0
-    )
+    scores = scores.masked_fill(~causal_mask(T, device=q.device), 0.0)
     return (scores @ v) / (scores.sum(-1, keepdim=True) + eps)
 
 
@@ -199,7 +198,7 @@ def delta_rule_parallel(
     q, k, v = _check_qkv(q, k, v)
     beta, alpha = _check_gates(beta, alpha, k)
     T = k.shape[2]
-    below = torch.ones(T, T, dtype=torch.bool, device=k.device).tril()  # i <= t
+    below = causal_mask(T, device=k.device)  # key i <= query t
     if alpha is None:
         decay = below.to(k.dtype)
     else:
