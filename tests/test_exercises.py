@@ -383,9 +383,9 @@ def test_a_wrong_first_answer_does_not_cost_the_later_questions(built):
         g = grader.grade(ex.make_submission(b, [wrong]), "wrong q1", timeout=300)
     assert g.questions["q1"] == 0.0
     # (the points of a question's tests are summed in floating point: 6.000000000000001)
-    assert g.questions["q2"] == pytest.approx(6.0) and g.questions["q3"] == pytest.approx(3.0), (
-        "q2 and q3 use the reference's softmax"
-    )
+    assert g.questions["q2"] == pytest.approx(6.0) and g.questions[
+        "q3"
+    ] == pytest.approx(3.0), "q2 and q3 use the reference's softmax"
 
 
 def test_grading_a_folder_gives_one_clear_line_per_submission(
