@@ -90,3 +90,20 @@ def test_matrix_heatmap_centres_signed_values_and_checks_labels():
     with pytest.raises(ValueError, match="2 row labels and 2 column labels"):
         matrix_heatmap(m, ["I", "am"], ["x", "y"])
     plt.close("all")
+
+
+def test_heatmaps_turn_their_labels_without_seaborns_extra_draw():
+    """Seaborn's draw-to-check-overlap is skipped inside `attention_heatmap` (it sets both
+    rotations itself), and seaborn's helper is back in place after, also after an error."""
+    import seaborn.matrix
+
+    original = seaborn.matrix._draw_figure
+    fig = attention_heatmaps([torch.full((5, 5), 0.2)] * 4, list("abcde"))
+    for ax in fig.axes[:4]:
+        assert {t.get_rotation() for t in ax.get_xticklabels()} == {45.0}
+        assert {t.get_rotation() for t in ax.get_yticklabels()} == {0.0}
+    assert seaborn.matrix._draw_figure is original
+    with pytest.raises(ValueError):
+        attention_heatmap(torch.full((5, 5), 0.2), list("abcde"), vmax="high")
+    assert seaborn.matrix._draw_figure is original
+    plt.close("all")
