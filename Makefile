@@ -38,6 +38,12 @@ python-version:
 # The course package and the grading engine (grader/, the distribution attnbook-grader:
 # README, "Grading for credit") are installed editable, without dependencies: the lock holds
 # both's (the engine's are the course's `exercises` extra).
+# The lock is installed as it is (--no-deps: it is complete, resolved by `make lock`) less
+# two packages: rfc3987-syntax and its lark, which jsonschema imports for its "iri" format
+# when present (jupyter-events asks for jsonschema's format-nongpl extra). Its import
+# compiles a grammar: 3.2 s in every process that imports nbformat (pytest, otter, each
+# grading server, each exercise kernel), 0.4 s without it; nothing here checks an IRI.
+LOCK_LEFT_OUT := rfc3987-syntax lark
 TORCH_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null),$(TORCH_WHEELS))
 UV_BOOTSTRAP := .cache/uv-requirement.txt
@@ -52,7 +58,7 @@ $(STAMP): pyproject.toml grader/pyproject.toml requirements/lock.txt $(UV_BOOTST
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r $(UV_BOOTSTRAP)
 	$(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode --require-hashes \
-	    --find-links $(FIND_LINKS) -r requirements/lock.txt
+	    --no-deps --find-links $(FIND_LINKS) -r requirements/lock.txt
 	$(VENV)/bin/uv pip install --python $(PY) --quiet --no-deps -e . -e grader
 	touch $(STAMP)
 
@@ -289,7 +295,8 @@ lock: $(UV_BOOTSTRAP)
 	    $(LOCK_VENV)/bin/pip install --quiet --no-deps --require-hashes -r $(UV_BOOTSTRAP); }
 	$(LOCK_VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
 	    --extra dev -c requirements/constraints.txt --find-links $(FIND_LINKS) \
-	    --no-emit-package attnbook --custom-compile-command "make lock" $(LOCKFLAGS) \
+	    --no-emit-package attnbook $(addprefix --no-emit-package ,$(LOCK_LEFT_OUT)) \
+	    --custom-compile-command "make lock" $(LOCKFLAGS) \
 	    -o requirements/lock.txt pyproject.toml
 	$(LOCK_VENV)/bin/python -m tools.lock_torch requirements/lock.txt requirements/torch-cpu.sha256
 
