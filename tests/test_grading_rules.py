@@ -207,3 +207,15 @@ def test_two_results_that_share_memory_fail_from_the_childs_facts():
     tensor = torch.zeros(4)
     facts = sandbox.memory_facts({}, (tensor[1:], torch.ones(1)), [tensor])
     assert verdicts.shared_results(facts, rules) is not None  # one storage
+
+
+def test_a_cell_the_parser_cannot_build_is_read_as_no_statement():
+    """A 100 000-term sum exhausts Python's parser (RecursionError): the reading passes over
+    that cell (it runs unread in the child and fails there) and reads the others."""
+    huge = "total = " + " + ".join(["1"] * 100_000)
+    reading = source_rules.scan(
+        [huge, "def f(x):\n    return x\n"], source_checks=False
+    )
+    assert {u.cell for u in reading.units} == {1}
+    assert "f" in reading.functions
+    assert reading.runnable([huge, "y = 1"])[0] == huge

@@ -277,9 +277,13 @@ def _transform(source: str) -> str:
 
 
 def _parse(source: str) -> ast.Module | None:
+    """The cell's syntax tree, or None where Python cannot build one: a syntax error, or a
+    cell nested or long enough to exhaust the parser (a 100 000-term sum: RecursionError or
+    MemoryError). Such a cell is read as no statement and runs, unread, in the child, where
+    it fails on its own."""
     try:
         return ast.parse(_transform(source))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
