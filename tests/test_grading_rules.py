@@ -219,3 +219,13 @@ def test_a_cell_the_parser_cannot_build_is_read_as_no_statement():
     assert {u.cell for u in reading.units} == {1}
     assert "f" in reading.functions
     assert reading.runnable([huge, "y = 1"])[0] == huge
+
+
+def test_what_the_child_sent_is_echoed_at_most_200_characters():
+    """A callback name or a crash report comes from the submission's process: the grader's
+    messages repeat at most 200 characters of it."""
+    from attnbook_grader.session import _echo
+
+    assert _echo("softmax") == "softmax"
+    long = _echo("x" * 100_000)
+    assert len(long) == 200 and long.endswith("...")

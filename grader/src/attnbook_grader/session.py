@@ -66,7 +66,7 @@ class Session(Child):
         return {
             "raised": {
                 "type": "AssertionError",
-                "message": f"{wanted} is not available while {name} runs",
+                "message": f"{_echo(wanted)} is not available while {name} runs",
             },
             "args_after": reply["args"],
             "kwargs_after": reply["kwargs"],
@@ -135,7 +135,7 @@ class Session(Child):
         )
         if "crash" in reply:
             raise AssertionError(
-                f"the grader could not use what {name} returned: {reply['crash']}"
+                f"the grader could not use what {name} returned: {_echo(reply['crash'])}"
             )
         try:
             after = [reply["args_after"], reply["kwargs_after"]]
@@ -208,6 +208,13 @@ class Session(Child):
 
 
 _RNG_ORDER = {"torch": 0, "numpy": 1, "random": 2}  # the order of rng_states()
+
+
+def _echo(text: Any, limit: int = 200) -> str:
+    """What the child sent, as the grader repeats it in a message: at most `limit`
+    characters (a name or a crash report can be as long as the submission makes it)."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _values(value: Any) -> str:
