@@ -457,6 +457,11 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         and float(rows["alice.ipynb"]["percent"]) == 100.0
     )
     assert rows["alice.ipynb"]["message"] == ""
+    # each row names the isolation its children ran at; a file never graded, none
+    from attnbook_grader import jail
+
+    assert rows["alice.ipynb"]["isolation"] == jail.require() != ""
+    assert rows["dave.ipynb"]["isolation"] == ""
     assert (
         rows["bob.ipynb"]["status"] == "timeout"
         and float(rows["bob.ipynb"]["score"]) == 0.0

@@ -215,7 +215,7 @@ def _crowded_folders(folder: Path, submissions: list[Path]) -> dict[str, str]:
 def _header(points: dict[str, float]) -> list[str]:
     questions = list(points)
     head = ["submission", "status", *questions, "score", "possible", "percent"]
-    return [*head, "student_id", "student", "late", "message"]
+    return [*head, "student_id", "student", "late", "isolation", "message"]
 
 
 def _row(g: Grade, points: dict[str, float], who: Identity | None) -> list:
@@ -229,6 +229,7 @@ def _row(g: Grade, points: dict[str, float], who: Identity | None) -> list:
         " ".join(who.ids) if who else "",
         "; ".join(who.names) if who else "",
         "late" if who and who.late else "",
+        g.isolation,
         one_line(g.message, 600),
     ]
 

@@ -51,6 +51,8 @@ class Grade:
     message: str = ""
     # [cell index, "Type: message"]
     cell_errors: list[list] = field(default_factory=list)
+    # the isolation level the children ran at (`attnbook_grader.jail`); "" if none ran
+    isolation: str = ""
 
     @property
     def percent(self) -> float:
@@ -100,6 +102,7 @@ class Grader:
             time.monotonic() - start,
             data["message"],
             data["cell_errors"],
+            data.get("isolation", {}).get("level", ""),
         )
 
 
