@@ -163,10 +163,25 @@ def test_gradescope_shows_the_same_hints_and_keeps_each_maximum():
     by_name = {t["name"]: t for t in out["tests"]}
     assert [t["max_score"] for t in out["tests"]] == [4.0, 6.0, 3.0]
     assert by_name["q2"]["output"] == (
-        "test_scaled (hidden test): " + feedback.hint(ALLCLOSE_FAILURE)
+        "test_scaled (hidden test): "
+        + feedback.hint(ALLCLOSE_FAILURE, feedback.HIDDEN_LIMIT)
     )
     assert by_name["q3"]["output"].startswith("not graded")
     timeout = {"score": 0.0, "questions": {}, "tests": [], "message": "timeout: 30 s"}
     out = autograder.results_json(timeout, POINTS)
     assert [t["max_score"] for t in out["tests"]] == [4.0, 6.0, 3.0]
     assert all(t["output"] == "not graded: timeout: 30 s" for t in out["tests"])
+
+
+def test_gradescope_says_no_answer_yet_once_per_question():
+    """An untouched question: one line, as in `make grade`'s feedback, not one per test."""
+    stub = "AssertionError: No answer yet: attention still has its stub body (...)"
+    tests = [
+        {"name": f"test_{i}", "question": "q1", "hidden": i > 1, "passed": False,
+         "points": 1.0, "message": stub}
+        for i in range(4)
+    ]  # fmt: skip
+    result = {"score": 0.0, "questions": {"q1": 0.0}, "tests": tests, "message": ""}
+    (q1,) = autograder.results_json(result, {"q1": 4.0})["tests"]
+    assert q1["output"] == feedback.failed_lines(tests)[0]
+    assert q1["output"].startswith("No answer yet") and "(4 tests" in q1["output"]

@@ -19,7 +19,7 @@ from attnbook_grader.engine import (
     read_exercise,
     reference_session,
 )
-from attnbook_grader.feedback import hint
+from attnbook_grader.feedback import failed_lines
 from attnbook_grader.submissions import (
     code_cells,
     exercise_of,
@@ -59,12 +59,8 @@ def results_json(result: dict, possible: dict[str, float] | None = None) -> dict
         questions.setdefault(question, 0.0)
     for question, points in questions.items():
         rows = [t for t in result.get("tests", []) if t["question"] == question]
-        failed = [
-            f"{t['name']} ({'hidden test' if t['hidden'] else 'public check'}): "
-            f"{hint(t['message']) or 'failed'}"
-            for t in rows
-            if not t["passed"]
-        ]
+        # one line per failed test, one in all for a question not answered yet
+        failed = failed_lines([t for t in rows if not t["passed"]])
         if not rows:
             output = f"not graded: {result.get('message') or 'no test ran'}"
         else:
