@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0]
+points = [0, 0.5, 0.75]
 
 @test_case(points=None, hidden=False)
 def test_recurrent_shape(linear_attention_recurrent, q, k, v):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0]
+points = [0.25, 0.5, 0.5]
 
 @test_case(points=None, hidden=False)
 def test_parallel_shape_and_no_loop(linear_attention_parallel, q, k, v):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0]
+points = [0.25, 0.25]
 
 @test_case(points=None, hidden=False)
 def test_delta_shape_and_overwrite(delta_update):
