@@ -20,9 +20,20 @@ from pathlib import Path
 
 import nbformat
 
-# the exercises whose proof fails on an assertion without a message (the integrator adds
-# each exercise whose master has been converted)
-HELD = {"ex01_attention", "ex02_scaling", "ex03_multihead"}
+# the exercises whose proof fails on a message problem (an assertion without a message, a
+# hidden message showing returned data); each is added once its master is converted
+HELD = {
+    "ex01_attention",
+    "ex02_scaling",
+    "ex03_multihead",
+    "ex04_masks",
+    "ex05_positional",
+    "ex08_gqa",
+    "ex09_kv_quant",
+}
+# the exercises whose proof also fails on the scoring policy
+# (`tools.exercise_public_rule.scoring_problems`); the others print it as a warning
+SCORING_HELD = {"ex01_attention", "ex02_scaling", "ex03_multihead"}
 
 OTTER_IMPORT = "from otter.test_files import test_case"
 COURSE_IMPORT = "from attnbook.exercise_checks.case import test_case"

@@ -50,7 +50,7 @@ from tools.exercise_build import (
     publish_zip_only,
     stale_files,
 )
-from tools.exercise_messages import HELD, message_problems
+from tools.exercise_messages import HELD, SCORING_HELD, message_problems
 from tools.exercise_public_rule import question_verdicts, scoring_problems
 from tools.exercise_grading import (
     Grade,
@@ -313,18 +313,22 @@ def check_proof(name: str, data: dict) -> bool:
 
 def _held_to_the_rules(name: str, grades: dict[str, Grade]) -> list[str]:
     """The message and scoring rules (`tools.exercise_messages`,
-    `tools.exercise_public_rule.scoring_problems`): problems for an exercise in `HELD`,
-    printed as warnings for the others (their masters are not converted yet)."""
-    found = message_problems(name, MASTERS / f"{name}.ipynb")
-    if REFERENCE in grades:
-        found += scoring_problems(grades[REFERENCE])
-    if name in HELD:
-        return found
-    for problem in found[:5]:
+    `tools.exercise_public_rule.scoring_problems`): the problems of the rules an exercise is
+    held to (`HELD`, `SCORING_HELD`); the others' problems are printed as warnings (their
+    masters are not converted yet)."""
+    messages = message_problems(name, MASTERS / f"{name}.ipynb")
+    scoring = scoring_problems(grades[REFERENCE]) if REFERENCE in grades else []
+    held = (messages if name in HELD else []) + (
+        scoring if name in SCORING_HELD else []
+    )
+    warned = (messages if name not in HELD else []) + (
+        scoring if name not in SCORING_HELD else []
+    )
+    for problem in warned[:5]:
         print(f"  warning (not yet held to it): {problem}")
-    if len(found) > 5:
-        print(f"  warning: ... and {len(found) - 5} more of the same kinds")
-    return []
+    if len(warned) > 5:
+        print(f"  warning: ... and {len(warned) - 5} more of the same kinds")
+    return held
 
 
 def _expected_cost(name: str) -> int:
