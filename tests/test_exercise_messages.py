@@ -204,3 +204,43 @@ def test_otter_writes_test_files_with_the_course_test_case(tmp_path):
     assert text.startswith(COURSE_IMPORT)
     assert tests_manager.EXCEPTION_BASED_TEST_FILE_TEMPLATE is before
     textwrap.dedent(text)
+
+
+LEAKY_CELLS = [
+    ("raw", "# BEGIN QUESTION\nname: q1\npoints: [1, 1, 1]"),
+    ("raw", "# BEGIN TESTS"),
+    (
+        "code",
+        "# HIDDEN\ndef test_close(f):\n    import torch\n    got = f(torch.ones(2))\n"
+        "    torch.testing.assert_close(got, torch.ones(2),\n"
+        "        msg=lambda m: f\"expected ones: {' '.join(m.split())}\")\n"
+        "    torch.testing.assert_close(got, torch.ones(2),\n"
+        "        msg=lambda m: f'expected ones ({m.splitlines()[0]})')\n\ntest_close(f)",
+    ),
+    (
+        "code",
+        "# HIDDEN\ndef test_raises(f):\n    try:\n        f(-1)\n"
+        "    except ValueError as err:\n"
+        "        assert 'negative' in str(err), f'name the sign, got {err}'\n"
+        "        assert 'x' in str(err), f'name x ({type(err).__name__})'\n"
+        "        return\n    raise AssertionError('expected a ValueError')\n\ntest_raises(f)",
+    ),
+    ("raw", "# END TESTS"),
+    ("raw", "# END QUESTION"),
+]
+
+
+def test_library_messages_and_raised_text_count_as_returned_data(tmp_path):
+    """In a hidden test, torch's whole message (a `msg=lambda m:` that interpolates m: it
+    prints the values compared) and the text of what the submission raised are its data;
+    the first line of torch's message and the raised exception's type are not."""
+    nb = nbformat.v4.new_notebook()
+    for kind, source in LEAKY_CELLS:
+        new = nbformat.v4.new_raw_cell if kind == "raw" else nbformat.v4.new_code_cell
+        nb.cells.append(new(source))
+    path = tmp_path / "ex98_leaks.ipynb"
+    nbformat.write(nb, path)
+    problems = message_problems("ex98_leaks", path)
+    assert len(problems) == 2, problems
+    assert "test_close" in problems[0] and "m.split()" in problems[0], problems
+    assert "test_raises" in problems[1] and "shows {err}" in problems[1], problems

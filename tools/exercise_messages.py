@@ -7,7 +7,10 @@
   message: an ``assert`` its text, NumPy's testing calls an ``err_msg``, PyTorch's
   ``assert_close`` a ``msg``; and a hidden test's messages interpolate nothing the
   submission returned but its shape, dtype, length or type (the expected values, the
-  settings and the test's own data are fine). Exercises in `HELD` fail their proof on a
+  settings and the test's own data are fine). Returned data includes the library's own
+  message in ``msg=lambda m: ...`` (torch's prints the values compared; its first line,
+  ``m.splitlines()[0]``, does not) and the text of an exception the submission raised
+  (``except ValueError as err``: its type may be named). Exercises in `HELD` fail their proof on a
   break; the others print it as a warning until their masters are converted.
 """
 
@@ -186,6 +189,10 @@ def _tainted(fn: ast.FunctionDef) -> set[str]:
                 pairs = _paired(node.target, node.iter, iterated=True)
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 pairs = _paired(node.optional_vars, node.context_expr)
+            elif isinstance(node, ast.Try):  # what the submission raised: its text
+                body = ast.Module(body=node.body, type_ignores=[])
+                if _names(body) & tainted:
+                    tainted |= {h.name for h in node.handlers if h.name}
             for target, value in pairs:
                 if _names(value) & tainted:
                     tainted |= _names(target)
@@ -232,6 +239,14 @@ def _shows_data(expr: ast.expr, tainted: set[str]) -> bool:
         return False
     if isinstance(expr, ast.Call) and _call_name(expr) in _SHAPE_CALLS:
         return False
+    if (  # the first line of a library's own message: "Tensor-likes are not close!"
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.value, ast.Call)
+        and _call_name(expr.value) == "splitlines"
+        and isinstance(expr.slice, ast.Constant)
+        and expr.slice.value == 0
+    ):
+        return False
     if isinstance(expr, ast.Subscript):
         return _shows_data(expr.value, tainted)
     if isinstance(expr, ast.Call) and _call_name(expr) in ("tuple", "list", "str"):
@@ -245,9 +260,15 @@ def _shows_data(expr: ast.expr, tainted: set[str]) -> bool:
 def _data_shown(messages: list[ast.expr], tainted: set[str]) -> list[str]:
     shown = []
     for message in messages:
+        # `msg=lambda m: ...`: m is the library's message, which prints the values compared
+        own = (
+            {a.arg for a in message.args.args}
+            if isinstance(message, ast.Lambda)
+            else set()
+        )
         for part in ast.walk(message):
             if isinstance(part, ast.FormattedValue) and _shows_data(
-                part.value, tainted
+                part.value, tainted | own
             ):
                 shown.append(ast.unparse(part.value))
     return shown
