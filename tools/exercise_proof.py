@@ -179,7 +179,9 @@ TAMPER_PREFIX = "tampering"  # labels "tampering: ..." or "tampering (q1, q2): .
 
 def prove_one(name: str, out_json: Path, timeout: float) -> None:
     """Worker of `prove` for one exercise: build it and grade the reference, the untouched
-    notebook and every listed submission with the engine. Writes the grades as JSON."""
+    notebook and every listed submission with the engine. Writes the grades as JSON, with
+    the proof's wall time (printed beside the exercise's name: where the proofs' time goes)."""
+    start = time.monotonic()
     built = build(name)
     problems = stale_files(built)
     publish_zip_only(built)
@@ -208,6 +210,7 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
                 "questions": list(test_files),
                 "grades": {label: asdict(g) for label, g in graded.items()},
                 "attacks": attacked,
+                "seconds": round(time.monotonic() - start, 1),
             }
         )
     )
@@ -260,7 +263,9 @@ def check_proof(name: str, data: dict) -> bool:
     """Print one exercise's table and the message each mistake gets; True if every rule holds."""
     problems = list(data["problems"])
     grades = {label: Grade(**g) for label, g in data["grades"].items()}
-    print(f"\n{name}")
+    seconds = data.get("seconds")
+    took = f", {seconds:.0f} s" if seconds is not None else ""
+    print(f"\n{name} ({len(grades)} notebooks graded{took})")
     print(f"  {'submission':70s} {'score':>6s} {'public':>7s} {'hidden':>7s}  verdict")
     flagged = set()  # questions with a mistake that a public check flags
     for label, g in grades.items():
