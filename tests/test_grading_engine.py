@@ -18,6 +18,7 @@ about 75 s measured on the shared 2-core machine (3 minutes at a load of ~17).
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
 import shutil
@@ -428,3 +429,26 @@ def test_a_detached_process_that_escaped_is_ended(tmp_path):
     stamp = beat.stat().st_mtime
     time.sleep(0.5)
     assert beat.stat().st_mtime == stamp, "the detached process still runs"
+
+
+def test_a_cell_tagged_otter_ignore_is_not_run_when_grading(ex03, monkeypatch):
+    """The closing "look at your result" cells carry otter-grader's `otter_ignore` tag: the
+    grader runs them as empty cells on both paths (`submissions.cell_sources`), so what they
+    draw or train costs no grading time. A cell that breaks an answer counts only untagged."""
+    monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")
+    nb = ex.make_submission(ex03["built"], [])  # the reference's answers
+    tagged = [
+        c for c in nb.cells if "otter_ignore" in c.get("metadata", {}).get("tags", [])
+    ]
+    assert len(tagged) == 1 and "attention_heatmaps" in tagged[0].source
+    tagged[0].source = "multihead_attention = None\n" + tagged[0].source
+    untagged = copy.deepcopy(nb)
+    for cell in untagged.cells:
+        cell.get("metadata", {}).get("tags", []).clear()
+    with ex.Grader(ex03["built"].autograder_zip) as grader:
+        skipped = grader.grade(nb, "tagged", timeout=300)
+        run = grader.grade(untagged, "untagged", timeout=300)
+    assert skipped.status == "ok" and skipped.score == skipped.possible > 0, (
+        skipped.tests
+    )
+    assert run.score < run.possible, run.tests

@@ -9,7 +9,7 @@ import json
 
 import nbformat
 
-from attnbook_grader import autograder, feedback, submissions
+from attnbook_grader import autograder, engine, feedback, submissions
 
 SETUP = "import otter\nfrom attnbook.exercise_checks import tests_dir\n"
 
@@ -185,3 +185,19 @@ def test_gradescope_says_no_answer_yet_once_per_question():
     (q1,) = autograder.results_json(result, {"q1": 4.0})["tests"]
     assert q1["output"] == feedback.failed_lines(tests)[0]
     assert q1["output"].startswith("No answer yet") and "(4 tests" in q1["output"]
+
+
+def test_cells_tagged_otter_ignore_run_empty_and_keep_the_indexes():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("a = 1"),
+        nbformat.v4.new_markdown_cell("text"),
+        nbformat.v4.new_code_cell("draw()", metadata={"tags": ["otter_ignore"]}),
+        nbformat.v4.new_code_cell(
+            "b = 2", metadata={"tags": "otter_ignore"}
+        ),  # not a list
+        nbformat.v4.new_code_cell("c = 3", metadata={"tags": ["nbval-ignore-output"]}),
+    ]
+    assert submissions.code_cells(nb) == ["a = 1", "", "b = 2", "c = 3"]
+    as_dict = json.loads(nbformat.writes(nb))
+    assert engine.code_sources(as_dict) == submissions.code_cells(nb)

@@ -32,6 +32,7 @@ from typing import Any
 from attnbook_grader import jail, reach, source_rules, verdicts, wire
 from attnbook_grader.seen import Seen, isolation
 from attnbook_grader.servers import server_for
+from attnbook_grader.submissions import cell_sources
 from attnbook_grader.session import (
     RemoteFunction,
     Session,
@@ -59,12 +60,9 @@ UNSAFE = (
 
 
 def code_sources(nb: dict) -> list[str]:
-    """The sources of a notebook's code cells."""
-    return [
-        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-        for c in nb.get("cells", [])
-        if c.get("cell_type") == "code"
-    ]
+    """The sources of a notebook's code cells as the grader runs them: a cell tagged
+    ``otter_ignore`` empty (`submissions.cell_sources`)."""
+    return cell_sources(nb)
 
 
 # ----------------------------------------------------------------------------- the exercise

@@ -8,7 +8,11 @@ notebook of another exercise).
 `find_submission` picks the one notebook of a Gradescope upload (searched recursively; none or
 several is refused, by name); `walk_folder` lists every notebook under a class folder, in
 subfolders too (LMS exports put each student in a folder of their own), and what it skipped,
-with why. Imports nothing else of the grading package.
+with why. `cell_sources` gives a notebook's code cells as the grader runs them: a cell tagged
+``otter_ignore`` (otter-grader's tag for cells its grading skips: here the closing "look at
+your result" cells, which draw or train and define nothing a question needs) is run as an
+empty cell, so that every other cell keeps its index. Imports nothing else of the grading
+package.
 """
 
 from __future__ import annotations
@@ -18,7 +22,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_notebook", "find_submission", "walk_folder", "exercise_of"]
+__all__ = [
+    "read_notebook",
+    "find_submission",
+    "walk_folder",
+    "exercise_of",
+    "cell_sources",
+    "IGNORE_TAG",
+]
+
+#: otter-grader's tag for a cell that grading does not run (`otter.execute`'s IGNORE_CELL_TAG)
+IGNORE_TAG = "otter_ignore"
 
 _SKIPPED_DIRS = (".ipynb_checkpoints", "__MACOSX", "__pycache__")
 _EXERCISE = re.compile(r"tests_dir\(\s*[\"'](\w+)[\"']")
@@ -30,12 +44,20 @@ def exercise_of(sources: list[str]) -> str | None:
     return named[0] if named else None
 
 
-def _code(nb: Any) -> list[str]:
-    return [
-        "".join(c.source) if isinstance(c.source, list) else c.source
-        for c in nb.cells
-        if c.get("cell_type") == "code"
-    ]
+def cell_sources(nb: Any) -> list[str]:
+    """The sources of a notebook's code cells (a dict or nbformat node), in order; a cell
+    tagged `IGNORE_TAG` as "" (not run, its index kept)."""
+    sources = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        metadata = cell.get("metadata")
+        tags = metadata.get("tags") if isinstance(metadata, dict) else None
+        ignored = isinstance(tags, list) and IGNORE_TAG in tags
+        sources.append("" if ignored else source)
+    return sources
 
 
 def read_notebook(path: Path, name: str | None = None) -> tuple[Any, str]:
@@ -64,7 +86,7 @@ def read_notebook(path: Path, name: str | None = None) -> tuple[Any, str]:
     except Exception as err:  # noqa: BLE001 - any unreadable notebook
         kind = type(err).__name__
         return None, f"not a notebook: valid JSON but not a Jupyter notebook ({kind})"
-    sources = _code(nb)
+    sources = cell_sources(nb)
     if not sources:
         return None, "the notebook has no code cells"
     other = exercise_of(sources)
@@ -74,8 +96,9 @@ def read_notebook(path: Path, name: str | None = None) -> tuple[Any, str]:
 
 
 def code_cells(nb: Any) -> list[str]:
-    """The sources of a notebook's code cells (nbformat 4, as `read_notebook` gives it)."""
-    return _code(nb)
+    """The sources of a notebook's code cells (nbformat 4, as `read_notebook` gives it),
+    as the grader runs them (`cell_sources`)."""
+    return cell_sources(nb)
 
 
 def _hidden(path: Path, root: Path) -> bool:
