@@ -1,6 +1,6 @@
 """Data files shipped inside the package: Tiny Shakespeare (read by
 `attnbook.text.load_tiny_shakespeare`, chapter 6) and the JSON records of the benchmarks that
-chapters 6 and 8 quote. README.md beside this file states their provenance and licence."""
+chapters 2 and 6-11 quote. README.md beside this file states their provenance and licence."""
 
 from __future__ import annotations
 
