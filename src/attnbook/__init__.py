@@ -11,10 +11,10 @@ later chapter and by the exercises' tests:
                            to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
-- ``attnbook.explore``     chapters 1, 3, 6, 7, 9: interactive attention views in the page
+- ``attnbook.explore``     chapters 1, 3, 6, 7, 9, 10: interactive attention views in the page
                            (``explore_labels``: its axis labels; ``explore_picture``: its PNG)
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
-- ``attnbook.timing``      chapters 2, 8: the best of a few timings, growth rates
+- ``attnbook.timing``      chapters 2, 8, 11: the best of a few timings, growth rates
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
 - ``attnbook.multihead_weights``  chapter 3: the fused input projection, torch's layout
 - ``attnbook.marked_pairs``  chapter 3: two marked letters, two questions for two heads
