@@ -1,7 +1,8 @@
 """Every definition of the course package can be traced to its chapter: the first paragraph
 of each module's docstring names the chapter its code is derived in ("chapter 6", "chapters
-6-9", "every chapter"), and in a module of several chapters each public definition names
-its own. Read with `ast`, nothing imported; the public checks of the exercises
+6-9", "every chapter"), in a module of several chapters each public definition names its
+own, and the package's map of modules (`attnbook/__init__.py`) lists every module with the
+same chapters. Read with `ast`, nothing imported; the public checks of the exercises
 (`attnbook.exercise_checks`) belong to exercises, not chapters, and are left out."""
 
 from __future__ import annotations
@@ -90,3 +91,43 @@ def test_a_module_of_several_chapters_names_each_definitions_own(
         f"attnbook.{name} spans chapters {sorted(chapters_named(text))}; "
         f"these public definitions do not say which is theirs: {unnamed}"
     )
+
+
+def module_map() -> dict[str, str]:
+    """The entries of the package docstring's list of modules: name -> its text."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    entries: dict[str, str] = {}
+    name = None
+    for line in (ast.get_docstring(tree) or "").splitlines():
+        entry = re.match(r"- ``attnbook\.(\w+)``\s+(.*)", line)
+        if entry:
+            name = entry.group(1)
+            entries[name] = entry.group(2)
+        elif name and line.startswith("   "):
+            entries[name] += " " + line.strip()
+        else:
+            name = None
+    return entries
+
+
+def test_the_package_map_lists_each_module_with_its_chapters() -> None:
+    entries = module_map()
+    text = " ".join(entries.values())
+    for name, tree in modules():
+        top = name.split(".")[0]
+        if top.startswith("_"):
+            continue
+        if top not in entries:
+            # a part of a listed module, named in that module's entry
+            assert f"``{top}``" in text, f"attnbook.{top} is not in the package's map"
+            continue
+        if "." in name:
+            continue  # a subpackage's modules: its own docstring is their map
+        in_map, in_module = entries[top], header(tree)
+        if "every chapter" in in_map and "every chapter" in in_module:
+            continue
+        assert chapters_named(in_map) == chapters_named(in_module), (
+            f"attnbook.{top}: the package's map names chapters "
+            f"{sorted(chapters_named(in_map))}, its docstring "
+            f"{sorted(chapters_named(in_module))}"
+        )

@@ -11,15 +11,18 @@ later chapter and by the exercises' tests:
                            to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
-- ``attnbook.explore``     chapters 1, 3, 6, 7, 9, 10: interactive attention views in the page
-                           (``explore_labels``: its axis labels; ``explore_picture``: its PNG)
+- ``attnbook.explore``     chapters 1, 3, 6, 7, 9, 10: interactive attention views in the
+                           page (``explore_labels``: its axis labels; ``explore_picture``:
+                           its picture)
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
 - ``attnbook.timing``      chapters 2, 8, 11: the best of a few timings, growth rates
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
 - ``attnbook.multihead_weights``  chapter 3: the fused input projection, torch's layout
 - ``attnbook.marked_pairs``  chapter 3: two marked letters, two questions for two heads
-- ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
-- ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
+- ``attnbook.masks``       chapters 4, 8, 9: causal and padding masks, additive-mask
+                           conversions; sliding-window and position masks (8, 9)
+- ``attnbook.positional``  chapters 5, 8: sinusoidal, learned and rotary position
+                           information; ALiBi's distance penalty (8)
 - ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
 - ``attnbook.layers``      chapters 6, 8: GPT-2's MLP, RMSNorm and SwiGLU
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
@@ -30,14 +33,14 @@ later chapter and by the exercises' tests:
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
-- ``attnbook.memory``      chapters 8, 9: the peak bytes of tensors a computation holds;
+- ``attnbook.memory``      chapters 2, 8, 9: the peak bytes of tensors a computation holds;
                            reserved against paged cache bytes
 - ``attnbook.blocks``      chapter 9: the block manager (pool, tables, prefix caching)
 - ``attnbook.paged``       chapter 9: attention over a paged cache (gather, batch cache)
 - ``attnbook.serving``     chapter 9: a serving engine (continuous batching, chunked prefill)
 - ``attnbook.roofline``    chapter 9: bytes and operations of a decode step
-- ``attnbook.caches``      chapters 6-9, 11: the key/value cache family (plain, quantised, fp8,
-                           streaming, latent)
+- ``attnbook.caches``      chapters 6-9, 11: the key/value cache family (plain, quantised,
+                           fp8, streaming, latent)
 - ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPTs
 - ``attnbook.kvquant``     chapter 9: 2, 4 and 8-bit codes, packed (keys per channel, values per token)
 - ``attnbook.latent``      chapter 9: multi-head latent attention, cache sizes by kind

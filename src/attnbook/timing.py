@@ -1,4 +1,5 @@
-"""Timing a call and reading a growth rate off the timings (chapters 2, 8 and 11, benchmarks/).
+"""Timing a call and reading a growth rate off the timings (chapters 2, 8 and 11,
+benchmarks/).
 
 `best_time(fn)` is the shortest wall-clock time of a few calls: the run least disturbed by
 whatever else the machine was doing. `loglog_slope(xs, ys)` fits log y = a log x + b by

@@ -12,8 +12,8 @@ __all__ = ["benchmark_record", "write_benchmark_record", "source_commit"]
 
 
 def benchmark_record(name: str) -> dict[str, Any]:
-    """The record `benchmark_<name>.json` written by a script in benchmarks/ (chapters 2, 6-11):
-    a dict with at least "command", "seeds", "versions" and "results"."""
+    """The record `benchmark_<name>.json` written by a script in benchmarks/ (chapters 2 and
+    6-11): a dict with at least "command", "seeds", "versions" and "results"."""
     if not isinstance(name, str) or not name.replace("_", "").isalnum():
         raise ValueError(f"name must be letters, digits and '_', got {name!r}")
     ref = importlib.resources.files(__name__).joinpath(f"benchmark_{name}.json")
