@@ -1,4 +1,4 @@
-"""attnbook.data: the benchmark records chapters 6 and 8 glue their quoted numbers from."""
+"""attnbook.data: the benchmark records chapters 2 and 6-11 glue their quoted numbers from."""
 
 import json
 

@@ -27,7 +27,7 @@ PHONE = {"width": 390, "height": 844}
 NOTATION_PAGE = (
     "book/03_multihead"  # formulas full of d_k, W_Q, W_O, and code naming them
 )
-# every page of the built book that holds a view (chapters 1, 3, 6, 7 and 9 once all have one)
+# every page of the built book that holds a view (chapters 1, 3, 6, 7, 9 and 10)
 VIEW_PAGES = sorted(
     str(p.relative_to(SITE).with_suffix(""))
     for p in (SITE / "book").glob("*.html")

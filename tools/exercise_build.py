@@ -141,7 +141,7 @@ def build(name: str, out: Path | None = None) -> Built:
 
 def _assign(name: str, master: Path, out: Path) -> None:
     """`otter assign --no-run-tests master out`, in this process (its output kept for the
-    error message): a proof builds nine exercises, one Python start and one import of otter
+    error message): a proof builds every exercise, one Python start and one import of otter
     for all of them."""
     import contextlib
     import io

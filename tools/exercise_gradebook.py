@@ -1,5 +1,5 @@
 """Grading a class folder for the exercises tool (`python -m tools.exercises grade`, `make
-grade`; exercises 1-9): the gradebook CSV, a feedback file per student, the class report
+grade`): the gradebook CSV, a feedback file per student, the class report
 (hidden tests' pass rates, files skipped), and the zip graded with (refused when stale).
 """
 

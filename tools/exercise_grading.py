@@ -1,4 +1,4 @@
-"""Grading submissions for the exercises tool (`python -m tools.exercises`; exercises 1-9).
+"""Grading submissions for the exercises tool (`python -m tools.exercises`).
 
 One engine grades everything, `attnbook_grader.engine`: a submission's notebook runs
 in a child process and only sends data back; otter's test classes run the autograder's tests,

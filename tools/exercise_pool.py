@@ -1,6 +1,6 @@
 """Grading workers for a class run (`make grade`, `python -m tools.exercises grade`): each
 submission is graded in a worker process of its own choosing, watched from outside, so that
-nothing one notebook does costs more than its own row (exercises 1-9).
+nothing one notebook does costs more than its own row.
 
 A worker (``python -m tools.exercise_pool ZIP NAME TIMEOUT``) holds the exercise and its
 reference process (`tools.exercise_grading.Grader`) and grades the notebooks it is sent, one

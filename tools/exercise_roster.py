@@ -1,5 +1,4 @@
-"""Who submitted what, from an LMS export, and the gradebook an LMS imports (`make grade`;
-exercises 1-9).
+"""Who submitted what, from an LMS export, and the gradebook an LMS imports (`make grade`).
 
 Student identities come from the paths the LMS writes, read from the name only (nothing in a
 notebook is trusted for this):

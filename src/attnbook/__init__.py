@@ -4,34 +4,43 @@ Each module is derived step by step in one chapter of the book and then imported
 later chapter and by the exercises' tests:
 
 - ``attnbook.attention``   chapter 1: scaled dot-product attention, a self-attention layer,
-                           row entropy of attention weights; ``attend``, the one attention
-                           core every layer of chapters 3-8 calls
+                           row entropy of attention weights; ``attend``, the one softmax
+                           attention that every later chapter's layers call
 - ``attnbook.lookup``      chapter 1: a lookup-table task and one head trained on it
 - ``attnbook.cross``       chapter 1: additive (Bahdanau) scores; cross-attention trained
                            to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
-- ``attnbook.explore``     chapters 1, 3, 6, 7, 9: interactive attention views in the page
+- ``attnbook.explore``     chapters 1, 3, 6, 7, 9, 10: interactive attention views in the
+                           page (``explore_labels``: its axis labels; ``explore_picture``:
+                           its picture)
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
+- ``attnbook.timing``      chapters 2, 8, 11: the best of a few timings, growth rates
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
-- ``attnbook.masks``       chapter 4: causal and padding masks, additive-mask conversions
-- ``attnbook.positional``  chapter 5: sinusoidal, learned and rotary position information
+- ``attnbook.multihead_weights``  chapter 3: the fused input projection, torch's layout
+- ``attnbook.marked_pairs``  chapter 3: two marked letters, two questions for two heads
+- ``attnbook.masks``       chapters 4, 8, 9: causal and padding masks, additive-mask
+                           conversions; sliding-window and position masks (8, 9)
+- ``attnbook.positional``  chapters 5, 8: sinusoidal, learned and rotary position
+                           information; ALiBi's distance penalty (8)
 - ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
 - ``attnbook.layers``      chapters 6, 8: GPT-2's MLP, RMSNorm and SwiGLU
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
-- ``attnbook.data``        chapters 6, 8, 9: the shipped corpus, benchmark records, weights
+- ``attnbook.bpe``         chapter 6: a small byte-pair encoding against the characters
+- ``attnbook.device``      chapter 6: CPU, CUDA or MPS, and moving batches there
+- ``attnbook.data``        chapters 2, 6-11: the shipped corpus, benchmark records, weights
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
-- ``attnbook.memory``      chapters 8, 9: the peak bytes of tensors a computation holds;
+- ``attnbook.memory``      chapters 2, 8, 9: the peak bytes of tensors a computation holds;
                            reserved against paged cache bytes
 - ``attnbook.blocks``      chapter 9: the block manager (pool, tables, prefix caching)
 - ``attnbook.paged``       chapter 9: attention over a paged cache (gather, batch cache)
 - ``attnbook.serving``     chapter 9: a serving engine (continuous batching, chunked prefill)
 - ``attnbook.roofline``    chapter 9: bytes and operations of a decode step
-- ``attnbook.caches``      chapters 6-9: the key/value cache family (plain, quantised, fp8,
-                           streaming, latent)
+- ``attnbook.caches``      chapters 6-9, 11: the key/value cache family (plain, quantised,
+                           fp8, streaming, latent)
 - ``attnbook.streaming``   chapter 9: rolling and attention-sink caches, the shipped RoPE GPTs
 - ``attnbook.kvquant``     chapter 9: 2, 4 and 8-bit codes, packed (keys per channel, values per token)
 - ``attnbook.latent``      chapter 9: multi-head latent attention, cache sizes by kind
@@ -41,6 +50,12 @@ later chapter and by the exercises' tests:
 - ``attnbook.induction_run``  chapter 10: the training recipe, head scores, ablation effects
 - ``attnbook.hooks``       chapter 10: attention weights and per-head outputs read with
                            forward hooks, zero and mean ablation of heads
+- ``attnbook.circuits``    chapter 10: path ablation and the circuits of a trained model
+- ``attnbook.linear_attention``  chapter 11: linear attention and the delta rule, recurrent
+                           and parallel
+- ``attnbook.mqar``        chapter 11: multi-query associative recall, the recall run
+- ``attnbook.recall_models``  chapter 11: softmax, linear, delta-rule and hybrid models
+                           of one width
 - ``attnbook.exercise_checks``  the public checks of the graded exercises (the engine that
                            grades them is the distribution ``attnbook-grader``)
 """

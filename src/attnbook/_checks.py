@@ -1,5 +1,6 @@
-"""Argument checks shared by the modules: each raises a TypeError or ValueError that names the
-argument and what was expected, before torch fails somewhere deep inside with a cryptic message."""
+"""Argument checks shared by the modules of every chapter: each raises a TypeError or
+ValueError that names the argument and what was expected, before torch fails somewhere deep
+inside with a cryptic message."""
 
 from __future__ import annotations
 

@@ -270,7 +270,7 @@ def attend(
     dropout_p: float = 0.0,
     need_weights: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """The attention of every layer of the package (chapters 1-8), in one place.
+    """The one softmax attention of the package's layers (chapters 1-11).
 
     q: (B, H, T_q, d_k); k, v: (B, H_kv, T_k, d_k) with H_kv dividing H (grouped-query
     attention, chapter 8: each key/value head serves H / H_kv query heads).

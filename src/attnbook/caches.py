@@ -1,4 +1,5 @@
-"""The key/value cache family: what a decoder keeps of the tokens it has read (chapters 6-9).
+"""The key/value cache family: what a decoder keeps of the tokens it has read (chapters 6-9;
+chapter 11 compares its bytes with a fixed-size state).
 
     KVCache            keys and values as they are, each (B, H, T, d) (chapter 6)
     QuantizedKVCache   b-bit codes packed in bytes, dequantised on read (chapter 9, KIVI)

@@ -1,5 +1,5 @@
 """Explore attention in the page: an interactive view of attention weights (chapters 1, 3, 6,
-7, 9), self-contained, with a picture of the same view for where scripts do not run.
+7, 9, 10), self-contained, with a picture of the same view for where scripts do not run.
 
 ``explore(tokens, weights)`` returns an ``AttentionView``. In a notebook or on a page of the
 book it displays as one HTML block with its script, style and weights inline (no request to
@@ -146,7 +146,8 @@ def _per_layer(tokens: object, n_layer: int, n: int) -> list[list[str]] | None:
 
 
 class AttentionView:
-    """An interactive view of attention weights (build it with `explore`).
+    """An interactive view of attention weights (chapters 1, 3, 6, 7, 9, 10; build it with
+    `explore`).
 
     weights: (layers, heads, T_q, T_k) as floats in [0, 1]; tokens: T_q strings, or one
     list of T_q strings per layer (a sequence per state); key_tokens: T_k strings when the
@@ -383,7 +384,8 @@ class AttentionView:
 def explore(
     tokens: Sequence[str] | Sequence[Sequence[str]], weights: object, **options: Any
 ) -> AttentionView:
-    """An interactive view of attention weights; display it (last line of a cell).
+    """An interactive view of attention weights (chapters 1, 3, 6, 7, 9, 10); display it
+    (last line of a cell).
 
     tokens: the T_q query tokens as strings, or one such list per layer when each layer
     (state) is its own sequence; weights: (T_q, T_k), (heads, T_q, T_k) or

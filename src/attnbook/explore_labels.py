@@ -1,5 +1,6 @@
-"""The big map of an attention view (`attnbook.explore`) with its axis labels: the query
-tokens along the rows, the key tokens along the columns, as HTML beside the canvas.
+"""The big map of an attention view (`attnbook.explore`, chapters 1, 3, 6, 7, 9, 10) with
+its axis labels: the query tokens along the rows, the key tokens along the columns, as HTML
+beside the canvas.
 
 The labels are text, placed over the map's rows and columns in percent, so they follow the
 canvas at any width. Each must fit its row (or column) at the narrowest map the page gives,

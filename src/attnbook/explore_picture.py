@@ -1,6 +1,7 @@
-"""The picture of an attention view (`attnbook.explore`): a PNG of its opening state, for
-where scripts do not run. The view's HTML carries it inline as an ``<img>`` (a data URI)
-that its script hides once it runs; the display bundle also holds it as ``image/png``.
+"""The picture of an attention view (`attnbook.explore`, chapters 1, 3, 6, 7, 9, 10): a PNG
+of its opening state, for where scripts do not run. The view's HTML carries it inline as
+an ``<img>`` (a data URI) that its script hides once it runs; the display bundle also
+holds it as ``image/png``.
 
 Also the labels the view and its picture share: how a token is shown and how a head is
 named in the grid.

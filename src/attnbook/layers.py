@@ -1,6 +1,6 @@
 """The two parts that today's open language models put around attention instead of GPT-2's
 (chapter 8): RMSNorm in place of LayerNorm, and a SwiGLU feed-forward layer in place of the
-GELU MLP.
+GELU MLP, which lives here too (`MLP`, chapter 6's block).
 
     RMSNorm:  y = g * x / sqrt(mean_i(x_i^2) + eps)            x (..., C) -> (..., C)
     SwiGLU:   y = (SiLU(x W_gate) * (x W_up)) W_down            x (..., C) -> (..., C)
@@ -39,14 +39,15 @@ MLPS = ("gelu", "swiglu")  # the choices of GPTConfig.mlp
 
 def swiglu_hidden(n_embd: int) -> int:
     """The hidden width h that gives SwiGLU (3 h C weights) the budget of a GELU MLP of
-    width 4C (8 C^2 weights): 2/3 * 4C = 8C/3, rounded to the nearest integer."""
+    width 4C (8 C^2 weights): 2/3 * 4C = 8C/3, rounded to the nearest integer. Chapter 8."""
     positive_int("n_embd", n_embd)
     return (8 * n_embd + 1) // 3  # round(8C / 3); 8C/3 is never exactly halfway
 
 
 class RMSNorm(nn.Module):
-    """Root-mean-square normalisation over the last dimension (Zhang & Sennrich, 2019):
-    x (..., C) -> g * x / sqrt(mean(x^2) + eps), g (C,) a learned gain that starts at 1.
+    """Root-mean-square normalisation over the last dimension (chapter 8; Zhang &
+    Sennrich, 2019): x (..., C) -> g * x / sqrt(mean(x^2) + eps), g (C,) a learned gain that
+    starts at 1.
 
     Unlike LayerNorm it subtracts no mean and adds no bias: one reduction instead of two,
     and C weights per layer. Computed in float32 for half-precision inputs."""
@@ -74,7 +75,7 @@ class RMSNorm(nn.Module):
 
 
 class SwiGLU(nn.Module):
-    """Gated feed-forward layer (Shazeer, 2020): x (..., C) -> (..., C),
+    """Gated feed-forward layer (chapter 8; Shazeer, 2020): x (..., C) -> (..., C),
     down(SiLU(gate(x)) * up(x)), hidden width `hidden` (default `swiglu_hidden(n_embd)`).
 
     The output projection is called `proj`, as in the GELU MLP, so that the GPT's scaled
@@ -110,7 +111,7 @@ class SwiGLU(nn.Module):
 
 def norm_layer(kind: str, n_embd: int, bias: bool = False) -> nn.Module:
     """A normalisation over the last dimension of width n_embd: "layernorm" (PyTorch's, with
-    a bias if `bias`) or "rmsnorm" (never a bias)."""
+    a bias if `bias`) or "rmsnorm" (never a bias; chapter 8)."""
     if kind not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {kind!r}")
     if kind == "rmsnorm":
@@ -135,7 +136,7 @@ def feed_forward(
     kind: str, n_embd: int, bias: bool = False, dropout: float = 0.0
 ) -> nn.Module:
     """The GPT block's feed-forward layer (`GPTConfig.mlp`): "gelu" (GPT-2's MLP) or
-    "swiglu"."""
+    "swiglu" (chapters 6 and 8)."""
     if kind not in MLPS:
         raise ValueError(f"mlp must be one of {MLPS}, got {kind!r}")
     if kind == "swiglu":

@@ -113,7 +113,8 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
 def padding_mask_from_lengths(
     lengths: Sequence[int] | Tensor, max_len: int | None = None
 ) -> Tensor:
-    """Key mask (B, 1, T) from sequence lengths: True for the first `lengths[b]` positions."""
+    """Key mask (B, 1, T) from sequence lengths: True for the first `lengths[b]` positions
+    (chapter 4)."""
     try:
         lengths = torch.as_tensor(lengths)
     except (TypeError, ValueError, RuntimeError):
@@ -143,7 +144,7 @@ def padding_mask_from_lengths(
 
 
 def combine_masks(*masks: Tensor | None) -> Tensor | None:
-    """Logical AND of boolean masks (None is ignored), broadcast together.
+    """Logical AND of boolean masks (None is ignored), broadcast together (chapter 4).
 
     For example a causal mask (T, T) and a padding mask (B, 1, T) give (B, T, T): query i of
     sequence b may attend to key j only if j <= i and j is a real token.
@@ -164,7 +165,8 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
 
 
 def to_additive(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
-    """Boolean mask (True = may attend) -> additive mask: 0.0 where allowed, -inf where not."""
+    """Boolean mask (True = may attend) -> additive mask: 0.0 where allowed, -inf where not
+    (chapter 4)."""
     boolean("mask", mask)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(
@@ -176,7 +178,7 @@ def to_additive(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
 
 
 def from_additive(additive: Tensor, threshold: float = ADDITIVE_THRESHOLD) -> Tensor:
-    """Additive mask -> boolean mask (True = may attend).
+    """Additive mask -> boolean mask (True = may attend; chapter 4).
 
     0 means "attend"; any value at or below `threshold` (default -1e4) means "blocked", so
     -inf, -1e9 and `torch.finfo(dtype).min` all read as blocked. Anything else (a value between
@@ -212,6 +214,6 @@ def from_additive(additive: Tensor, threshold: float = ADDITIVE_THRESHOLD) -> Te
 
 def to_torch_mha_mask(mask: Tensor) -> Tensor:
     """attnbook's boolean mask -> the boolean `attn_mask` of `nn.MultiheadAttention`,
-    where True means *masked out*: the same information, inverted."""
+    where True means *masked out*: the same information, inverted (chapter 4)."""
     boolean("mask", mask)
     return ~mask

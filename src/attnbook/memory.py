@@ -1,4 +1,5 @@
-"""How many bytes of tensors a computation holds at its peak, on any device (chapter 8).
+"""How many bytes of tensors a computation holds at its peak, on any device (chapters 2 and
+8); the cache memory of a batch, reserved or paged (chapter 9).
 
 `peak_tensor_bytes(fn)` runs `fn()` under a dispatch mode that sees every PyTorch operation:
 each new tensor storage an operation returns is counted from its creation until Python frees
@@ -65,7 +66,8 @@ class _StorageMeter(TorchDispatchMode):
 
 
 def peak_tensor_bytes(fn: Callable[[], R]) -> tuple[R, int]:
-    """Run `fn()`; return its result and the peak bytes of tensors it created (see above)."""
+    """Run `fn()`; return its result and the peak bytes of tensors it created (see above;
+    chapters 2 and 8)."""
     if not callable(fn):
         raise TypeError(
             f"fn must be a callable taking no arguments, got {type(fn).__name__}"

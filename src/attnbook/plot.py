@@ -186,8 +186,8 @@ def attention_heatmaps(
 ) -> Figure:
     """Several (T_q, T_k) weight matrices in a grid with one shared colour scale.
 
-    Used for per-head and per-layer pictures (chapters 2-7). The scale runs from 0 to
-    ``vmax``, by default 1 — the same scale for every weight heatmap of the book, so that
+    Used for per-head and per-layer pictures (chapters 1-4, 6 and 7). The scale runs from 0
+    to ``vmax``, by default 1 — the same scale for every weight heatmap of the book, so that
     colours can be compared across figures; ``vmax=None`` uses the largest weight shown.
     With many panels, pass ``ncols`` to stack them in rows; ``max_width`` (e.g.
     ``COLUMN_WIDTH``) shrinks a wider figure to that many inches, keeping its proportions.

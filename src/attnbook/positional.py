@@ -39,7 +39,7 @@ POSITIONS = ("learned", "sinusoidal", "rope", "alibi", "none")
 
 def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Tensor:
     """(seq_len, d_model) float32 table; even columns sin, odd columns cos (odd d_model: the
-    last column is a sin with no cos partner)."""
+    last column is a sin with no cos partner). Chapter 5."""
     positive_int("seq_len", seq_len)
     positive_int("d_model", d_model)
     positive_float("base", base)
@@ -54,7 +54,8 @@ def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> Te
 
 
 class SinusoidalPositionalEncoding(nn.Module):
-    """Adds the fixed sinusoidal table to (B, T, d_model) inputs; T may not exceed max_len."""
+    """Adds the fixed sinusoidal table to (B, T, d_model) inputs; T may not exceed max_len
+    (chapter 5)."""
 
     pe: Tensor  # (max_len, d_model), a buffer
 
@@ -82,7 +83,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 class LearnedPositionalEmbedding(nn.Module):
     """One trained vector per position, `nn.Embedding(max_len, d_model)`, added to the input.
-    Positions beyond max_len have no vector: a longer input is an error, not a silent wrap."""
+    Positions beyond max_len have no vector: a longer input is an error, not a silent wrap.
+    Chapter 5 (and chapter 6's GPT, `positions="learned"`)."""
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()

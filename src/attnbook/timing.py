@@ -1,4 +1,5 @@
-"""Timing a call and reading a growth rate off the timings (chapters 2 and 8, benchmarks/).
+"""Timing a call and reading a growth rate off the timings (chapters 2, 8 and 11,
+benchmarks/).
 
 `best_time(fn)` is the shortest wall-clock time of a few calls: the run least disturbed by
 whatever else the machine was doing. `loglog_slope(xs, ys)` fits log y = a log x + b by
@@ -33,7 +34,8 @@ def call_times(
     """Seconds of each of `repeats` calls of fn(), after one untimed warm-up call (first
     calls pay for lazy initialisation) unless `warmup` is False. `clock` is wall-clock time
     by default; `time.thread_time` counts only the time the calling thread ran, which on a
-    busy machine leaves out the waits while other jobs had the core (single-threaded work)."""
+    busy machine leaves out the waits while other jobs had the core (single-threaded work).
+    `best_time`'s timings (chapters 2, 8 and 11) and the benchmarks'."""
     if not callable(fn):
         raise TypeError(f"fn must be a callable, got {type(fn).__name__}")
     if not callable(clock):
@@ -51,13 +53,14 @@ def call_times(
 
 def best_time(fn: Callable[[], object], repeats: int = 3, warmup: bool = True) -> float:
     """Shortest wall-clock time of fn() in seconds over `repeats` calls, after one untimed
-    warm-up call (first calls pay for lazy initialisation) unless `warmup` is False."""
+    warm-up call (first calls pay for lazy initialisation) unless `warmup` is False
+    (chapters 2, 8 and 11)."""
     return min(call_times(fn, repeats, warmup))
 
 
 def loglog_slope(xs: Iterable[float], ys: Iterable[float]) -> float:
     """Least-squares slope of log(ys) against log(xs): the a of ys ~ xs^a. Needs at least
-    two distinct, positive xs and positive ys of the same length."""
+    two distinct, positive xs and positive ys of the same length (chapters 2 and 8)."""
     xs, ys = [float(x) for x in xs], [float(y) for y in ys]
     if len(xs) != len(ys):
         raise ValueError(

@@ -127,8 +127,9 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
-    """What `train_loop` returns: one history row per evaluation ({"iter", "seconds", and
-    whatever `evaluate` measured}), the steps done, the training time and throughput."""
+    """What `train_loop` returns (chapter 6): one history row per evaluation ({"iter",
+    "seconds", and whatever `evaluate` measured}), the steps done, the training time and
+    throughput."""
 
     history: list[dict] = field(default_factory=list)
     iters: int = 0
@@ -172,7 +173,8 @@ def plain_adam(steps: int, batch_size: int, lr: float, seed: int = 0) -> TrainCo
 
 
 def lr_at(it: int, cfg: TrainConfig) -> float:
-    """Linear warm-up to learning_rate, then cosine decay to min_lr at max_iters."""
+    """Linear warm-up to learning_rate, then cosine decay to min_lr at max_iters
+    (chapter 6)."""
     if it < cfg.warmup_iters:
         return cfg.learning_rate * (it + 1) / cfg.warmup_iters
     progress = min(
@@ -333,7 +335,8 @@ def estimate_loss(
     amp: str = "none",
 ) -> float:
     """Mean cross-entropy (nats per token) over `iters` random batches, computed on `device`
-    (default: the model's) under the autocast of `amp`; the host waits for the GPU once."""
+    (default: the model's) under the autocast of `amp`; the host waits for the GPU once
+    (chapters 6 and 8)."""
     dev = model_device(model) if device is None else as_device(device)
     ctx = autocast(autocast_dtype(amp, dev), dev)
     losses = []

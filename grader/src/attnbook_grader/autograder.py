@@ -1,4 +1,4 @@
-"""Gradescope's entry point for the exercises' autograder zips (exercises 1-9).
+"""Gradescope's entry point for the exercises' autograder zips.
 
 The zip's `run_autograder` runs ``run_otter.py``, which calls `main`: the submission in
 ``/autograder/submission`` is graded by `engine` (its code runs in a child process, the grade

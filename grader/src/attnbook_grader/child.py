@@ -1,4 +1,4 @@
-"""The process that runs one notebook, and the wire to it (exercises 1-9): the half of
+"""The process that runs one notebook, and the wire to it: the half of
 `session` that starts, restarts and ends the child and keeps every exchange within its time.
 
 `Child` forks the child (`sandbox.serve`) from a server that imported PyTorch, NumPy and

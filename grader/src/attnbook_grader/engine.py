@@ -1,4 +1,4 @@
-"""The grading engine of the exercises (exercises 1-9): student code never runs where grades
+"""The grading engine of the exercises: student code never runs where grades
 are decided.
 
 A submission's notebook runs in a child process (`session.Session`, which forks it from a

@@ -1,4 +1,4 @@
-"""Where a call's inputs and results live in memory (exercises 1-9): the facts the child
+"""Where a call's inputs and results live in memory: the facts the child
 reports and the grader's new-object rules read (`verdicts`).
 
 Computed with the base classes' own methods, taken when this module is imported (before

@@ -1,4 +1,4 @@
-"""What a student reads about a grade (exercises 1-9), the same on both grading paths: the
+"""What a student reads about a grade, the same on both grading paths: the
 hint of a failed test (`hint`: the exception line and the test's own message, e.g. the
 ``err_msg`` of ``np.testing.assert_allclose``, without the arrays numpy prints after it) and
 the feedback of one submission (`feedback_text`: each question that lost points, each failed

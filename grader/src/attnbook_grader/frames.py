@@ -1,5 +1,5 @@
 """Frames on the wire to a submission's process, each read and written whole within a time
-limit (exercises 1-9): the transport under `wire`'s data format.
+limit: the transport under `wire`'s data format.
 
 A frame is what ``multiprocessing.Connection.send_bytes`` writes: a 4-byte big-endian length,
 then that many bytes of JSON text. The grader never trusts the other end to finish what it

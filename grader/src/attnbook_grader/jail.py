@@ -1,4 +1,4 @@
-"""Where a submission's process may look (exercises 1-9): a view of the machine the kernel
+"""Where a submission's process may look: a view of the machine the kernel
 enforces, with none of the grader's files in it.
 
 Before any student code runs, the child (`sandbox.serve`) calls `enter`, which builds one of

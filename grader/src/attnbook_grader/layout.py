@@ -1,4 +1,4 @@
-"""Tensors and arrays on the wire as they lie in memory (exercises 1-9): the half of `wire`
+"""Tensors and arrays on the wire as they lie in memory: the half of `wire`
 that keeps a layout across the process boundary.
 
 A tensor crosses as its whole storage (the bytes once per frame, however many tensors of the

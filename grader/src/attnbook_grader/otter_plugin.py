@@ -1,4 +1,4 @@
-"""Why ``otter run -a exNN.zip submission.ipynb`` refuses (exercises 1-9).
+"""Why ``otter run -a exNN.zip submission.ipynb`` refuses.
 
 `otter run` never calls the zip's ``run_autograder``: it grades with otter's own pipeline,
 which runs the submission in the instructor's process and user, outside this course's

@@ -1,4 +1,4 @@
-"""The limits of the process that runs a submission, and the clean-up after it (exercises 1-9).
+"""The limits of the process that runs a submission, and the clean-up after it.
 
 In the child, before any student code runs (`limit_child`):
 

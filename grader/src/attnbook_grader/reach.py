@@ -1,4 +1,4 @@
-"""The shortcut rules enforced by what the answer's process can reach (exercises 1-9), not by
+"""The shortcut rules enforced by what the answer's process can reach, not by
 reading its source.
 
 A hidden test states a question's rule with `guarded(fn, libraries=..., allow_attnbook=...)`.

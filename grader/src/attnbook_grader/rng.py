@@ -1,4 +1,4 @@
-"""The global random states that cross the wire with every call (exercises 1-9): PyTorch's,
+"""The global random states that cross the wire with every call: PyTorch's,
 NumPy's and Python's `random` module's, in that order.
 
 In a child that must not hold PyTorch (`torchless`), PyTorch's state is kept as it came, in

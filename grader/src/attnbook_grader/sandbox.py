@@ -1,4 +1,4 @@
-"""The process that runs a submission (exercises 1-9): the only place student code runs.
+"""The process that runs a submission: the only place student code runs.
 
 `serve` runs the notebook's code cells in a fresh namespace (``grader.check`` does nothing
 here), then answers the grader's requests over a pipe, in the format of `wire`: "describe"

@@ -1,4 +1,4 @@
-"""The system calls a submission's process may not make (exercises 1-9): ``no_new_privs`` and
+"""The system calls a submission's process may not make: ``no_new_privs`` and
 a seccomp filter, installed in the child before any student code runs, as root and as a
 normal user alike (`harden`).
 

@@ -1,4 +1,4 @@
-"""What a submission's grading records of its children (exercises 1-9): one child per set of
+"""What a submission's grading records of its children: one child per set of
 ruled-out packages (`reach`), and what the results file says of how they were isolated.
 """
 

@@ -1,4 +1,4 @@
-"""The process servers the children are forked from (exercises 1-9), and how a child is
+"""The process servers the children are forked from, and how a child is
 started through one.
 
 The usual server (multiprocessing's forkserver, `child._processes`) imported PyTorch, NumPy

@@ -1,4 +1,4 @@
-"""One notebook running in a child process, and the calls into it (exercises 1-9): the half
+"""One notebook running in a child process, and the calls into it: the half
 of the grading engine (`engine`) that talks to the process where student code runs.
 
 `Session` starts the child (`sandbox.serve`, forked from a server that imported PyTorch, NumPy

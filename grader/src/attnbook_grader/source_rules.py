@@ -1,5 +1,5 @@
-"""The shortcut rules and the allowlist verdict, decided from the submitted source (exercises
-1-9), in the grader, before anything of the submission runs.
+"""The shortcut rules and the allowlist verdict, decided from the submitted source, in the
+grader, before anything of the submission runs.
 
 `scan` reads the code cells of a submission with `ast` (after IPython's own rewriting of
 magics), one top-level statement at a time (a "unit": an import, a ``def``, a ``class``, an

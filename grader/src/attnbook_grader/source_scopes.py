@@ -1,5 +1,5 @@
-"""Scopes and flows of a submission's statements, read with `ast` for `source_rules`
-(exercises 1-9): which global names a statement reads and binds (Python's scoping: functions,
+"""Scopes and flows of a submission's statements, read with `ast` for `source_rules`:
+which global names a statement reads and binds (Python's scoping: functions,
 classes, comprehensions, ``global``), which names an import binds, and where a statement can
 put something into an object a name holds. Imports nothing of the grading package.
 """

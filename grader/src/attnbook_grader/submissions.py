@@ -1,4 +1,4 @@
-"""Reading submissions, one way for both grading paths (exercises 1-9): Gradescope's entry
+"""Reading submissions, one way for both grading paths: Gradescope's entry
 point (`autograder.main`) and ``make grade`` (`tools.exercises grade`).
 
 `read_notebook` turns a file into the code cells of an nbformat-4 notebook, whatever nbformat

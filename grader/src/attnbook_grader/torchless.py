@@ -1,5 +1,5 @@
 """`torch` for the engine's modules, or, in a process that must never hold PyTorch, a stand-in
-with none of its code (exercises 1-9).
+with none of its code.
 
 A question that rules PyTorch out (a NumPy question) runs its answers in a child forked from
 a process server that never imported it (`reach`); that server is started with

@@ -1,4 +1,4 @@
-"""The house rules the grader decides from the data a call sends back (exercises 1-9).
+"""The house rules the grader decides from the data a call sends back.
 
 The process that runs a submission only executes and reports: the inputs after the call,
 the global random states, and where each input and each returned item lives in memory

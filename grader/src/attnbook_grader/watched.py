@@ -1,4 +1,4 @@
-"""A call of a submission's function under the profiler watcher (exercises 1-9), in the
+"""A call of a submission's function under the profiler watcher, in the
 process that runs the submission (`sandbox`): the watcher's finding is a second opinion the
 grader can use to take points away, never to give them.
 """

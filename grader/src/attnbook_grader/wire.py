@@ -1,4 +1,4 @@
-"""The data format between the grader and the process that runs a submission (exercises 1-9).
+"""The data format between the grader and the process that runs a submission.
 
 Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
 scalars, PyTorch tensors (on the CPU; a tensor on the ``meta`` device, which holds no

@@ -1,6 +1,6 @@
 """Data files shipped inside the package: Tiny Shakespeare (read by
 `attnbook.text.load_tiny_shakespeare`, chapter 6) and the JSON records of the benchmarks that
-chapters 6 and 8 quote. README.md beside this file states their provenance and licence."""
+chapters 2 and 6-11 quote. README.md beside this file states their provenance and licence."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ __all__ = ["benchmark_record", "write_benchmark_record", "source_commit"]
 
 
 def benchmark_record(name: str) -> dict[str, Any]:
-    """The record `benchmark_<name>.json` written by a script in benchmarks/ (chapters 6, 8):
-    a dict with at least "command", "seeds", "versions" and "results"."""
+    """The record `benchmark_<name>.json` written by a script in benchmarks/ (chapters 2 and
+    6-11): a dict with at least "command", "seeds", "versions" and "results"."""
     if not isinstance(name, str) or not name.replace("_", "").isalnum():
         raise ValueError(f"name must be letters, digits and '_', got {name!r}")
     ref = importlib.resources.files(__name__).joinpath(f"benchmark_{name}.json")
@@ -37,7 +37,8 @@ def write_benchmark_record(
     path: str, command: str, seeds: list[int], results: Any, **extra: Any
 ) -> None:
     """Write a benchmark record (the format `benchmark_record` reads) to `path`: the command,
-    the seeds, the results, and the versions, commit and machine that produced them."""
+    the seeds, the results, and the versions, commit and machine that produced them (the
+    records of chapters 2 and 6-11)."""
     import datetime
     import os
     import platform
@@ -68,7 +69,8 @@ def write_benchmark_record(
 
 def source_commit() -> str:
     """The git commit of the package's checkout, "+changes" added if its code (these
-    records aside) differs from that commit; "unknown" outside a git checkout."""
+    records aside) differs from that commit; "unknown" outside a git checkout (the provenance
+    of chapters 2 and 6-11's records)."""
     import subprocess
     from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""What an answer cell may use (exercises 1-9): the allowlist the grader reads a submission's
+"""What an answer cell may use: the allowlist the grader reads a submission's
 source against before any of it runs.
 
 An answer cell (a code cell that is not, character for character, a cell of the reference

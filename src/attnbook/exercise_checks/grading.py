@@ -1,4 +1,4 @@
-"""The house rules a hidden test of the graded exercises checks besides the values (exercises 1-9).
+"""The house rules a hidden test of the graded exercises checks besides the values.
 
 A hidden test wraps the student's function once, ``f = guarded(f, ...)``, and then calls it
 as usual. Every call

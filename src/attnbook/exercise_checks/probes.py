@@ -1,4 +1,4 @@
-"""What a hidden test of the exercises measures besides values (exercises 1-9): the gradients
+"""What a hidden test of the exercises measures besides values: the gradients
 of a function's output (`grad_of`, chapter 4's fully masked rows) and the calls a function
 makes to the routine its question asks it to use (`calls_of`, chapter 2's online softmax,
 whose blocks must go through its step). Where the function is the submission's (a

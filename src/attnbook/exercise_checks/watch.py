@@ -1,4 +1,4 @@
-"""The profiler watcher behind the shortcut rules (exercises 1-9): while a function runs it
+"""The profiler watcher behind the shortcut rules: while a function runs it
 records the first call into the course package `attnbook`, into a library the question rules
 out, or into a routine the question asks the student to write (``sys.setprofile``).
 
