@@ -16,7 +16,8 @@ submitted source (`source_rules`), read before the child starts; the rest from t
 Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the
 source, a process started, memory refused (in a call of the question's functions or in a
 cell of the question), a process left running after the submission (every question). A
-child that runs past its time is killed; the submission then scores 0 ("timeout").
+child that runs past the submission's time is killed (status "timeout"): the questions
+graded before then keep their points, the others score 0.
 """
 
 from __future__ import annotations
