@@ -45,6 +45,7 @@ SCORING_HELD = {
     "ex03_multihead",
     "ex04_masks",
     "ex05_positional",
+    "ex08_gqa",
 }
 
 OTTER_IMPORT = "from otter.test_files import test_case"
