@@ -46,6 +46,7 @@ SCORING_HELD = {
     "ex04_masks",
     "ex05_positional",
     "ex08_gqa",
+    "ex09_kv_quant",
 }
 
 OTTER_IMPORT = "from otter.test_files import test_case"
