@@ -45,6 +45,7 @@ SCORING_HELD = {
     "ex03_multihead",
     "ex04_masks",
     "ex05_positional",
+    "ex06_sampling",
     "ex08_gqa",
     "ex09_kv_quant",
 }
