@@ -46,6 +46,7 @@ SCORING_HELD = {
     "ex04_masks",
     "ex05_positional",
     "ex06_sampling",
+    "ex07_cars",
     "ex08_gqa",
     "ex09_kv_quant",
 }
