@@ -49,6 +49,7 @@ SCORING_HELD = {
     "ex07_cars",
     "ex08_gqa",
     "ex09_kv_quant",
+    "ex10_induction",
 }
 
 OTTER_IMPORT = "from otter.test_files import test_case"
