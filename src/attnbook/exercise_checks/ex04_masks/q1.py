@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0.1, 0.2, 0]
+points = [0.1, 0.1, 0.1, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_causal_type_and_shape(causal_mask):
@@ -12,6 +12,8 @@ def test_causal_type_and_shape(causal_mask):
     assert isinstance(m, torch.Tensor), 'return a torch tensor'
     assert m.dtype == torch.bool, f'the mask must be boolean (True = may attend), got {m.dtype}'
     assert m.shape == (5, 5), f'expected shape (5, 5), got {tuple(m.shape)}'
+    want = [[j <= i for j in range(5)] for i in range(5)]
+    assert m.tolist() == want, f'T = 5: expected True on and below the diagonal (query i reads keys 0..i), {want}, got {m.tolist()}'
 
 @test_case(points=None, hidden=False)
 def test_causal_number_of_allowed_pairs(causal_mask):
@@ -30,4 +32,6 @@ def test_causal_house_rules(causal_mask):
     from attnbook.exercise_checks.grading import guarded
     m = guarded(causal_mask)(3)
     assert tuple(m.shape) == (3, 3), f'expected (3, 3), got {tuple(m.shape)}'
+    want = [[True, False, False], [True, True, False], [True, True, True]]
+    assert m.tolist() == want, f'T = 3: expected the lower triangle {want}, got {m.tolist()}'
 

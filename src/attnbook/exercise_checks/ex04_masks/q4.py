@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0.2, 0, 0.3]
+points = [0.2, 0.1, 0.2]
 
 @test_case(points=None, hidden=False)
 def test_the_first_steps(decode_step):
@@ -24,6 +24,9 @@ def test_decode_house_rules(decode_step):
     cache = (torch.ones(2, 3), torch.ones(2, 1))
     out, (K, V) = guarded(decode_step, names=('scaled_dot_product_attention', 'multi_head_attention_forward'))(torch.ones(3), torch.zeros(3), torch.zeros(1), cache)
     assert tuple(K.shape) == (3, 3), f'the cache grows by one token: expected keys (3, 3), got {tuple(K.shape)}'
+    w = torch.softmax(torch.tensor([3.0, 3.0, 0.0]) / 3 ** 0.5, dim=0)
+    want = w[0] + w[1]
+    torch.testing.assert_close(out, torch.tensor([want]), msg=f'q = (1, 1, 1) over two cached keys of ones (values 1) and a new key of zeros (value 0): expected output [{float(want):.4f}], got {out.tolist()}')
 
 @test_case(points=None, hidden=False)
 def test_two_steps_keep_the_order(decode_step):

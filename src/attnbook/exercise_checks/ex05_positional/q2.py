@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0, 0.3, 0]
+points = [0.1, 0.1, 0.2, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_angles_shape(angles, angle_rates):
@@ -17,6 +17,8 @@ def test_angles_shape(angles, angle_rates):
     a = angles(5, 8)
     assert isinstance(a, np.ndarray), 'return a NumPy array'
     assert a.shape == (5, 4), f'expected (seq_len, number of pairs) = (5, 4), got {a.shape}'
+    np.testing.assert_allclose(a[1], [1.0, 0.1, 0.01, 0.001], rtol=1e-09, atol=1e-12, err_msg=f'seq_len = 5, d_model = 8, position 1: expected its angles to be the rates [1, 0.1, 0.01, 0.001], got {a[1].tolist()}')
+    np.testing.assert_allclose(a[4], [4.0, 0.4, 0.04, 0.004], rtol=1e-09, atol=1e-12, err_msg=f'seq_len = 5, d_model = 8, position 4: expected 4 times the rates, [4, 0.4, 0.04, 0.004], got {a[4].tolist()}')
 
 @test_case(points=None, hidden=False)
 def test_first_pair_turns_one_radian_per_position(angles, angle_rates):
@@ -56,4 +58,6 @@ def test_angles_float64_and_house_rules(angles, angle_rates):
     a = guarded(angles, libraries=('torch',), loops=False)(4, 5)
     assert a.dtype == np.float64, f'work in float64: the hidden tests compare at 1e-9, got {a.dtype}'
     assert a.shape == (4, 3), f'd_model = 5 has ceil(5 / 2) = 3 pairs: expected (4, 3), got {a.shape}'
+    want = 3 * 10000.0 ** (-np.arange(0, 5, 2) / 5)
+    np.testing.assert_allclose(a[3], want, rtol=1e-09, atol=1e-12, err_msg=f'd_model = 5, position 3: expected 3 * 10000 ** (-2i / 5) = {want.tolist()}, got {a[3].tolist()}')
 

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0.3]
+points = [0.1, 0.1, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_table_shape_and_range(sinusoidal_encoding, angles):
@@ -18,6 +18,9 @@ def test_table_shape_and_range(sinusoidal_encoding, angles):
     assert isinstance(pe, np.ndarray), 'return a NumPy array'
     assert pe.shape == (10, 16), f'expected (seq_len, d_model) = (10, 16), got {pe.shape}'
     assert np.all(np.abs(pe) <= 1 + 1e-12), 'sines and cosines lie in [-1, 1]'
+    rates = 10000.0 ** (-np.arange(0, 16, 2) / 16)
+    want = np.stack([np.sin(9 * rates), np.cos(9 * rates)], axis=-1).reshape(16)
+    np.testing.assert_allclose(pe[9], want, rtol=0, atol=1e-09, err_msg=f'seq_len = 10, d_model = 16, position 9: expected sin(9 omega_i) in column 2i and cos(9 omega_i) in column 2i + 1, {np.round(want, 4).tolist()}, got {np.round(pe[9], 4).tolist()}')
 
 @test_case(points=None, hidden=False)
 def test_position_zero(sinusoidal_encoding, angles):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0.3, 0.2]
+points = [0.1, 0.1, 0.2, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_temperature_one_is_the_softmax(temperature_softmax, logits):
@@ -20,6 +20,8 @@ def test_rows_are_distributions(temperature_softmax, logits):
         p = temperature_softmax(logits, tau)
         assert (p >= 0).all(), f'temperature {tau}: probabilities must be non-negative'
         torch.testing.assert_close(p.sum(-1), torch.ones(2), msg=f'temperature {tau}: every row must sum to 1')
+        want = torch.softmax(logits / tau, dim=-1)
+        torch.testing.assert_close(p, want, msg=f"temperature {tau} on the example's logits: expected softmax(logits / {tau}) = {[[round(x, 4) for x in row] for row in want.tolist()]}, got {[[round(x, 4) for x in row] for row in p.tolist()]}")
 
 @test_case(points=None, hidden=False)
 def test_temperature_divides_the_logits(temperature_softmax):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0, 0, 0, 0, 0.3, 0]
+points = [0.1, 0.1, 0.2, 0.2, 0.2, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_shape_and_type(sample_next, logits, temperature_softmax, top_k_filter):
@@ -20,6 +20,10 @@ def test_shape_and_type(sample_next, logits, temperature_softmax, top_k_filter):
     assert ids.shape == (2, 1), f'expected shape (B, 1) = (2, 1), got {tuple(ids.shape)}'
     assert ids.dtype == torch.long, f'token ids are torch.long, got {ids.dtype}'
     assert ((ids >= 0) & (ids < 6)).all(), 'token ids must lie in [0, V)'
+    only = torch.full((3, 6), float('-inf'))
+    only[0, 4], only[1, 2], only[2, 5] = (0.0, 0.0, 0.0)
+    ids = sample_next(only, generator=torch.Generator().manual_seed(0))
+    assert ids.flatten().tolist() == [4, 2, 5], f"three rows whose only possible tokens (the only finite logits) are 4, 2 and 5: expected [[4], [2], [5]], got {ids.tolist()}: draw from each row's own probabilities"
 
 @test_case(points=None, hidden=False)
 def test_same_seed_same_tokens(sample_next, temperature_softmax, top_k_filter):
@@ -35,6 +39,8 @@ def test_same_seed_same_tokens(sample_next, temperature_softmax, top_k_filter):
     a = sample_next(z, generator=torch.Generator().manual_seed(7))
     b = sample_next(z, generator=torch.Generator().manual_seed(7))
     assert torch.equal(a, b), 'two generators with the same seed must give the same tokens'
+    c = sample_next(z, generator=torch.Generator().manual_seed(8))
+    assert not torch.equal(a, c), f'generators seeded 7 and 8 gave the same 50 tokens ({a.flatten().tolist()[:10]}, ...), where ten equally likely tokens almost never repeat 50 draws: draw at random, from the generator you are given'
 
 @test_case(points=None, hidden=False)
 def test_top_1_is_the_most_likely_token(sample_next, logits, temperature_softmax, top_k_filter):
@@ -98,4 +104,6 @@ def test_sampling_house_rules(sample_next, logits, temperature_softmax, top_k_fi
     finally:
         torch.set_rng_state(state)
     assert ids.shape == (2, 1), f'expected (2, 1) token ids, got {tuple(ids.shape)}'
+    top3 = torch.topk(logits, 3, dim=-1).indices.tolist()
+    assert all((int(i) in row for i, row in zip(ids.flatten(), top3))), f"top_k = 3 on the example's logits: expected each row's token among its three largest logits, {top3}, got {ids.flatten().tolist()}"
 

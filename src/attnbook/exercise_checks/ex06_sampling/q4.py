@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = [0.2, 0, 0.3]
+points = [0.2, 0.1, 0.2]
 
 @test_case(points=None, hidden=False)
 def test_the_token_that_crosses_p_is_kept(top_p_filter):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0, 0, 0, 0.8]
+points = [0.1, 0.1, 0.1, 0.1, 0.6]
 
 @test_case(points=None, hidden=False)
 def test_two_sorted_lists_covering_every_sentence(split_pairs, pair_ids):
@@ -19,12 +19,18 @@ def test_same_seed_same_split(split_pairs, pair_ids):
     assert isinstance(first, tuple) and len(first) == 2, 'return the pair (train, test)'
     again = split_pairs(pair_ids, 0.2, 7)
     assert first == again, 'the same seed must give the same split'
+    n_pairs = len(set(pair_ids))
+    held = len({pair_ids[i] for i in first[1]})
+    assert held == round(0.2 * n_pairs), f"fraction 0.2 of the example's {n_pairs} pairs: expected round({0.2 * n_pairs:g}) = {round(0.2 * n_pairs)} whole pairs in test, got {held}"
 
 @test_case(points=None, hidden=False)
 def test_no_pair_is_split(split_pairs, pair_ids):
     train, test = split_pairs(pair_ids, 0.5, 3)
     both = sorted({pair_ids[i] for i in train} & {pair_ids[i] for i in test})
     assert not both, f'pairs {both} have one twin in train and the other in test: choose whole pairs for the test set (from the distinct values of pair_ids), then put every sentence of those pairs there'
+    n_pairs = len(set(pair_ids))
+    held = len({pair_ids[i] for i in test})
+    assert held == round(0.5 * n_pairs) and sorted(train + test) == list(range(len(pair_ids))), f"fraction 0.5 of the example's {n_pairs} pairs: expected {round(0.5 * n_pairs)} whole pairs in test and every sentence once, got {held} pairs in test and {len(train) + len(test)} sentences in all"
 
 @test_case(points=None, hidden=False)
 def test_house_rules_and_a_real_shuffle(split_pairs, pair_ids):

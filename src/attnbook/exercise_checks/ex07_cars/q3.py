@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q3"
-points = [0.3, 0, 0.3]
+points = [0.3, 0.1, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_no_phrasing_on_both_sides(split_by_phrasing, pair_ids, phrasing_ids):
@@ -21,6 +21,9 @@ def test_phrasing_house_rules(split_by_phrasing, pair_ids, phrasing_ids):
     train, test = split(pair_ids[::-1], phrasing_ids[::-1], 0.4, 3)
     not_int = [i for i in train + test if type(i) is not int]
     assert not not_int, f'sentence indices as Python ints (int(i)), not NumPy integers: got {type(not_int[0]).__name__}'
+    assert sorted(train + test) == list(range(len(pair_ids))), f'expected every sentence index exactly once, 0 .. {len(pair_ids) - 1}, got {len(train) + len(test)} indices in train and test together'
+    held = {phrasing_ids[::-1][i] for i in test}
+    assert len(held) == 2 and (not held & {phrasing_ids[::-1][i] for i in train}), f'0.4 of 5 phrasings: expected 2 whole phrasings in test, none of them in train, got phrasings {sorted(held)} in test'
 
 @test_case(points=None, hidden=False)
 def test_a_pair_with_two_phrasings_raises(split_by_phrasing):

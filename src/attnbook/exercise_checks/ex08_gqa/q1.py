@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0.3, 0]
+points = [0.2, 0.3, 0.2]
 
 @test_case(points=None, hidden=False)
 def test_expand_shape(expand_kv, k):
@@ -11,6 +11,8 @@ def test_expand_shape(expand_kv, k):
     out = expand_kv(k, 2)
     assert isinstance(out, torch.Tensor), 'return a torch tensor'
     assert out.shape == (2, 4, 6, 8), f'2 key/value heads repeated 2 times: expected (2, 4, 6, 8), got {tuple(out.shape)}'
+    for h in range(4):
+        assert torch.equal(out[:, h], k[:, h // 2]), f"the example's keys, 2 heads repeated 2 times: expected head {h} of the result to be key head {h // 2} (each head repeated in place: 0, 0, 1, 1), got another tensor: of its first row {out[0, h, 0, :3].tolist()} (expected {k[0, h // 2, 0, :3].tolist()}, first three numbers)"
 
 @test_case(points=None, hidden=False)
 def test_copies_sit_next_to_each_other(expand_kv):
@@ -26,6 +28,7 @@ def test_expand_house_rules(expand_kv, k):
     before = k.clone()
     out = guarded(expand_kv, new_object=False)(k, 2)
     assert torch.equal(k, before), 'expand_kv changed the keys it was given'
+    torch.testing.assert_close(out, k.repeat_interleave(2, dim=1), atol=0, rtol=0, msg=lambda m: f"the example's keys repeated 2 times: expected each head in place, heads 0, 0, 1, 1 (as k.repeat_interleave(2, dim=1)): {m.splitlines()[0]}")
     assert out.shape == (2, 4, 6, 8), f'2 key/value heads repeated 2 times: expected (2, 4, 6, 8), got {tuple(out.shape)}'
     kt = k.transpose(1, 2).contiguous().transpose(1, 2)
     try:

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0.3, 0.3, 0, 0.3]
+points = [0.3, 0.3, 0.1, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
@@ -59,6 +59,9 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
     from attnbook.exercise_checks.grading import guarded
     out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
     assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
+    k2, v2 = (k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1))
+    scores = (q @ k2.transpose(-2, -1) / 8 ** 0.5).masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float('-inf'))
+    torch.testing.assert_close(out, torch.softmax(scores, dim=-1) @ v2, atol=1e-05, rtol=1e-05, msg=lambda m: f'the example, causal: expected softmax(Q K^T / sqrt(8)) V with the key/value heads repeated in place: {m.splitlines()[0]}')
     on_meta = [t.to('meta') for t in (q, k, v)]
     try:
         meta = gqa_attention(*on_meta, True)

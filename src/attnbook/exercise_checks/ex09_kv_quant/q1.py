@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0.3]
+points = [0.2, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_quantize_shapes(quantize_keys, k):
@@ -17,8 +17,13 @@ def test_quantize_shapes(quantize_keys, k):
     assert codes.shape == (1, 2, 8, 8) and residual.shape == (1, 2, 2, 8), f'10 tokens in groups of 4: two complete groups, codes (1, 2, 8, 8), and the last 10 % 4 = 2 tokens stay in the residual, (1, 2, 2, 8); got codes {tuple(codes.shape)} and residual {tuple(residual.shape)}: the incomplete last group is not quantised'
     assert scale.shape == low.shape == (1, 2, 2, 8), f'one scale and one minimum per group and channel: (1, 2, 2, 8), got {tuple(scale.shape)} and {tuple(low.shape)}; a last axis of 1 means one per token (the reduction ran over the channels, not over the G tokens of a group)'
     assert scale.dtype == low.dtype == residual.dtype == torch.float32, f"scale, low and residual keep the keys' dtype (float32 here), got {scale.dtype}, {low.dtype}, {residual.dtype}"
+    assert torch.equal(residual, k[:, :, 8:]), f'the residual holds the last 2 tokens as they are, k[:, :, 8:], got another tensor (its first row {residual[0, 0, 0, :3].tolist()}, expected {k[0, 0, 8, :3].tolist()}, first three numbers)'
+    back = codes.float() * scale.repeat_interleave(4, dim=2) + low.repeat_interleave(4, dim=2)
+    err = float((back - k[:, :, :8]).abs().max())
+    half = float(scale.max()) / 2
+    assert err <= half + 1e-05, f"codes * scale + low should give the first 8 tokens back within half a step (at most {half:.4f} here), but they differ by up to {err:.4f}: each code is round((x - low) / scale) with low the group's minimum and scale = (max - min) / (2^bits - 1), per group and channel"
     two = quantize_keys(torch.cat([k, 2 * k]), 4, 4)
-    assert torch.equal(two[1][0], scale[0]) and torch.equal(two[1][1], 2 * scale[0]), "a batch of two sequences, the second twice the first: each sequence gets its own scales (the second's twice the first's); reduce over the G tokens of a group only, never over the batch"
+    assert torch.allclose(two[1][0], scale[0], rtol=1e-05, atol=1e-06) and torch.allclose(two[1][1], 2 * scale[0], rtol=1e-05, atol=1e-06), "a batch of two sequences, the second twice the first: each sequence gets its own scales (the second's twice the first's); reduce over the G tokens of a group only, never over the batch"
     k64 = torch.cat([k, 2 * k]).double().transpose(1, 2).contiguous().transpose(1, 2)
     try:
         out = quantize_keys(k64, 4, 4)

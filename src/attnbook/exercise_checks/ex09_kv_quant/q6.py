@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q6"
-points = [0]
+points = [0.1]
 
 @test_case(points=None, hidden=False)
 def test_one_letter(what_paging_saves):

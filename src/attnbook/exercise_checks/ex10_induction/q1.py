@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0]
+points = [0.1, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_repeated_shape_and_copies(repeated_batch):
@@ -15,6 +15,9 @@ def test_repeated_shape_and_copies(repeated_batch):
     assert x.shape == (3, 9), f'BOS + 4 tokens + the same 4: shape (3, 9), got {tuple(x.shape)}'
     assert (x[:, 0] == 0).all(), 'with bos=True the first column is the start token, 0'
     assert torch.equal(x[:, 1:5], x[:, 5:]), 'the second copy must repeat the first: draw the n tokens once and use them twice'
+    draw = torch.randint(1, 20, (3, 4), generator=torch.Generator().manual_seed(0))
+    want = torch.cat([torch.zeros(3, 1, dtype=torch.long), draw, draw], dim=1)
+    assert torch.equal(x, want), f'B = 3, n = 4, vocab_size = 20, seed 0: expected the one draw torch.randint(1, 20, (3, 4), generator=generator) placed as [BOS] x x, {want.tolist()}, got {x.tolist()}'
 
 @test_case(points=None, hidden=False)
 def test_repeated_without_bos(repeated_batch):
@@ -23,4 +26,6 @@ def test_repeated_without_bos(repeated_batch):
     assert x.shape == (20, 10), f'bos=False: no start token, shape (20, 10), got {tuple(x.shape)}'
     assert torch.equal(x[:, :5], x[:, 5:]), 'without BOS the first copy starts at position 0'
     assert (x > 0).all(), 'token 0 is the start token: draw the random tokens from 1 .. vocab_size - 1, torch.randint(1, vocab_size, ...)'
+    draw = torch.randint(1, 3, (20, 5), generator=torch.Generator().manual_seed(1))
+    assert torch.equal(x, torch.cat([draw, draw], dim=1)), f'B = 20, n = 5, vocab_size = 3, seed 1, bos=False: expected the one draw torch.randint(1, 3, (20, 5), generator=generator) twice, its first row {draw[0].tolist() * 2}, got {x[0].tolist()}'
 

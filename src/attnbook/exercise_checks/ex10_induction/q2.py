@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0, 0]
+points = [0.2, 0.2]
 
 @test_case(points=None, hidden=False)
 def test_induction_hand_patterns(induction_score):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q6"
-points = [0, 0]
+points = [0.1, 0.1]
 
 @test_case(points=None, hidden=False)
 def test_find_heads_hand_patterns(find_heads):
