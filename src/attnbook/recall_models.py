@@ -16,7 +16,7 @@ Zoology's and Gated DeltaNet's layers do), which lets one layer tie a value to t
 it; no positional encoding, and no MLP (the task needs none).
 
 Two initial values make the delta rule trainable at this small head width (chapter 11, "Why
-the delta rule did not train"): the write strength starts small, beta = sigmoid(write_bias)
+the write starts small"): the write strength starts small, beta = sigmoid(write_bias)
 ~ 0.12, because with unit keys in d_head = 8 dimensions every write of strength beta erases
 about (2 beta - beta^2) / d_head of what each stored key holds, so beta = 0.5 forgets a pair
 within a few dozen tokens before training has taught it which tokens to write; and the gate
