@@ -114,3 +114,68 @@ def test_a_short_training_run_lowers_the_loss_and_measures_each_size() -> None:
     first = sum(result.step_losses[:10]) / 10
     last = sum(result.step_losses[-10:]) / 10
     assert last < first
+
+
+@pytest.mark.parametrize("kind", ["delta", "gated_delta"])
+def test_delta_layers_read_silu_unit_keys_with_small_writes_and_an_open_gate(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import attnbook.recall_models as recall_models
+
+    seen: dict[str, Tensor | None] = {}
+    real = recall_models.delta_rule_parallel
+
+    def spy(
+        q: Tensor, k: Tensor, v: Tensor, beta: Tensor, alpha: Tensor | None
+    ) -> Tensor:
+        seen.update(q=q, k=k, v=v, beta=beta, alpha=alpha)
+        return real(q, k, v, beta, alpha)
+
+    monkeypatch.setattr(recall_models, "delta_rule_parallel", spy)
+    torch.manual_seed(0)
+    cfg = RecallModelConfig(
+        vocab_size=32, d_model=8, n_head=2, n_layer=1, write_bias=-1.5, gate_bias=4.0
+    )
+    mixer = RecallModel(kind, cfg).mixers[0]
+    x = torch.randn(3, 7, 8)
+    with torch.no_grad():
+        y = mixer(x)
+        assert mixer.beta is not None
+        mixer.beta.weight.zero_()  # beta is then exactly its initial bias
+        if mixer.alpha is not None:
+            mixer.alpha.weight.zero_()
+        mixer(x)
+    assert y.shape == (3, 7, 8)
+    q, k, beta, alpha = seen["q"], seen["k"], seen["beta"], seen["alpha"]
+    assert q is not None and k is not None and beta is not None
+    assert q.shape == k.shape == (3, 2, 7, 4) and beta.shape == (3, 2, 7)
+    torch.testing.assert_close(q.norm(dim=-1), torch.ones(3, 2, 7))
+    torch.testing.assert_close(k[:, :, 1:].norm(dim=-1), torch.ones(3, 2, 6))
+    # SiLU before the norm: q is the unit vector along silu(W_q h), h the convolved input
+    h = mixer.conv(x.transpose(1, 2))[..., :7].transpose(1, 2)
+    want = nn.functional.normalize(
+        nn.functional.silu(mixer._heads(mixer.W_q(h))), dim=-1
+    )
+    torch.testing.assert_close(q, want)
+    torch.testing.assert_close(beta, torch.full_like(beta, 1 / (1 + torch.e**1.5)))
+    if kind == "gated_delta":
+        assert alpha is not None
+        torch.testing.assert_close(
+            alpha, torch.full_like(alpha, 1 / (1 + torch.e**-4.0))
+        )
+    else:
+        assert alpha is None
+
+
+@pytest.mark.parametrize("name", ["write_bias", "gate_bias"])
+def test_bad_initial_biases_are_named(name: str) -> None:
+    with pytest.raises(TypeError, match=name):
+        RecallModelConfig(**{name: "big"})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=name):
+        RecallModelConfig(**{name: float("nan")})
+
+
+def test_default_initial_write_is_small_and_gate_open() -> None:
+    cfg = RecallModelConfig()
+    assert torch.sigmoid(torch.tensor(cfg.write_bias)) < 0.2
+    assert torch.sigmoid(torch.tensor(cfg.gate_bias)) > 0.99

@@ -88,6 +88,27 @@ MUTATIONS = [
         RECALL,
     ),
     Mutation(
+        "delta-keys-without-silu",
+        "recall_models.py",
+        "q, k = F.normalize(F.silu(q), dim=-1), F.normalize(F.silu(k), dim=-1)",
+        "q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)",
+        RECALL,
+    ),
+    Mutation(
+        "delta-write-bias-ignored",
+        "recall_models.py",
+        "nn.init.constant_(self.beta.bias, cfg.write_bias)",
+        "nn.init.zeros_(self.beta.bias)",
+        RECALL,
+    ),
+    Mutation(
+        "gate-bias-ignored",
+        "recall_models.py",
+        "nn.init.constant_(self.alpha.bias, cfg.gate_bias)",
+        "nn.init.constant_(self.alpha.bias, 3.0)",
+        RECALL,
+    ),
+    Mutation(
         "hybrid-without-softmax",
         "recall_models.py",
         'return ("gated_delta",) * (n_layer - 1) + ("softmax",)',
