@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tools import (
     mutations_grading,
+    mutations_induction,
     mutations_models,
     mutations_recall,
     mutations_serving,
@@ -71,12 +72,13 @@ TESTS = [
 ]
 
 
-# the table, in three modules by the code it mutates
+# the table, in modules by the code it mutates
 MUTATIONS = [
     *mutations_models.MUTATIONS,
     *mutations_serving.MUTATIONS,
     *mutations_grading.MUTATIONS,
     *mutations_recall.MUTATIONS,
+    *mutations_induction.MUTATIONS,
 ]
 
 
