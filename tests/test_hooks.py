@@ -109,3 +109,24 @@ def test_gpt_blocks_need_module_calls_for_weights_but_not_for_ablation():
     with ablate_heads(gpt, {(0, 0): 0.0}):
         assert not torch.allclose(gpt(x)[0], plain)
     assert _no_hooks(gpt)
+
+
+def test_ablation_leaves_what_the_heads_computed_to_earlier_readers():
+    # a hook on W_o registered before the ablation keeps the tensor the heads computed: the
+    # ablation replaces W_o's input with an edited copy, never editing that tensor in place
+    model = _model()
+    x = torch.randint(0, 11, (2, 6))
+    kept = []
+    handle = model.layers[0].W_o.register_forward_pre_hook(
+        lambda module, args: kept.append((args[0], args[0].clone()))
+    )
+    try:
+        clean = model(x)[0]
+        with ablate_heads(model, {(0, 1): 0.0}):
+            ablated = model(x)[0]
+    finally:
+        handle.remove()
+    (_, first), (seen, copy) = kept
+    assert torch.equal(seen, copy) and torch.equal(seen, first)
+    assert seen[..., 4:].abs().sum() > 0  # head 1 wrote something that was ablated
+    assert not torch.allclose(ablated, clean) and _no_hooks(model)

@@ -326,3 +326,71 @@ def test_chapter_model_leaves_the_callers_random_state_alone():
     c = chapter_model(task, n_layer=2, seed=8)
     assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
     assert not torch.equal(a.tok_emb.weight, c.tok_emb.weight)
+
+
+def test_copying_score_summarises_the_full_vocabulary_circuit():
+    # W_U W_OV W_E^T (V, V) with an embedding and an unembedding that differ: the score is
+    # sum(lambda) / sum(|lambda|) of that matrix, whose non-zero eigenvalues it computes
+    # from a (d_head, d_head) one
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(8, 2).double()
+    W_E = torch.randn(20, 8, generator=g, dtype=torch.float64)
+    W_U = torch.randn(20, 8, generator=g, dtype=torch.float64)
+    for head in range(2):
+        with torch.no_grad():
+            full = W_U @ ov_matrix(attn, head) @ W_E.T  # (V, V), rank <= d_head
+        eig = torch.linalg.eigvals(full)
+        expected = float(eig.sum().real / eig.abs().sum())
+        assert copying_score(attn, head, W_E, W_U) == pytest.approx(expected, abs=1e-6)
+    # swapping the two matrices is another circuit (the head's weights are not symmetric)
+    assert copying_score(attn, 0, W_E, W_U) != pytest.approx(
+        copying_score(attn, 0, W_U, W_E), abs=1e-3
+    )
+
+
+def test_in_context_score_uses_early_and_late_positions_each():
+    losses = torch.arange(10.0)  # loss t at position t
+    assert in_context_score(losses, early=2, late=3) == pytest.approx(8.0 - 0.5)
+    assert in_context_score(losses, early=5, late=1) == pytest.approx(9.0 - 2.0)
+
+
+def _chapter_setup():
+    from attnbook.induction_run import InductionTask, chapter_model
+
+    task = InductionTask(
+        vocab_size=16, seq_len=12, min_period=2, max_period=5, eval_n=5, eval_batch=6
+    )
+    return task, chapter_model(task, n_layer=2, seed=0), task.eval_data()
+
+
+def test_induction_metric_is_the_strongest_last_layer_head():
+    from attnbook.induction_run import head_scores, induction_metrics
+
+    task, model, data = _chapter_setup()
+    metrics = induction_metrics(model, task, data)
+    last = head_scores(model, data[0], task.eval_n)["induction"][-1]  # (H,)
+    assert last[0] != pytest.approx(last[1])  # an untrained model: the heads differ
+    assert metrics["induction"] == pytest.approx(float(last.max()))
+    assert metrics["induction_sum"] == pytest.approx(float(last.sum()))
+
+
+def test_mean_ablation_does_not_depend_on_the_order_of_the_batch():
+    # the mean over the batch, and the copy loss averaged over it, are the same for the
+    # batch in any order: so is the effect of each mean-ablated head
+    from attnbook.induction_run import ablation_effects
+
+    task, model, (rep, _) = _chapter_setup()
+    effects = ablation_effects(model, rep, task.eval_n, "mean")
+    flipped = ablation_effects(model, rep.flip(0), task.eval_n, "mean")
+    assert effects.abs().max() > 1e-3  # the heads matter
+    assert torch.allclose(effects, flipped, atol=1e-5)
+
+
+def test_chapter_recipe_decays_to_a_tenth_of_its_rate():
+    from attnbook.induction_run import chapter_train_config
+
+    cfg = chapter_train_config(seed=3, steps=50)
+    assert (cfg.max_iters, cfg.seed, cfg.batch_size) == (50, 3, 32)
+    assert (cfg.learning_rate, cfg.min_lr, cfg.warmup_iters) == (1e-2, 1e-3, 20)
+    assert (cfg.weight_decay, cfg.grad_clip, cfg.eval_interval) == (0.0, 0.0, 25)

@@ -183,3 +183,61 @@ def test_an_attention_view_keeps_its_picture_only() -> None:
     cell.outputs = [blind]
     with pytest.raises(ToolError, match="without its picture"):
         picture_only(cell)
+
+
+def test_two_keys_after_a_named_author_keep_both_citations() -> None:
+    # only a single citation may shrink to its year after the prose named its authors
+    ref = f"{URL}/book/references.html"
+    assert rewrite("Vaswani et al. {cite}`v17,ba16` found") == (
+        f"Vaswani et al. ([Vaswani et al., 2017]({ref}#id2); "
+        f"[Ba et al., 2016]({ref}#id9)) found"
+    )
+
+
+@pytest.mark.parametrize(
+    "authors, names",
+    [
+        (["Vaswani, Ashish"], "Vaswani"),
+        (["Ba, Jimmy Lei", "Kiros, Jamie Ryan"], "Ba and Kiros"),
+        (["Ba, Jimmy Lei", "Kiros, Jamie Ryan", "Hinton, Geoffrey"], "Ba et al."),
+    ],
+)
+def test_one_or_two_authors_are_named_and_three_are_et_al(
+    authors: list[str], names: str
+) -> None:
+    from pybtex.database import Entry, Person
+
+    from tools.launch_copies import _authors_year
+
+    entry = Entry(
+        "article",
+        fields={"year": "2016"},
+        persons={"author": [Person(a) for a in authors]},
+    )
+    assert _authors_year(entry) == (names, "2016")
+
+
+def test_the_copy_s_first_code_cell_must_be_the_setup_cell(
+    tmp_path, monkeypatch
+) -> None:
+    import tools.launch_copies as launch_copies
+    from tools import setup_cell
+
+    monkeypatch.setattr(launch_copies, "ROOT", tmp_path)
+    (tmp_path / "book").mkdir()
+    path = tmp_path / "book" / "99_x.ipynb"
+    good = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# X"),
+            new_code_cell(setup_cell.chapter_setup_cell()),
+            new_code_cell("x = 1"),
+        ]
+    )
+    nbformat.write(good, path)
+    copy = launch_copies.launch_copy(path, BOOK, "abc123")
+    assert copy.cells[1].source == setup_cell.chapter_setup_cell(ref="abc123")
+    assert copy.cells[2].source == "x = 1"
+    good.cells[1].source = "import os"  # a notebook without its setup cell
+    nbformat.write(good, path)
+    with pytest.raises(ToolError, match="first code cell is not the setup cell"):
+        launch_copies.launch_copy(path, BOOK, "abc123")

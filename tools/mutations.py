@@ -2,7 +2,9 @@
 
 Each mutation edits one line of a temporary copy of `src/attnbook` and of the grading engine
 `grader/src/attnbook_grader` (the text must occur exactly once); the unit tests then run
-against that copy (it comes first on PYTHONPATH, so it shadows the installed packages) and stop at the first failure. The table names the test that
+against that copy (it comes first on PYTHONPATH, so it shadows the installed packages) and stop at the first failure.
+A mutation of a module of `tools/` (path "tools/NAME.py") edits a copy of that one file, which
+replaces the module in the test process before pytest starts (the rest of `tools` is the checkout's). The table names the test that
 caught each mutation; a mutation no test catches is a gap in the tests, and the exit status is
 1. Run from the repository root (a few minutes on 2 cores):
 
@@ -24,9 +26,11 @@ from pathlib import Path
 
 from tools import (
     mutations_grading,
+    mutations_induction,
     mutations_models,
     mutations_recall,
     mutations_serving,
+    mutations_tools,
 )
 from tools.mutation_spec import Mutation
 
@@ -71,18 +75,23 @@ TESTS = [
 ]
 
 
-# the table, in three modules by the code it mutates
+# the table, in modules by the code it mutates
 MUTATIONS = [
     *mutations_models.MUTATIONS,
     *mutations_serving.MUTATIONS,
     *mutations_grading.MUTATIONS,
     *mutations_recall.MUTATIONS,
+    *mutations_induction.MUTATIONS,
+    *mutations_tools.MUTATIONS,
 ]
 
 
 def target(mutation: Mutation, package: Path = PACKAGE) -> Path:
     """The file `mutation` edits, in `package` (a copy of attnbook; the engine's copy lies
-    beside it, as in the checkout's default: grader/src/attnbook_grader)."""
+    beside it, as in the checkout's default: grader/src/attnbook_grader; a module of tools
+    in tools/ beside it)."""
+    if mutation.path.startswith("tools/"):
+        return (ROOT if package == PACKAGE else package.parent) / mutation.path
     if mutation.path.startswith(f"{GRADER.name}/"):
         engine = package.parent / GRADER.name if package != PACKAGE else GRADER
         return engine / mutation.path.removeprefix(f"{GRADER.name}/")
@@ -102,6 +111,25 @@ def apply(mutation: Mutation, package: Path) -> None:
     path.write_text(text.replace(mutation.old, mutation.new))
 
 
+# `python -c` this with the mutated file, the module's name and pytest's arguments: the
+# module is executed from the mutated text under its checkout path and put in sys.modules, so
+# that every import of it in the tests finds the mutant.
+_TOOL_RUNNER = """
+import importlib, sys, types
+from pathlib import Path
+mutated, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+package, _, leaf = name.rpartition(".")
+module = types.ModuleType(name)
+module.__file__ = str(Path.cwd() / (name.replace(".", "/") + ".py"))
+module.__package__ = package
+sys.modules[name] = module
+exec(compile(Path(mutated).read_text(), module.__file__, "exec"), module.__dict__)
+setattr(importlib.import_module(package), leaf, module)
+import pytest
+sys.exit(pytest.main(args))
+"""
+
+
 def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
     """Run the unit tests against a mutated copy -> (the first failing test or a verdict, seconds)."""
     start = time.perf_counter()
@@ -109,12 +137,19 @@ def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
         package = Path(tmp) / "attnbook"
         for source, copy in ((PACKAGE, package), (GRADER, Path(tmp) / GRADER.name)):
             shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        tool = mutation.path.startswith("tools/")
+        if tool:
+            (Path(tmp) / "tools").mkdir()
+            shutil.copy(ROOT / mutation.path, target(mutation, package))
         apply(mutation, package)
         env = {**os.environ, "PYTHONPATH": tmp, "PYTHONDONTWRITEBYTECODE": "1"}
+        runner = ["-m", "pytest"]
+        if tool:  # the mutated module, under its own name and path, then pytest
+            name = mutation.path.removesuffix(".py").replace("/", ".")
+            runner = ["-c", _TOOL_RUNNER, str(target(mutation, package)), name]
         command = [
             sys.executable,
-            "-m",
-            "pytest",
+            *runner,
             "-x",
             "-q",
             "-rf",

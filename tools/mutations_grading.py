@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from tools.mutation_spec import Mutation
 
+EDGES = ("tests/test_grading_wire_edges.py",)
+
 MUTATIONS = [
     # the grading engine's isolation, limits and wire (issue 36): each caught by
     # tests/test_grading_isolation.py
@@ -213,5 +215,49 @@ MUTATIONS = [
         (
             "tests/test_grading_reach.py::test_the_filter_refuses_what_a_notebook_never_needs[namespaces]",
         ),
+    ),
+    # the wire's and the verdicts' edges, unit-tested without a grading run
+    # (tests/test_grading_wire_edges.py)
+    Mutation(
+        "wire-limit-counts-elements",
+        "attnbook_grader/layout.py",
+        "if math.prod(shape) * itemsize > limit:",
+        "if math.prod(shape) > limit:",
+        EDGES,
+    ),
+    Mutation(
+        "list-of-another-length-not-written-back",
+        "attnbook_grader/wire.py",
+        "            target[:] = source",
+        "            pass",
+        EDGES,
+    ),
+    Mutation(
+        "frozenset-crosses-opaque",
+        "attnbook_grader/wire.py",
+        "    if isinstance(value, (set, frozenset)):",
+        "    if isinstance(value, set):",
+        EDGES,
+    ),
+    Mutation(
+        "custom-exception-loses-its-name",
+        "attnbook_grader/session.py",
+        'return kind(message if name == kind.__name__ else f"{name}: {message}")',
+        "return kind(message)",
+        EDGES,
+    ),
+    Mutation(
+        "pytorch-allocation-failure-not-a-memory-error",
+        "attnbook_grader/verdicts.py",
+        '"can\'t allocate memory" in str(',
+        '"can\'t allocate memory!" in str(',
+        EDGES,
+    ),
+    Mutation(
+        "empty-result-aliases-an-empty-input",
+        "attnbook_grader/verdicts.py",
+        '        and a["numel"] > 0\n        and a["ptr"] == b["ptr"]',
+        '        and a["ptr"] == b["ptr"]',
+        EDGES,
     ),
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from tools.mutation_spec import Mutation
 
+PREFIX = ("tests/test_serving_prefix.py",)
+
 MUTATIONS = [
     # chapter 9: the block manager, the paged caches, the serving engine, blockwise
     # attention's window
@@ -257,5 +259,41 @@ MUTATIONS = [
         "streaming.py",
         "vocab_size = tok.vocab_size + (start_id is not None)",
         "vocab_size = tok.vocab_size",
+    ),
+    # the prefix cache's chain, the batch limit and the step log (tests/test_serving_prefix.py)
+    Mutation(
+        "prefix-hash-not-chained",
+        "serving.py",
+        "return hashlib.sha256(parent + repr(tokens).encode()).digest()",
+        "return hashlib.sha256(repr(tokens).encode()).digest()",
+        PREFIX,
+    ),
+    Mutation(
+        "full-block-cached-a-token-late",
+        "serving.py",
+        "while self.prefix_cache and (len(seq.keys) + 1) * size <= seq.cached:",
+        "while self.prefix_cache and (len(seq.keys) + 1) * size < seq.cached:",
+        PREFIX,
+    ),
+    Mutation(
+        "batch-never-filled",
+        "serving.py",
+        "if sum(map(self._n, self.running)) + n > self.max_batch:",
+        "if sum(map(self._n, self.running)) + n >= self.max_batch:",
+        PREFIX,
+    ),
+    Mutation(
+        "one-token-prompt-logged-as-decoding",
+        "serving.py",
+        "reading = [s.request_id for s, n in plan if n > 1 or not s.output]",
+        "reading = [s.request_id for s, n in plan if n > 1]",
+        PREFIX,
+    ),
+    Mutation(
+        "duplicate-key-repoints-the-cache",
+        "blocks.py",
+        "if key not in self.cached and block not in self.hash_of:",
+        "if block not in self.hash_of:",
+        ("tests/test_blocks.py", *PREFIX),
     ),
 ]
