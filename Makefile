@@ -206,11 +206,11 @@ site-scan: $(STAMP)
 #      scan, one pytest run)  ||  the setup-cell test (a third lane: pip and the browser wait on
 #      files and pages, the proof's workers on their children, so no core idles while the
 #      longest lane finishes)
-# Each step prints its wall time; a failing step stops the run.
+# Each step prints its wall time and the CPU time of its processes (user + system: bash's
+# `time`); a failing step stops the run.
 define timed
-start=$$(date +%s); echo "=== make $(1)"; \
-$(MAKE) --no-print-directory $(1) || { echo "=== make $(1) FAILED"; exit 1; }; \
-echo "=== make $(1): $$(( $$(date +%s) - start )) s"
+echo "=== make $(1)"; TIMEFORMAT="=== make $(1): %0R s (CPU %0U s user + %0S s system)"; \
+time { $(MAKE) --no-print-directory $(1) || { echo "=== make $(1) FAILED"; exit 1; }; }
 endef
 
 # Phase 1's lanes run torch on one thread each (OMP_NUM_THREADS=1): both cores are busy, and a
