@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
 def _gradescope(klass, tmp_path: Path, nb, student_id: str) -> dict:
     from attnbook_grader.autograder import main
 
-    root = tmp_path / f"gs-{student_id}"
+    root = Path(tempfile.mkdtemp(prefix=f"gs-{student_id}-", dir=tmp_path))
     zipfile.ZipFile(klass["built"].autograder_zip).extractall(root / "source")
     (root / "submission").mkdir(parents=True)
     nbformat.write(nb, root / "submission" / "ex01_attention.ipynb")
