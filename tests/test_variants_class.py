@@ -96,6 +96,8 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
             g.message,
         )
         assert g.message.startswith("variant ") and g.variant in g.message
+        feedback = tmp_path / "grades-feedback" / f"{g.submission}.md"
+        assert f"variant {g.variant}" in feedback.read_text()  # the student's feedback
 
 
 def _gradescope(klass, tmp_path: Path, nb, student_id: str) -> dict:
