@@ -149,3 +149,26 @@ def test_the_proof_sample_covers_every_roster_task():
     sample = sample_variants(found)
     assert [v["task"] for v in sample] == found["roster"]
     assert sample == sample_variants(pool(EX01))  # the same on every run
+
+
+def test_make_grade_and_gradescope_read_the_same_ids_from_the_metadata(tmp_path):
+    """The two grading paths choose a variant from the same ids of a group."""
+    from tools.exercise_roster import identify
+
+    data = {
+        "users": [
+            {"email": "b@x.edu", "id": 12, "name": "B", "sid": "S9"},
+            {"email": "a@x.edu", "id": 11, "name": "A"},
+            {"email": "c@x.edu", "name": "C"},
+        ],
+        "created_at": "2026-11-30T10:00:00",
+    }
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(data))
+    (tmp_path / "ex01_attention.ipynb").write_text("{}")
+    found = identify("ex01_attention.ipynb", tmp_path, {})
+    assert found is not None
+    assert found.ids == variants.ids_from_metadata(data) == ["S9", "11", "c@x.edu"]
+    found_pool = pool(EX01)
+    assert variants.choose(SECRET, EX01, found.ids, found_pool) == variants.choose(
+        SECRET, EX01, variants.ids_from_metadata(data), found_pool
+    )

@@ -216,6 +216,7 @@ def prove_variants(
                 "status": g.status,
                 "message": g.message[:300],
                 "q": g.questions,
+                "seconds": round(g.seconds, 2),
             }
             for k, g in got.items()
         }
@@ -267,7 +268,8 @@ def check_variants(name: str, data: dict, reference: str, untouched: str) -> boo
                 f"{q} {book['q'].get(q, 0):g}/{top.get(q, 0):g}" for q in questions
             )
             + f"), best wrong answer {best_wrong:g}, "
-            f"{len(wrong)} wrong answers"
+            f"{len(wrong)} wrong answers, "
+            f"{sum(c.get('seconds', 0) for c in cases.values()):.0f} s of grading"
             + ("" if not problems else "\n    FAILED: " + "; ".join(problems))
         )
         ok &= not problems
