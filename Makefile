@@ -161,8 +161,10 @@ endif
 
 # Student notebooks, public checks and autograder zips, from the master notebooks, into
 # _build/exercises/ only; it names the committed copies that a fresh build would change.
+# ROSTER=class.csv: also one student notebook per student, each at its variant, into
+# _build/exercises/roster/ (the course secret required: README, "Grading for credit").
 exercises: $(STAMP)
-	$(PY) -m tools.exercises build
+	$(PY) -m tools.exercises build $(if $(ROSTER),--roster "$(ROSTER)")
 
 # After editing a master: also write the committed copies (exercises/student/NAME.ipynb, a
 # page of the book, src/attnbook/exercise_checks/NAME/, installed with the package, and the

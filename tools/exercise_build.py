@@ -241,6 +241,9 @@ def _closure(wheels: dict[str, str] | None) -> list[str]:
         raise ExerciseError(str(err)) from None
 
 
+_VARIANT_FILES = ("variants.json", "course_secret")  # `attnbook_grader.variants`
+
+
 def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     """Make the autograder zip grade with the course's engine: its `run_otter.py` calls
     `attnbook_grader.autograder.main` (the submission runs in a child process, the
@@ -255,6 +258,7 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
     from attnbook_grader.otter_plugin import engine_only_config
 
     from tools.exercise_wheels import IN_ZIP, SETUP_SCRIPT, WheelError, course_wheels
+    from tools.exercise_variants import zip_members as variant_members
 
     try:
         wheels = course_wheels()
@@ -266,7 +270,7 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
         members = [
             (info.filename, z.read(info))
             for info in z.infolist()
-            if info.filename not in ("run_otter.py", "reference.ipynb")
+            if info.filename not in ("run_otter.py", "reference.ipynb", *_VARIANT_FILES)
             and not info.is_dir()
         ]
     members = [(n, data) for n, data in members if not n.startswith(f"{IN_ZIP}/")]
@@ -274,6 +278,7 @@ def seal_zip(zip_path: Path, reference_nb: Path) -> None:
         ("run_otter.py", RUN_SCRIPT.encode()),
         ("reference.ipynb", reference_nb.read_bytes()),
         *((in_zip[name], path.read_bytes()) for name, path in wheels.items()),
+        *variant_members(reference_nb.stem),  # its pool of variants (and course secret)
     ]
     gradescope = {name: f"{GRADESCOPE_SOURCE}/{p}" for name, p in in_zip.items()}
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:

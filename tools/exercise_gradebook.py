@@ -119,7 +119,8 @@ def grade_folder(
             if label.split("/")[0] in crowded:
                 rows.add(Grade(label, "error", message=crowded[label.split("/")[0]]))
             else:
-                jobs.append({"path": str(labels[label]), "label": label})
+                ids = [_canonical(i, roster) for i in (who[label] or _NOBODY).ids]
+                jobs.append({"path": str(labels[label]), "label": label, "ids": ids})
         watchdog = run.watchdog or timeout + 120.0
         try:
             with Pool(zip_path, name, timeout, run.jobs, watchdog) as pool:
@@ -145,6 +146,15 @@ def grade_folder(
         print(f"  superseded {old}: a later submission of the same student ({new})")
     print(f"wrote {out_csv}, {report} and {rows.feedback}/")
     return grades
+
+
+_NOBODY = Identity("", [])
+
+
+def _canonical(student: str, roster: dict[str, Person]) -> str:
+    """The id a student's variant is chosen from: the roster's id column for any id the
+    roster knows them by (as `make exercises ROSTER=` chose it), else the id as it is."""
+    return roster[student].id if student in roster else student
 
 
 def _failed(job: dict, status: str, why: str) -> dict:

@@ -15,6 +15,7 @@ it started after each submission (`attnbook_grader.processes`); as root
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 
+from attnbook_grader import variants
 from attnbook_grader.engine import (
     Exercise,
     Session,
@@ -53,6 +55,8 @@ class Grade:
     cell_errors: list[list] = field(default_factory=list)
     # the isolation level the children ran at (`attnbook_grader.jail`); "" if none ran
     isolation: str = ""
+    # the variant graded at, in words (`attnbook_grader.variants.label`); "" without a pool
+    variant: str = ""
 
     @property
     def percent(self) -> float:
@@ -70,13 +74,21 @@ class Grade:
 
 
 class Grader:
-    """Grades notebooks of one exercise (a context manager: it holds the reference process)."""
+    """Grades notebooks of one exercise (a context manager: it holds the reference process).
+    An exercise with a pool of variants is graded at the variant recomputed from the
+    submitters' ids and the course secret ($ATTNBOOK_COURSE_SECRET, else the zip's), its
+    reference started again at each new variant; a notebook stating another is refused."""
 
     def __init__(self, zip_path: Path):
         self.exercise = load_exercise(zip_path)
+        self.pool, zip_secret = load_variants(zip_path)
+        self.secret = variants.course_secret() or zip_secret
         self.reference: Session | None = None
+        self.at: dict | None = None  # the variant the reference runs at
+        self._rendered: tuple[dict | None, Exercise] = (None, self.exercise)
 
     def __enter__(self) -> Grader:
+        self.at = variants.reserved(self.pool) if self.pool else None
         self.reference = reference_session(self.exercise)
         return self
 
@@ -84,12 +96,45 @@ class Grader:
         if self.reference is not None:
             self.reference.close()
 
+    def _at(self, variant: dict | None) -> Exercise:
+        """The exercise at `variant`, its reference process running there."""
+        if variant is None or self.pool is None:
+            return self.exercise
+        if self._rendered[0] == variant:  # its source rules read once per variant
+            return self._rendered[1]
+        source = variants.render(self.exercise.reference, variant, self.pool)
+        exercise = dataclasses.replace(self.exercise, reference=source)
+        self._rendered = (variant, exercise)
+        if variant != self.at:
+            if self.reference is not None:
+                self.reference.close()
+            self.reference = reference_session(exercise)
+            self.at = variant
+        return exercise
+
     def grade(
-        self, nb: nbformat.NotebookNode, label: str, timeout: float = DEFAULT_TIMEOUT
+        self,
+        nb: nbformat.NotebookNode,
+        label: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        ids: list[str] | None = None,
+        variant: dict | None = None,
     ) -> Grade:
+        """`variant`: given (the proofs), else recomputed from `ids` (`variants.variant_for`)."""
         assert self.reference is not None, "use Grader as a context manager"
         start = time.monotonic()
-        data = grade_notebook(self.exercise, code_sources(nb), self.reference, timeout)
+        sources = code_sources(nb)
+        try:
+            variant = variant or variants.variant_for(self.pool, ids, self.secret)
+        except variants.VariantError as err:
+            return Grade(label, "error", message=f"not graded: {err}")
+        words = variants.label(variant) if variant else ""
+        refused = variants.refusal(sources, variant)
+        if refused:
+            return Grade(label, "error", message=refused, variant=words)
+        exercise = self._at(variant)
+        assert self.reference is not None
+        data = grade_notebook(exercise, sources, self.reference, timeout)
         for t in data["tests"]:
             t["message"] = hint(t["message"]) if t["message"] else ""
         return Grade(
@@ -103,7 +148,25 @@ class Grader:
             data["message"],
             data["cell_errors"],
             data.get("isolation", {}).get("level", ""),
+            words,
         )
+
+
+def load_variants(zip_path: Path) -> tuple[dict | None, bytes | None]:
+    """(the pool, the course secret) an autograder zip carries (`attnbook_grader.variants`)."""
+    with zipfile.ZipFile(zip_path) as z:
+        names = set(z.namelist())
+        pool = (
+            json.loads(z.read(variants.POOL_FILE))
+            if variants.POOL_FILE in names
+            else None
+        )
+        secret = (
+            z.read(variants.SECRET_IN_ZIP).strip()
+            if variants.SECRET_IN_ZIP in names
+            else None
+        )
+    return pool, secret or None
 
 
 def load_exercise(zip_path: Path) -> Exercise:

@@ -245,10 +245,12 @@ def grade_one(
     name: str,
     timeout: float,
     names: dict[str, str],
+    ids: list[str] | None = None,
 ) -> Grade:
     """One notebook's row (in a worker, `tools.exercise_pool`): read, graded within
-    `timeout` seconds, its tests named as in the test files (`names`, `function_names`),
-    its one-line message."""
+    `timeout` seconds (at the variant of the students `ids`, where the exercise has a
+    pool), its tests named as in the test files (`names`, `function_names`), its one-line
+    message."""
     from tools.exercise_grading import Grade, diagnosis, lost_summary, read_submission
     from tools.exercise_grading import rename_tests
 
@@ -257,9 +259,11 @@ def grade_one(
     if nb is None:
         g = Grade(label, "error", message=problem)
     else:
-        g = rename_tests(grader.grade(nb, label, timeout), names)
+        g = rename_tests(grader.grade(nb, label, timeout, ids), names)
         if g.status == "ok":
-            g.message = "; ".join(m for m in (diagnosis(nb, g), lost_summary(g)) if m)
+            at = f"variant {g.variant}" if g.variant and grader.secret else ""
+            notes = (at, diagnosis(nb, g), lost_summary(g))
+            g.message = "; ".join(m for m in notes if m)
     g.seconds = time.monotonic() - start
     return g
 
@@ -287,7 +291,8 @@ def worker_main(argv: list[str]) -> int:
             start = time.monotonic()
             try:
                 path, label = Path(job["path"]), job["label"]
-                g = grade_one(grader, path, label, name, timeout, names)
+                ids = job.get("ids")
+                g = grade_one(grader, path, label, name, timeout, names, ids)
             except Exception as err:  # noqa: BLE001 - the submission's row, not the run's
                 g = Grade(job["label"], "error", message=_grading_error(err))
                 g.seconds = time.monotonic() - start

@@ -17,7 +17,11 @@ so that the isolation alone must stop them. `TAMPER` (given to
 the file by this tool) is a ready-made tampering prelude. Every submission is graded by the one
 engine (`attnbook_grader.engine`). The proof prints the message each mistake gets
 from the public checks and from the hidden tests (`tools.exercise_verdicts`: what it expects of
-each graded notebook, and the table it prints).
+each graded notebook, and the table it prints). An exercise with a pool of variants is also
+proved at one sampled variant of each roster task (`tools.exercise_variants.prove_variants`):
+the reference 100 %, the untouched notebook 0, the wrong answers below 100 %, the book's worked
+solution pasted into a roster student's notebook no better than a wrong answer, and the book's
+notebook itself refused.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from tools.exercise_build import (
     publish_zip_only,
     stale_files,
 )
+from tools.exercise_variants import check_variants, prove_variants
 from tools.exercise_verdicts import (  # noqa: F401 - re-exported for tools.exercises
     CORRECT_PREFIX,
     NO_ANSWER,
@@ -201,6 +206,9 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
             if name in ATTACKED
             else {}
         )
+        at_variants = prove_variants(
+            built, grader, timeout, cases, make_submission, graded
+        )
     out_json.write_text(
         json.dumps(
             {
@@ -208,6 +216,7 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
                 "questions": list(test_files),
                 "grades": {label: asdict(g) for label, g in graded.items()},
                 "attacks": attacked,
+                "variants": at_variants,
                 "seconds": round(time.monotonic() - start, 1),
             }
         )
@@ -290,6 +299,7 @@ def prove(names: list[str], timeout: float, jobs: int = 2) -> bool:
             ok = False
             continue
         ok &= check_proof(name, data)
+        ok &= check_variants(name, data, REFERENCE, UNTOUCHED)
         report[name] = data
     (BUILD / "proof.json").write_text(json.dumps(report, indent=1))
     print(

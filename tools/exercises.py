@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Build, check, prove and grade the course's graded exercises (otter-grader 7, no Docker).
 
-    python -m tools.exercises build            everything below, into _build/exercises/ only
+    python -m tools.exercises build [--roster class.csv]
+                                               everything below, into _build/exercises/ only
+                                               (with a roster: one notebook per student)
     python -m tools.exercises publish          build, then write the committed student files
     python -m tools.exercises check            the committed student files match the masters
     python -m tools.exercises prove [NAME ...] the proofs of `make exercises-prove` (below)
@@ -30,6 +32,10 @@ committed, because they are served from the repository and the package, not from
   - the worked solutions to `exercises/solutions/NAME.ipynb` (a page of the book, solutions
     folded, no test shown), from the public masters only.
 `check` fails if a committed copy differs from a fresh build (the tests run it too).
+`build --roster class.csv` (make: ROSTER=) also writes one student notebook per student of
+the roster to `_build/exercises/roster/NAME/` with a `variants.csv`: each at the variant
+the grader recomputes for that student (`tools.exercise_variants`; the course secret from
+$ATTNBOOK_COURSE_SECRET or the file $ATTNBOOK_COURSE_SECRET_FILE names).
 
 `prove` requires, for every exercise: the reference solution scores 100 %, the untouched
 student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
@@ -100,6 +106,8 @@ from tools.exercise_build import (
     stale_files,
 )
 from tools.exercise_wheels import installed_engine_problem
+from tools.exercise_variants import render_roster
+from attnbook_grader.variants import VariantError
 from tools.exercise_grading import (
     DEFAULT_TIMEOUT,
     Grade,
@@ -201,6 +209,9 @@ __all__ = [
 ]
 
 
+ROSTER_OUT = BUILD / "roster"  # `build --roster`: one notebook per student
+
+
 # ----------------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
     """The command line: typed errors from the tool's modules become exit code 1."""
@@ -231,6 +242,13 @@ def _run(argv: list[str]) -> int:
         "build", help="build every (or the named) exercise into _build/exercises/"
     )
     p_build.add_argument("names", nargs="*")
+    p_build.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        help="a CSV of the class (as for grade): one student notebook per student, "
+        "each at its variant, into _build/exercises/roster/",
+    )
     p_publish = sub.add_parser(
         "publish", help="build, then write the committed student notebooks and checks"
     )
@@ -293,6 +311,18 @@ def _run(argv: list[str]) -> int:
             )
             for p in stale_files(built):
                 print(f"  {p}: `make exercises-publish` writes the fresh one")
+            if args.roster:
+                try:
+                    rows = render_roster(
+                        name, built.student_nb, args.roster, ROSTER_OUT
+                    )
+                except (ValueError, VariantError) as err:
+                    raise ExerciseError(str(err)) from None
+                kinds = len({v for _, _, v, _ in rows})
+                print(
+                    f"  {len(rows)} student notebooks in {ROSTER_OUT.relative_to(ROOT)}/"
+                    f"{name}/ ({kinds} variant{'s' if kinds != 1 else ''}; variants.csv)"
+                )
         return 0
     if args.command == "publish":
         for name in names:

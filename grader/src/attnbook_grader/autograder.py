@@ -6,13 +6,19 @@ is decided here) against ``/autograder/source/tests`` and ``reference.ipynb``, a
 goes to ``/autograder/results/results.json`` in Gradescope's format, one entry per question.
 The submission is found and read as `make grade` reads it (`submissions`: any nbformat,
 subfolders searched, several notebooks or another exercise's refused with the reason).
+An exercise with a pool of variants (`variants`) is graded at the variant recomputed from
+``submission_metadata.json``'s users and the course secret the zip carries; a notebook that
+states another variant is refused, naming both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
+
+from attnbook_grader import variants
 
 from attnbook_grader.engine import (
     grade_notebook,
@@ -82,7 +88,10 @@ def results_json(result: dict, possible: dict[str, float] | None = None) -> dict
         "tests": tests,
         "output": result["message"],
         "stdout_visibility": "hidden",
-        "extra_data": {"isolation": result.get("isolation", {"level": "not graded"})},
+        "extra_data": {
+            "isolation": result.get("isolation", {"level": "not graded"}),
+            "variant": result.get("variant", ""),
+        },
     }
 
 
@@ -118,12 +127,35 @@ def _main(folder: Path, timeout: float) -> None:
     nb = None
     if path is not None:
         nb, message = read_notebook(path, name)
+    pool, secret = variants.load_pool(folder / "source")
+    variant, words = None, ""
+    if nb is not None and pool is not None:
+        try:
+            meta = json.loads((folder / "submission_metadata.json").read_text())
+        except (OSError, ValueError):
+            meta = {}
+        try:
+            ids = variants.ids_from_metadata(meta)
+            variant = variants.variant_for(pool, ids, secret) or variants.reserved(pool)
+            words = variants.label(variant)
+            message = variants.refusal(code_cells(nb), variant) or ""
+        except variants.VariantError as err:
+            message = f"not graded: {err}"
+        nb = None if message else nb
     if nb is not None:
+        if variant is not None and pool is not None:
+            source = variants.render(exercise.reference, variant, pool)
+            exercise = dataclasses.replace(exercise, reference=source)
         reference = reference_session(exercise)
         try:
             result = grade_notebook(exercise, code_cells(nb), reference, timeout)
         finally:
             reference.close()
+        if words and variant != variants.reserved(pool or {}):
+            result["message"] = (
+                f"graded at your variant: {words}. {result['message']}".strip()
+            )
     else:
         result = {"score": 0.0, "questions": {}, "tests": [], "message": message}
+    result["variant"] = words
     _write(folder, result, possible)

@@ -1,0 +1,174 @@
+"""Per-student variants (`attnbook_grader.variants`, `tools.exercise_variants`): the choice
+from the course secret and the ids, the reserved variant, rendering, and the refusal of a
+notebook of another variant. Fast: nothing is graded here (tests/test_variants_class.py
+grades a class)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import nbformat
+import pytest
+
+from attnbook_grader import variants
+from tools.exercise_variants import POOLS, pool, render_notebook, sample_variants
+
+EX01 = "ex01_attention"
+SECRET = b"a course secret for the tests"
+
+
+def _ids(n: int) -> list[str]:
+    return [f"{1000 + 37 * i}" for i in range(n)]
+
+
+def test_the_choice_is_a_pure_function_of_secret_exercise_and_ids():
+    found = pool(EX01)
+    first = [variants.choose(SECRET, EX01, [i], found) for i in _ids(30)]
+    again = [variants.choose(SECRET, EX01, [i], pool(EX01)) for i in _ids(30)]
+    assert first == again
+    other = [variants.choose(b"another secret", EX01, [i], found) for i in _ids(30)]
+    assert other != first  # the secret decides: without it nobody can compute them
+    for v in first:
+        assert v["exercise"] == EX01 and v["task"] in found["roster"]
+        assert 1 <= v["seed"] <= 999_999
+
+
+def test_a_roster_of_30_spreads_over_every_task_and_shares_no_variant():
+    found = pool(EX01)
+    chosen = [variants.choose(SECRET, EX01, [i], found) for i in _ids(30)]
+    tasks = Counter(v["task"] for v in chosen)
+    assert set(tasks) == set(found["roster"]), tasks
+    assert min(tasks.values()) >= 8, tasks  # 30 over two tasks: neither starved
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+
+
+def test_a_group_gets_one_variant_whatever_the_order_of_its_ids():
+    found = pool(EX01)
+    group = variants.choose(SECRET, EX01, ["b7", "a3", "c9"], found)
+    assert group == variants.choose(SECRET, EX01, ["c9", "b7", "a3"], found)
+    assert group == variants.choose(SECRET, EX01, [" a3", "b7", "c9", "b7"], found)
+    assert group != variants.choose(SECRET, EX01, ["a3", "b7"], found)
+
+
+def test_the_reserved_variant_is_never_given_to_a_roster_student():
+    found = pool(EX01)
+    book = variants.reserved(found)
+    assert book == {"exercise": EX01, "task": "allow", "seed": 0}
+    assert book["task"] not in found["roster"]
+    drawn = {
+        variants.choose(SECRET, EX01, [f"s{i}"], found)["task"] for i in range(500)
+    }
+    assert "allow" not in drawn and drawn == set(found["roster"])
+
+
+def test_without_a_secret_everyone_is_at_the_reserved_variant():
+    found = pool(EX01)
+    assert variants.variant_for(found, ["123"], None) == variants.reserved(found)
+    assert variants.variant_for(None, ["123"], SECRET) is None  # no pool: one variant
+    with pytest.raises(variants.VariantError, match="no student identity"):
+        variants.variant_for(found, [], SECRET)
+
+
+def test_the_secret_comes_from_the_environment_or_a_file(tmp_path):
+    assert variants.course_secret({}) is None
+    assert variants.course_secret({variants.SECRET_ENV: " s3 \n"}) == b"s3"
+    path = tmp_path / "secret"
+    path.write_text("from a file\n")
+    assert (
+        variants.course_secret({variants.SECRET_FILE_ENV: str(path)}) == b"from a file"
+    )
+    with pytest.raises(variants.VariantError, match="empty"):
+        variants.course_secret({variants.SECRET_ENV: "  "})
+    with pytest.raises(variants.VariantError, match="cannot read"):
+        variants.course_secret({variants.SECRET_FILE_ENV: str(tmp_path / "missing")})
+
+
+def test_every_edit_of_the_pool_matches_the_master_once():
+    """A pool out of step with its master would render the book's task under another name."""
+    from tools.exercise_build import MASTERS
+
+    for name, found in POOLS.items():
+        nb = nbformat.read(MASTERS / f"{name}.ipynb", as_version=4)
+        text = [c.source for c in nb.cells]
+        assert variants.stated(text) == variants.reserved(found)
+        for task, spec in found["tasks"].items():
+            for old, new in spec["edits"]:
+                assert sum(s.count(old) for s in text) == 1, (name, task, old[:60])
+                assert old != new
+
+
+def test_rendering_states_the_variant_and_rewrites_the_task():
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX01)
+    nb = nbformat.read(MASTERS / f"{EX01}.ipynb", as_version=4)
+    block = {"exercise": EX01, "task": "block", "seed": 42}
+    out = render_notebook(nb, block, found)
+    text = "\n".join(c.source for c in out.cells)
+    assert variants.stated([c.source for c in out.cells]) == block
+    assert 'True means "must not attend"' in text
+    assert "scores = np.where(mask, -np.inf, scores)" in text
+    assert "scores = np.where(mask, scores, -np.inf)" not in text
+    assert nb.cells != out.cells  # the input is left as it was
+    with pytest.raises(variants.VariantError, match="no task"):
+        variants.render(["x"], {"exercise": EX01, "task": "nope"}, found)
+
+
+def test_a_notebook_of_another_variant_is_refused_naming_both():
+    found = pool(EX01)
+    mine = variants.choose(SECRET, EX01, ["1"], found)
+    other = dict(mine, seed=mine["seed"] + 1)
+    cell = [variants.variant_line(other)]
+    message = variants.refusal(cell, mine)
+    assert (
+        message and variants.label(other) in message and variants.label(mine) in message
+    )
+    assert variants.refusal([variants.variant_line(mine)], mine) is None
+    gone = variants.refusal(["x = 1"], mine)
+    assert gone and "no variant" in gone
+    assert variants.refusal(["VARIANT = {'task': open('x')}"], mine)  # not a literal
+    assert variants.refusal(["x = 1"], None) is None  # no pool: nothing to check
+
+
+def test_gradescope_metadata_gives_the_ids_make_grade_reads():
+    data = {
+        "users": [
+            {"email": "a@x.edu", "id": 11, "name": "A", "sid": "S2"},
+            {"email": "b@x.edu", "id": 12, "name": "B"},
+            "junk",
+        ]
+    }
+    assert variants.ids_from_metadata(data) == ["S2", "12"]
+    assert variants.ids_from_metadata({"users": "nope"}) == []
+    assert variants.ids_from_metadata([]) == []
+
+
+def test_the_proof_sample_covers_every_roster_task():
+    found = pool(EX01)
+    sample = sample_variants(found)
+    assert [v["task"] for v in sample] == found["roster"]
+    assert sample == sample_variants(pool(EX01))  # the same on every run
+
+
+def test_make_grade_and_gradescope_read_the_same_ids_from_the_metadata(tmp_path):
+    """The two grading paths choose a variant from the same ids of a group."""
+    from tools.exercise_roster import identify
+
+    data = {
+        "users": [
+            {"email": "b@x.edu", "id": 12, "name": "B", "sid": "S9"},
+            {"email": "a@x.edu", "id": 11, "name": "A"},
+            {"email": "c@x.edu", "name": "C"},
+        ],
+        "created_at": "2026-11-30T10:00:00",
+    }
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(data))
+    (tmp_path / "ex01_attention.ipynb").write_text("{}")
+    found = identify("ex01_attention.ipynb", tmp_path, {})
+    assert found is not None
+    assert found.ids == variants.ids_from_metadata(data) == ["S9", "11", "c@x.edu"]
+    found_pool = pool(EX01)
+    assert variants.choose(SECRET, EX01, found.ids, found_pool) == variants.choose(
+        SECRET, EX01, variants.ids_from_metadata(data), found_pool
+    )

@@ -1,0 +1,144 @@
+"""Issue 50's "done when" on exercise 1: a roster of 30 gets 30 notebooks of 30 different
+variants (`make exercises ROSTER=`), each student's correct answer scores 100 % on both
+grading paths (`make grade` with the roster, Gradescope's entry point with its
+submission_metadata.json), and the book's worked solution handed in by a roster student
+scores like a wrong answer."""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import tools.exercises as ex
+from attnbook_grader import variants
+from tools.exercise_build import ANSWER_TAG
+from tools.exercise_variants import pool, render_notebook, render_roster
+
+EX01 = "ex01_attention"
+SECRET = "the secret of a course of 30"
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    """The zip built with the course secret, the roster, and its 30 rendered notebooks."""
+    tmp = tmp_path_factory.mktemp("klass")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(variants.SECRET_ENV, SECRET)
+        built = ex.build(EX01, tmp / "build")
+        roster = tmp / "class.csv"
+        with open(roster, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["Student", "ID", "SIS User ID", "Section"])
+            for i in range(30):
+                writer.writerow(
+                    [f"Student {i:02d}", str(5000 + 7 * i), f"S{i:03d}", "A"]
+                )
+        rows = render_roster(EX01, built.student_nb, roster, tmp / "roster")
+    return {"built": built, "roster": roster, "rows": rows, "tmp": tmp}
+
+
+def _answered(built, variant: dict) -> nbformat.NotebookNode:
+    """The student's notebook at `variant`, answered correctly."""
+    return render_notebook(ex.make_submission(built, []), variant, pool(EX01))
+
+
+def test_30_students_get_30_notebooks_of_30_variants(klass):
+    rows = klass["rows"]
+    assert len(rows) == 30 and all(path.is_file() for *_, path in rows)
+    assert len({path for *_, path in rows}) == 30
+    assert len({text for _, _, text, _ in rows}) == 30  # no two share task and seed
+    assert {text.split(",")[0] for _, _, text, _ in rows} == {"block", "bias"}
+    listed = list(csv.DictReader(open(rows[0][3].parent / "variants.csv")))
+    assert [r["variant"] for r in listed] == [text for _, _, text, _ in rows]
+    for student_id, _, text, path in rows:
+        nb = nbformat.read(path, as_version=4)
+        expected = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+        assert variants.stated([c.source for c in nb.cells]) == expected
+        assert text == variants.label(expected)
+        answered = _answered(klass["built"], expected)  # the same notebook, answered
+        for mine, handed in zip(answered.cells, nb.cells):
+            if ANSWER_TAG not in mine.metadata.get("tags", []):
+                assert mine.source == handed.source
+
+
+def test_a_roster_without_a_secret_is_refused(klass, monkeypatch):
+    monkeypatch.delenv(variants.SECRET_ENV, raising=False)
+    monkeypatch.delenv(variants.SECRET_FILE_ENV, raising=False)
+    with pytest.raises(ValueError, match="no course secret"):
+        render_roster(EX01, klass["built"].student_nb, klass["roster"], klass["tmp"])
+
+
+def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp_path):
+    monkeypatch.setenv(variants.SECRET_ENV, SECRET)
+    monkeypatch.setattr(
+        "tools.exercise_gradebook.graded_zip",
+        lambda name, tmp: klass["built"].autograder_zip,
+    )
+    folder = tmp_path / "canvas"
+    folder.mkdir()
+    for i, (student_id, _, _, _) in enumerate(klass["rows"]):
+        variant = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+        path = folder / f"student{i:02d}_{student_id}_{900 + i}_ex01_attention.ipynb"
+        nbformat.write(_answered(klass["built"], variant), path)
+    out = tmp_path / "grades.csv"
+    run = ex.ClassRun(jobs=1, roster=klass["roster"])
+    grades = ex.grade_folder(EX01, folder, out, 120, run)
+    assert len(grades) == 30
+    for g in grades:
+        assert g.status == "ok" and g.score == g.possible == 14, (
+            g.submission,
+            g.message,
+        )
+        assert g.message.startswith("variant ") and g.variant in g.message
+        feedback = tmp_path / "grades-feedback" / f"{g.submission}.md"
+        assert f"variant {g.variant}" in feedback.read_text()  # the student's feedback
+
+
+def _gradescope(klass, tmp_path: Path, nb, student_id: str) -> dict:
+    from attnbook_grader.autograder import main
+
+    root = Path(tempfile.mkdtemp(prefix=f"gs-{student_id}-", dir=tmp_path))
+    zipfile.ZipFile(klass["built"].autograder_zip).extractall(root / "source")
+    (root / "submission").mkdir(parents=True)
+    nbformat.write(nb, root / "submission" / "ex01_attention.ipynb")
+    meta = {"users": [{"email": f"{student_id}@x.edu", "id": 1, "sid": student_id}]}
+    (root / "submission_metadata.json").write_text(json.dumps(meta))
+    main(str(root), timeout=120)
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_every_correct_answer_scores_100_on_gradescope(klass, tmp_path, monkeypatch):
+    """The zip carries the secret (built with it); nothing in the environment here."""
+    monkeypatch.delenv(variants.SECRET_ENV, raising=False)
+    for student_id, _, text, _ in klass["rows"]:
+        variant = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+        results = _gradescope(
+            klass, tmp_path, _answered(klass["built"], variant), student_id
+        )
+        assert results["score"] == 14, (student_id, results["output"])
+        assert text in results["output"] and results["extra_data"]["variant"] == text
+
+
+def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_answer(
+    klass, tmp_path, monkeypatch
+):
+    monkeypatch.delenv(variants.SECRET_ENV, raising=False)
+    student_id, _, text, _ = klass["rows"][0]
+    book = ex.make_submission(klass["built"], [])  # the worked solution (book variant)
+    results = _gradescope(klass, tmp_path, book, student_id)
+    assert results["score"] == 0
+    assert "allow, seed 0" in results["output"] and text in results["output"]
+    variant = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+    pasted = _answered(klass["built"], variant)  # the student's own notebook ...
+    for cell, from_book in zip(pasted.cells, book.cells):
+        if ANSWER_TAG in cell.metadata.get("tags", []):
+            cell.source = from_book.source  # ... with the book's answers pasted in
+    results = _gradescope(klass, tmp_path, pasted, student_id)
+    q2 = next(t for t in results["tests"] if t["name"] == "q2")
+    assert results["score"] < 14 and q2["score"] < q2["max_score"] / 2, results
