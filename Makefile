@@ -99,7 +99,7 @@ unit: unit-package unit-grading unit-setup-cell
 # grading engine and the exercise pipeline grade real submissions and take most of the time)
 GRADING_TESTS := tests/test_exercises.py tests/test_grading_engine.py tests/test_grading_rules.py \
     tests/test_solutions.py tests/test_exercise_headers.py tests/test_exercise_public_rule.py \
-    tests/test_class_run_grading.py
+    tests/test_class_run_grading.py tests/test_variants_class.py
 unit-package: $(STAMP)
 	$(PY) -m pytest tests -m "not browser and not site" --ignore=tests/test_setup_cell.py \
 	    $(addprefix --ignore=,$(GRADING_TESTS))
