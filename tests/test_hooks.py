@@ -1,11 +1,13 @@
-"""Tests of attnbook.hooks (chapter 10): cached weights equal the layer's own, per-head
-outputs rebuild the layer's output, ablation changes exactly one head and leaves no hook."""
+"""Tests of attnbook.hooks (chapters 6, 7 and 10): cached weights equal the layer's own (of
+chapter 10's attention-only model and of chapter 6's GPT), per-head outputs rebuild the layer's
+output, ablation changes exactly one head and leaves no hook."""
 
 import pytest
 import torch
 
 from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
 from attnbook.gpt import GPT, GPTConfig
+from attnbook.multihead import MultiHeadAttention
 from attnbook.hooks import (
     ablate_heads,
     attention_layers,
@@ -98,17 +100,42 @@ def test_bad_input_is_named():
     assert _no_hooks(model)
 
 
-def test_gpt_blocks_need_module_calls_for_weights_but_not_for_ablation():
+def test_hooks_read_the_gpts_own_weights_and_ablate_its_heads():
+    """Chapter 6's GPT calls its attention layers as modules: the hooks read the weights
+    each block computed from its own input, in one pass that leaves the logits as they are."""
     torch.manual_seed(0)
-    gpt = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8))
-    x = torch.randint(0, 11, (1, 5))
-    with pytest.raises(ValueError, match="as modules"):
-        attention_weights(gpt, x)
-    assert head_outputs(gpt, x)[0].shape == (1, 5, 2, 4)  # W_o is called as a module
+    gpt = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8))
+    gpt.eval()
+    x = torch.randint(0, 11, (2, 5))
     plain = gpt(x)[0]
+    weights = attention_weights(gpt, x)
+    assert [w.shape for w in weights] == [(2, 2, 5, 5)] * 2
+    with torch.no_grad():
+        h = gpt.drop(gpt._embed(x))
+        for block, w in zip(gpt.blocks, weights):
+            _, ref = block.attn(block.ln_1(h), is_causal=True, need_weights=True)
+            torch.testing.assert_close(w, ref)
+            h = block(h)[0]
+        torch.testing.assert_close(gpt.head(gpt.ln_f(h)), plain)
+    assert all(torch.equal(a, b) for a, b in zip(gpt.attention_maps(x), weights))
+    assert head_outputs(gpt, x)[0].shape == (2, 5, 2, 4)  # W_o is called as a module
     with ablate_heads(gpt, {(0, 0): 0.0}):
         assert not torch.allclose(gpt(x)[0], plain)
     assert _no_hooks(gpt)
+
+
+def test_a_layer_not_called_as_a_module_is_a_clear_error():
+    class Bypass(torch.nn.Module):  # runs its layer's forward as a plain function
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(11, 8)
+            self.attn = MultiHeadAttention(8, 2)
+
+        def forward(self, idx):
+            return MultiHeadAttention.forward(self.attn, self.emb(idx), is_causal=True)
+
+    with pytest.raises(ValueError, match="as modules"):
+        attention_weights(Bypass(), torch.randint(0, 11, (1, 5)))
 
 
 def test_ablation_leaves_what_the_heads_computed_to_earlier_readers():

@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from ..gpt import Block, GPTConfig
+from ..hooks import attention_weights
 from ..masks import padding_mask
 from ..positional import (
     POSITIONS,
@@ -318,11 +319,10 @@ def attention_maps(
     model: AttentionClassifier, vocab: Vocabulary, text: str
 ) -> tuple[list[str], list[Tensor]]:
     """The tokens of `text` and the (T, T) weights of every layer (head 0) of `model` on it,
-    from one real forward pass (each layer's weights from that layer's own input)."""
+    from one real forward pass (each layer's weights from that layer's own input), read by
+    hooks on the attention layers as for every model of the course (`hooks`, chapter 7)."""
     ids = encode_batch([text], vocab)  # (1, T)
     with evaluating(model):
-        _, weights = model(
-            ids.to(next(model.parameters()).device), return_attention=True
-        )
+        weights = attention_weights(model, ids.to(next(model.parameters()).device))
     # T tokens, n_layers x (T, T)
     return vocab.decode(ids[0]), [w[0, 0].cpu() for w in weights]
