@@ -15,7 +15,7 @@ MUTATIONS = [
     ),
     Mutation(
         "sqrt-c-scaling-removed",
-        "gpt.py",
+        "config.py",
         "return math.sqrt(self.n_embd) if scale else None",
         "return None",
     ),
