@@ -102,7 +102,8 @@ class Block(nn.Module):
 
         key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
         positions: (T,) or (B, T), where x's tokens sit (default: after the cached ones).
-        The caller (`GPT`, chapter 7's classifier) has checked its input once for all blocks.
+        The caller (`GPT`, chapter 7's classifier) has checked its token ids once for all
+        blocks; the attention layer checks the shapes it is given on every call.
         """
         # a module call, so forward hooks on the attention layer see it (`attnbook.hooks`)
         a, weights = self.attn(
