@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
+from attnbook.cars.models import AttentionClassifier
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.multihead import MultiHeadAttention
 from attnbook.hooks import (
@@ -13,6 +14,7 @@ from attnbook.hooks import (
     attention_layers,
     attention_weights,
     head_outputs,
+    with_attention_weights,
 )
 
 
@@ -157,3 +159,22 @@ def test_ablation_leaves_what_the_heads_computed_to_earlier_readers():
     assert torch.equal(seen, copy) and torch.equal(seen, first)
     assert seen[..., 4:].abs().sum() > 0  # head 1 wrote something that was ablated
     assert not torch.allclose(ablated, clean) and _no_hooks(model)
+
+
+def test_with_attention_weights_returns_the_call_and_its_weights():
+    """One call: the model's own output (gradients flowing) and the weights of that pass,
+    the same as `attention_weights` reads; chapter 7's classifier returns its maps so."""
+    model = _model(torch.float64)
+    x = torch.randint(0, 11, (2, 6))
+    (logits, _), weights = with_attention_weights(model, x)
+    torch.testing.assert_close(logits, model(x)[0])
+    assert logits.requires_grad
+    assert all(torch.equal(a, b) for a, b in zip(weights, attention_weights(model, x)))
+    assert _no_hooks(model)
+    classifier = AttentionClassifier(11, n_layers=2, n_head=2, d_model=8)
+    ids = torch.tensor([[3, 4, 5, 0, 0], [6, 7, 8, 9, 10]])  # 0: padding
+    out, maps = classifier.eval()(ids, return_attention=True)
+    torch.testing.assert_close(out, classifier(ids))
+    assert [m.shape for m in maps] == [(2, 2, 5, 5)] * 2
+    assert torch.equal(maps[1][0, :, :, 3:], torch.zeros(2, 5, 2))  # padded keys
+    assert _no_hooks(classifier)

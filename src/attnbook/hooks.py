@@ -6,6 +6,8 @@ one way to read attention weights: the tiny GPT's maps (`GPT.attention_maps`, ch
 car classifier's (`cars.attention_maps`, chapter 7) and the heads of chapter 10.
 
     attention_weights(model, idx)   each attention layer's weights (B, H, T, T)
+    with_attention_weights(model, *inputs)
+                                    the model's output and those weights, from one call
     head_outputs(model, idx)        each layer's per-head outputs before W_o (B, T, H, d_head)
     ablate_heads(model, {(layer, head): replacement})
                                     a context in which those heads write `replacement`
@@ -33,7 +35,13 @@ from torch.utils.hooks import RemovableHandle
 from ._checks import integer
 from .multihead import MultiHeadAttention
 
-__all__ = ["attention_layers", "attention_weights", "head_outputs", "ablate_heads"]
+__all__ = [
+    "attention_layers",
+    "attention_weights",
+    "with_attention_weights",
+    "head_outputs",
+    "ablate_heads",
+]
 
 
 def attention_layers(model: nn.Module) -> list[MultiHeadAttention]:
@@ -59,6 +67,13 @@ def _hooked(handles: list[RemovableHandle]) -> Iterator[None]:
 def attention_weights(model: nn.Module, idx: Tensor) -> list[Tensor]:
     """Run `model(idx)` once and return each layer's attention weights (B, H, T, T), those
     it computed in that pass from its own input (chapters 6, 7 and 10)."""
+    return with_attention_weights(model, idx)[1]
+
+
+def with_attention_weights(model: nn.Module, *inputs: Any) -> tuple[Any, list[Tensor]]:
+    """`model(*inputs)`'s output and each layer's attention weights (B, H, T_q, T_k) in that
+    very pass, layer 0 first; gradients flow as in the plain call (chapter 7's classifier
+    returns its weights with its logits this way)."""
     layers, caught = attention_layers(model), {}
 
     def ask(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -73,13 +88,13 @@ def attention_weights(model: nn.Module, idx: Tensor) -> list[Tensor]:
     handles = [m.register_forward_pre_hook(ask, with_kwargs=True) for m in layers]
     handles += [m.register_forward_hook(keep(i)) for i, m in enumerate(layers)]
     with _hooked(handles):
-        model(idx)
+        output = model(*inputs)
     if len(caught) != len(layers) or any(w is None for w in caught.values()):
         raise ValueError(
             "the model did not call its attention layers as modules with weights; "
             "attention_weights needs them called as attn(x, ...) (see gpt.Block)"
         )
-    return [caught[i] for i in range(len(layers))]
+    return output, [caught[i] for i in range(len(layers))]
 
 
 @torch.no_grad()
