@@ -24,12 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
 import torch
 
 from attnbook.data import write_benchmark_record
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.latent import cache_numbers_per_token, mla_gpt, partial_rope_gpt
+from attnbook.latent import cache_numbers_per_token
 from serving_model import shakespeare_split, train_tiny, validation_loss
 
 SIZE = dict(block_size=64, n_layer=4, n_head=4, n_embd=64)
@@ -39,14 +40,14 @@ ARMS = ("MHA", "MHA-rope8", "MLA")
 
 def build(arm: str, vocab_size: int) -> tuple[GPT, int]:
     """The model of one arm and the numbers its cache holds per token (all layers)."""
+    config = GPTConfig(vocab_size=vocab_size, positions="rope", **SIZE)  # type: ignore[arg-type]
     if arm == "MLA":
-        config = GPTConfig(vocab_size=vocab_size, positions="none", **SIZE)  # type: ignore[arg-type]
         numbers = cache_numbers_per_token(
             "MLA", 4, 4, 16, d_latent=D_LATENT, d_rope=D_ROPE
         )
-        return mla_gpt(config, D_LATENT, D_ROPE), numbers
-    config = GPTConfig(vocab_size=vocab_size, positions="rope", **SIZE)  # type: ignore[arg-type]
-    model = GPT(config) if arm == "MHA" else partial_rope_gpt(config, D_ROPE)
+        mla = replace(config, attention="mla", d_latent=D_LATENT, rope_dims=D_ROPE)
+        return GPT(mla), numbers
+    model = GPT(config if arm == "MHA" else replace(config, rope_dims=D_ROPE))
     return model, cache_numbers_per_token("MHA", 4, 4, 16)
 
 

@@ -519,32 +519,46 @@ LATENT = [
         "kind",
     ),
     row(
-        lambda: latent.mla_gpt(GPTConfig(vocab_size=5, n_head=2, n_embd=4), 4, 2),
+        lambda: GPTConfig(vocab_size=5, n_head=2, n_embd=4, attention="mla"),
         ValueError,
-        "positions='none'",
-        "mla-gpt-positions",
+        "attention='mla' needs a causal config with positions='rope', rope_dims",
+        "mla-config-positions",
     ),
     row(
-        lambda: latent.partial_rope_gpt(GPTConfig(vocab_size=5, n_head=2, n_embd=8), 2),
+        lambda: GPTConfig(
+            vocab_size=5, n_head=2, n_embd=4, attention="latent", positions="rope"
+        ),
         ValueError,
-        "needs positions='rope'",
+        "attention must be one of .'mha', 'mla'.",
+        "config-attention-kind",
+    ),
+    row(
+        lambda: GPTConfig(vocab_size=5, n_head=2, n_embd=8, rope_dims=2),
+        ValueError,
+        "rope_dims needs positions='rope'",
         "partial-not-rope",
     ),
     row(
-        lambda: latent.partial_rope_gpt(
-            GPTConfig(vocab_size=5, n_head=2, n_embd=8, positions="rope"), 3
+        lambda: GPTConfig(
+            vocab_size=5, n_head=2, n_embd=8, positions="rope", rope_dims=3
         ),
         ValueError,
         "rope_dims=3 must be even and at most d_head=4",
         "partial-odd",
     ),
     row(
-        lambda: latent.partial_rope_gpt(
-            GPTConfig(vocab_size=5, n_head=2, n_embd=8, positions="rope"), 6
+        lambda: GPTConfig(
+            vocab_size=5, n_head=2, n_embd=8, positions="rope", rope_dims=6
         ),
         ValueError,
         "at most d_head=4",
         "partial-wide",
+    ),
+    row(
+        lambda: GPTConfig(vocab_size=5, n_head=2, n_embd=8, d_latent=4),
+        ValueError,
+        "d_latent is for attention='mla' only",
+        "mha-latent",
     ),
     row(
         lambda: MultiHeadAttention(8, 2, rope_dims=2),

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from attnbook.gpt import GPT, GPTConfig
-from attnbook.latent import mla_gpt
 from attnbook.masks import position_mask
 from attnbook.blocks import BlockPool
 from attnbook.roofline import decode_step_cost
@@ -19,6 +18,10 @@ from attnbook.serving import Engine, Request
 
 def row(call: Callable[[], object], error: type[Exception], match: str, id: str):  # noqa: A002
     return pytest.param(call, error, match, id=id)
+
+
+# a latent-attention model's config (chapter 9)
+LATENT = dict(attention="mla", d_latent=4, rope_dims=2)
 
 
 def gpt(positions: str = "rope") -> GPT:
@@ -63,7 +66,9 @@ ROWS = [
     ),
     row(
         lambda: Engine(
-            mla_gpt(GPTConfig(5, 8, 1, 2, 4, positions="none"), 4, 2), pool(), 4
+            GPT(GPTConfig(5, 8, 1, 2, 4, positions="rope", **LATENT)),
+            pool(),
+            4,
         ),
         ValueError,
         "latent attention caches latents",

@@ -1,16 +1,20 @@
-"""Tests of attnbook.hooks (chapter 10): cached weights equal the layer's own, per-head
-outputs rebuild the layer's output, ablation changes exactly one head and leaves no hook."""
+"""Tests of attnbook.hooks (chapters 6, 7 and 10): cached weights equal the layer's own (of
+chapter 10's attention-only model and of chapter 6's GPT), per-head outputs rebuild the layer's
+output, ablation changes exactly one head and leaves no hook."""
 
 import pytest
 import torch
 
 from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
+from attnbook.cars.models import AttentionClassifier
 from attnbook.gpt import GPT, GPTConfig
+from attnbook.multihead import MultiHeadAttention
 from attnbook.hooks import (
     ablate_heads,
     attention_layers,
     attention_weights,
     head_outputs,
+    with_attention_weights,
 )
 
 
@@ -98,17 +102,42 @@ def test_bad_input_is_named():
     assert _no_hooks(model)
 
 
-def test_gpt_blocks_need_module_calls_for_weights_but_not_for_ablation():
+def test_hooks_read_the_gpts_own_weights_and_ablate_its_heads():
+    """Chapter 6's GPT calls its attention layers as modules: the hooks read the weights
+    each block computed from its own input, in one pass that leaves the logits as they are."""
     torch.manual_seed(0)
-    gpt = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8))
-    x = torch.randint(0, 11, (1, 5))
-    with pytest.raises(ValueError, match="as modules"):
-        attention_weights(gpt, x)
-    assert head_outputs(gpt, x)[0].shape == (1, 5, 2, 4)  # W_o is called as a module
+    gpt = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8))
+    gpt.eval()
+    x = torch.randint(0, 11, (2, 5))
     plain = gpt(x)[0]
+    weights = attention_weights(gpt, x)
+    assert [w.shape for w in weights] == [(2, 2, 5, 5)] * 2
+    with torch.no_grad():
+        h = gpt.drop(gpt._embed(x))
+        for block, w in zip(gpt.blocks, weights):
+            _, ref = block.attn(block.ln_1(h), is_causal=True, need_weights=True)
+            torch.testing.assert_close(w, ref)
+            h = block(h)[0]
+        torch.testing.assert_close(gpt.head(gpt.ln_f(h)), plain)
+    assert all(torch.equal(a, b) for a, b in zip(gpt.attention_maps(x), weights))
+    assert head_outputs(gpt, x)[0].shape == (2, 5, 2, 4)  # W_o is called as a module
     with ablate_heads(gpt, {(0, 0): 0.0}):
         assert not torch.allclose(gpt(x)[0], plain)
     assert _no_hooks(gpt)
+
+
+def test_a_layer_not_called_as_a_module_is_a_clear_error():
+    class Bypass(torch.nn.Module):  # runs its layer's forward as a plain function
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(11, 8)
+            self.attn = MultiHeadAttention(8, 2)
+
+        def forward(self, idx):
+            return MultiHeadAttention.forward(self.attn, self.emb(idx), is_causal=True)
+
+    with pytest.raises(ValueError, match="as modules"):
+        attention_weights(Bypass(), torch.randint(0, 11, (1, 5)))
 
 
 def test_ablation_leaves_what_the_heads_computed_to_earlier_readers():
@@ -130,3 +159,22 @@ def test_ablation_leaves_what_the_heads_computed_to_earlier_readers():
     assert torch.equal(seen, copy) and torch.equal(seen, first)
     assert seen[..., 4:].abs().sum() > 0  # head 1 wrote something that was ablated
     assert not torch.allclose(ablated, clean) and _no_hooks(model)
+
+
+def test_with_attention_weights_returns_the_call_and_its_weights():
+    """One call: the model's own output (gradients flowing) and the weights of that pass,
+    the same as `attention_weights` reads; chapter 7's classifier returns its maps so."""
+    model = _model(torch.float64)
+    x = torch.randint(0, 11, (2, 6))
+    (logits, _), weights = with_attention_weights(model, x)
+    torch.testing.assert_close(logits, model(x)[0])
+    assert logits.requires_grad
+    assert all(torch.equal(a, b) for a, b in zip(weights, attention_weights(model, x)))
+    assert _no_hooks(model)
+    classifier = AttentionClassifier(11, n_layers=2, n_head=2, d_model=8)
+    ids = torch.tensor([[3, 4, 5, 0, 0], [6, 7, 8, 9, 10]])  # 0: padding
+    out, maps = classifier.eval()(ids, return_attention=True)
+    torch.testing.assert_close(out, classifier(ids))
+    assert [m.shape for m in maps] == [(2, 2, 5, 5)] * 2
+    assert torch.equal(maps[1][0, :, :, 3:], torch.zeros(2, 5, 2))  # padded keys
+    assert _no_hooks(classifier)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from attnbook.attn_only import AttnOnlyConfig, AttnOnlyTransformer
+from attnbook.gpt import GPT, GPTConfig
 from attnbook.induction import (
     BOS,
     composition_score,
@@ -394,3 +395,49 @@ def test_chapter_recipe_decays_to_a_tenth_of_its_rate():
     assert (cfg.max_iters, cfg.seed, cfg.batch_size) == (50, 3, 32)
     assert (cfg.learning_rate, cfg.min_lr, cfg.warmup_iters) == (1e-2, 1e-3, 20)
     assert (cfg.weight_decay, cfg.grad_clip, cfg.eval_interval) == (0.0, 0.0, 25)
+
+
+def test_the_chapters_tools_read_chapter_6s_gpt():
+    """head_scores and ablation_effects take the tiny GPT of chapter 6 as they take the
+    attention-only model: a previous-token head planted in its layer 0 is found, and its
+    scores are those of the weights each block computes from its own input."""
+    from attnbook.induction_run import ablation_effects, head_scores
+
+    torch.manual_seed(0)
+    config = GPTConfig(16, 16, 2, 2, 16, bias=True, positions="rope")
+    gpt = GPT(config).eval()
+    attn, d = gpt.blocks[0].attn, gpt.blocks[0].attn.d_k
+    with torch.no_grad():  # head 0.0: constant query and key, the key a turn of RoPE's
+        for rows in (
+            slice(0, d),
+            slice(16, 16 + d),
+        ):  # first pair back, by one position
+            attn.qkv_weight[rows] = 0.0
+            attn.qkv_bias[rows] = 0.0
+        attn.qkv_bias[0] = 30.0
+        attn.qkv_bias[16], attn.qkv_bias[17] = 30 * math.cos(1), 30 * math.sin(1)
+    n = 3
+    rep = repeated_tokens(4, n, 16, torch.Generator().manual_seed(0))  # (4, 7)
+    scores = head_scores(gpt, rep, n)
+    assert {k: tuple(v.shape) for k, v in scores.items()} == {
+        "previous_token": (2, 2),
+        "induction": (2, 2),
+        "copying": (2, 2),
+    }
+    assert scores["previous_token"][0, 0] > 0.99 > scores["previous_token"][0, 1]
+    with torch.no_grad():
+        h = gpt._embed(rep)
+        for layer, block in enumerate(gpt.blocks):
+            _, w = block.attn(block.ln_1(h), is_causal=True, need_weights=True)
+            torch.testing.assert_close(
+                scores["previous_token"][layer], previous_token_score(w)
+            )
+            torch.testing.assert_close(
+                scores["induction"][layer], induction_score(w, n)
+            )
+            h = block(h)[0]
+    W_E = gpt.tok_emb.weight
+    assert scores["copying"][1, 1] == copying_score(gpt.blocks[1].attn, 1, W_E, W_E)
+    effects = ablation_effects(gpt, rep, n, "zero")
+    assert effects.shape == (2, 2) and torch.isfinite(effects).all()
+    assert effects[0, 0] != 0  # the planted head's output reaches the loss

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from prop_helpers import SEEDS, randn
 
 import math
+from dataclasses import replace
 
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -20,8 +21,6 @@ from attnbook.latent import (
     MultiHeadLatentAttention,
     attention_flops,
     cache_numbers_per_token,
-    mla_gpt,
-    partial_rope_gpt,
 )
 from attnbook.positional import apply_rope
 
@@ -130,7 +129,7 @@ def test_partial_rope_rotates_only_the_first_features() -> None:
     torch.manual_seed(0)
     full = GPT(config)
     torch.manual_seed(0)
-    half = partial_rope_gpt(config, 4)
+    half = GPT(replace(config, rope_dims=4))
     attn = half.blocks[0].attn
     x, pos = torch.randn(1, 2, 5, 8), torch.arange(3, 8)
     rotated = attn.rotate(x, pos)
@@ -141,7 +140,7 @@ def test_partial_rope_rotates_only_the_first_features() -> None:
     ids = torch.randint(0, 9, (1, 8))
     assert not torch.allclose(full(ids)[0], half(ids)[0])
     torch.manual_seed(0)
-    torch.testing.assert_close(partial_rope_gpt(config, 8)(ids)[0], full(ids)[0])
+    torch.testing.assert_close(GPT(replace(config, rope_dims=8))(ids)[0], full(ids)[0])
 
 
 def test_the_output_at_a_position_ignores_later_tokens() -> None:
@@ -152,15 +151,16 @@ def test_the_output_at_a_position_ignores_later_tokens() -> None:
     torch.testing.assert_close(mla(x)[0][:, :4], mla(y)[0][:, :4])
 
 
+def mla_config(**sizes: int) -> GPTConfig:
+    """A latent-attention GPT's config: d_latent 8 and a rotary part of 4 unless given."""
+    return GPTConfig(
+        **{"d_latent": 8, "rope_dims": 4, **sizes}, positions="rope", attention="mla"
+    )
+
+
 def test_mla_gpt_trains_a_step_and_its_loss_is_finite() -> None:
     torch.manual_seed(0)
-    model = mla_gpt(
-        GPTConfig(
-            vocab_size=9, block_size=8, n_layer=2, n_head=2, n_embd=8, positions="none"
-        ),
-        4,
-        2,
-    )
+    model = GPT(mla_config(vocab_size=9, block_size=8, n_layer=2, n_head=2, n_embd=8))
     ids = torch.randint(0, 9, (2, 8))
     _, loss = model(ids, ids)
     loss.backward()
@@ -171,10 +171,16 @@ def test_mla_gpt_keeps_the_scaled_init_of_the_residual_projection() -> None:
     """W_o of every latent block starts at std 0.02 / sqrt(2 n_layer), as GPT's own; the
     other projections at 0.02."""
     torch.manual_seed(0)
-    config = GPTConfig(
-        vocab_size=9, block_size=8, n_layer=8, n_head=4, n_embd=128, positions="none"
+    config = mla_config(
+        vocab_size=9,
+        block_size=8,
+        n_layer=8,
+        n_head=4,
+        n_embd=128,
+        d_latent=64,
+        rope_dims=16,
     )
-    model = mla_gpt(config, 64, 16)
+    model = GPT(config)
     for block in model.blocks:
         assert abs(block.attn.W_o.weight.std().item() - 0.02 / 4) < 0.0005
         assert abs(block.attn.W_uk.weight.std().item() - 0.02) < 0.001
@@ -184,10 +190,8 @@ def test_decoding_the_mla_gpt_through_latent_caches_is_its_full_pass() -> None:
     """The latent path runs the model's own blocks: GPT.forward with a LatentCache per
     layer, a prompt then one token at a time, gives the full pass's logits."""
     torch.manual_seed(0)
-    config = GPTConfig(
-        vocab_size=9, block_size=12, n_layer=2, n_head=2, n_embd=16, positions="none"
-    )
-    model = mla_gpt(config, 8, 4).double().eval()
+    config = mla_config(vocab_size=9, block_size=12, n_layer=2, n_head=2, n_embd=16)
+    model = GPT(config).double().eval()
     ids = torch.randint(0, 9, (2, 10))
     caches = [LatentCache() for _ in model.blocks]
     with torch.no_grad():

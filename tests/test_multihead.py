@@ -205,3 +205,26 @@ def test_row_views_compute_and_write_like_linear_layers():
     out_self, _ = layer(x)
     out_cross, _ = layer(x, x.clone(), x.clone())
     torch.testing.assert_close(out_self, out_cross, atol=1e-6, rtol=0)
+
+
+def test_positions_rotate_a_self_attention_call_and_hooks_see_it():
+    """`positions` (chapter 9) reach the rotary path through the module call; a hook sees
+    `self_attention`, which is that call; cross-attention takes no positions."""
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(8, 2, rope=True)
+    x = torch.randn(1, 5, 8)
+    seen = []
+    handle = attn.register_forward_hook(lambda m, args, out: seen.append(out[1]))
+    try:
+        _, near = attn.self_attention(x, need_weights=True, positions=torch.arange(5))
+        _, far = attn(x, need_weights=True, positions=torch.arange(5) + 100)
+        _, plain = attn(x, need_weights=True)
+    finally:
+        handle.remove()
+    assert len(seen) == 3 and seen[0] is near
+    torch.testing.assert_close(near, far)  # RoPE: only distances count
+    torch.testing.assert_close(near, plain)  # default: positions 0 .. T - 1
+    gap = torch.tensor([0, 1, 2, 3, 9])  # the last token further away: other weights
+    assert not torch.allclose(attn(x, positions=gap)[1], near)
+    with pytest.raises(ValueError, match="positions= is for self-attention"):
+        attn(x, torch.randn(1, 3, 8), positions=torch.arange(5))

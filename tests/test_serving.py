@@ -10,7 +10,6 @@ import torch
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.multihead import KVCache
 from attnbook.blocks import BlockPool, BlockTable
-from attnbook.latent import mla_gpt, partial_rope_gpt
 from attnbook.paged import gather_blocks
 from attnbook.roofline import decode_step_cost
 from attnbook.serving import Engine, Request
@@ -280,10 +279,12 @@ def test_every_multi_head_model_is_served_exactly(
     """Full and partial rotary positions and none, grouped-query heads, RMSNorm/SwiGLU
     blocks: the engine runs the model's own blocks, so each answers as generate does."""
     torch.manual_seed(1)
-    config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, n_kv_head=2, positions=positions)
+    config = GPTConfig(
+        VOCAB, CONTEXT, 2, 4, 16, n_kv_head=2, positions=positions, rope_dims=rope_dims
+    )
     if positions == "rope" and rope_dims is None:
         config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, positions=positions, mlp="swiglu")
-    built = partial_rope_gpt(config, rope_dims) if rope_dims else GPT(config)
+    built = GPT(config)
     for p in built.parameters():  # large weights: a wrong position shows in every token
         p.data.mul_(8)
     served = built.double().eval()
@@ -297,9 +298,11 @@ def test_every_multi_head_model_is_served_exactly(
 
 
 def test_latent_attention_is_refused_before_anything_runs() -> None:
-    config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, positions="none")
-    with pytest.raises(ValueError, match="latent attention caches latents"):
-        Engine(mla_gpt(config, 8, 4), BlockPool(8, 4, 4, 4, 2), 4)
+    """The engine reads the model's kind from its config, not from its classes."""
+    mla = dict(positions="rope", attention="mla", d_latent=8, rope_dims=4)
+    config = GPTConfig(VOCAB, CONTEXT, 2, 4, 16, **mla)
+    with pytest.raises(ValueError, match="attention='mla'.*caches latents"):
+        Engine(GPT(config), BlockPool(8, 4, 4, 4, 2), 4)
 
 
 def test_preallocation_holds_memory_it_does_not_use(model: GPT) -> None:

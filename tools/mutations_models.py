@@ -15,7 +15,7 @@ MUTATIONS = [
     ),
     Mutation(
         "sqrt-c-scaling-removed",
-        "gpt.py",
+        "config.py",
         "return math.sqrt(self.n_embd) if scale else None",
         "return None",
     ),
@@ -42,8 +42,8 @@ MUTATIONS = [
     Mutation(
         "classifier-ignores-padding",
         "cars/models.py",
-        "block(x, key_mask=key_mask,",
-        "block(x, key_mask=None,",
+        "block(x, key_mask=key_mask)",
+        "block(x, key_mask=None)",
     ),
     Mutation(
         "ngram-backoff-weight-dropped",

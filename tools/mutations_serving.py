@@ -152,10 +152,10 @@ MUTATIONS = [
         ("tests/test_kvquant.py",),
     ),
     Mutation(
-        "mla-gpt-loses-the-scaled-residual-init",
-        "latent.py",
-        'std = 0.02 / math.sqrt(2 * config.n_layer) if name == "W_o.weight" else 0.02',
-        "std = 0.02",
+        "attention-output-loses-the-scaled-residual-init",
+        "gpt.py",
+        'name.endswith("attn.W_o.weight")',
+        'name.endswith("attn.W_o.bias")',
         ("tests/test_latent.py",),
     ),
     Mutation(

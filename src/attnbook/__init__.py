@@ -23,6 +23,8 @@ later chapter and by the exercises' tests:
                            conversions; sliding-window and position masks (8, 9)
 - ``attnbook.positional``  chapters 5, 8: sinusoidal, learned and rotary position
                            information; ALiBi's distance penalty (8)
+- ``attnbook.config``      chapters 6-9: ``GPTConfig``, every model the tiny GPT's blocks
+                           build (positions, grouped heads, partial RoPE, latent attention)
 - ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
 - ``attnbook.layers``      chapters 6, 8: GPT-2's MLP, RMSNorm and SwiGLU
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
@@ -48,8 +50,8 @@ later chapter and by the exercises' tests:
 - ``attnbook.induction``   chapter 10: repeated-token data, previous-token, induction,
                            copying and composition scores of heads
 - ``attnbook.induction_run``  chapter 10: the training recipe, head scores, ablation effects
-- ``attnbook.hooks``       chapter 10: attention weights and per-head outputs read with
-                           forward hooks, zero and mean ablation of heads
+- ``attnbook.hooks``       chapters 6, 7, 10: attention weights and per-head outputs read
+                           with forward hooks, zero and mean ablation of heads
 - ``attnbook.circuits``    chapter 10: path ablation and the circuits of a trained model
 - ``attnbook.linear_attention``  chapter 11: linear attention and the delta rule, recurrent
                            and parallel

@@ -18,87 +18,60 @@ by sqrt(n_embd) before positions are added, as the original transformer does; by
 only with "sinusoidal" (the table's entries are of size 1, the embeddings start at 0.02).
 `norm="rmsnorm"` and `mlp="swiglu"` build today's block instead of GPT-2's (`attnbook.layers`):
 RMSNorm in place of every LayerNorm, a SwiGLU feed-forward layer of about the same size in
-place of the GELU MLP.
+place of the GELU MLP. Chapter 9's: `rope_dims` (partial RoPE) and attention="mla" (multi-head
+latent attention, `attnbook.latent`). The model is what its `GPTConfig` (`attnbook.config`)
+says: `Block` builds the attention the config names, nothing is swapped afterwards.
+
+Every block calls its attention layer as a module, `attn(x, ...)`, so forward hooks see each
+call: `attention_maps` reads the weights that way (`attnbook.hooks`), as chapter 10 does.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import positive_int
-from .layers import MLPS, NORMS, feed_forward, norm_layer
+from .config import GPTConfig
+from .hooks import attention_weights
+from .latent import MultiHeadLatentAttention
+from .layers import feed_forward, norm_layer
 from .multihead import KVCache, MultiHeadAttention
 from .positional import POSITIONS, embed_tokens, position_embedding
 
-__all__ = ["GPTConfig", "GPT", "Block", "sample_next_token", "POSITIONS"]
+__all__ = [
+    "GPTConfig",
+    "GPT",
+    "Block",
+    "attention_layer",
+    "sample_next_token",
+    "POSITIONS",
+]
 
 
-@dataclass
-class GPTConfig:
-    """The hyper-parameters of the tiny GPT (chapter 6) and of chapter 7's classifier, which
-    builds its blocks from one. Vary one with `dataclasses.replace(config, field=value)`."""
-
-    vocab_size: int
-    block_size: int = 64  # the longest context the model can take
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    dropout: float = 0.0
-    bias: bool = False  # biases in Linear layers and LayerNorms
-    # False: every token may attend to every (real) token (chapter 7)
-    causal: bool = True
-    # key/value heads (chapter 8); None = n_head (multi-head)
-    n_kv_head: int | None = None
-    positions: str = "learned"  # one of POSITIONS (chapters 5 and 8)
-    # x sqrt(n_embd) first; None: only with "sinusoidal"
-    scale_embeddings: bool | None = None
-    # today's block (chapter 8): "rmsnorm" for every LayerNorm, "swiglu" for the GELU MLP
-    norm: str = "layernorm"  # one of NORMS
-    mlp: str = "gelu"  # one of MLPS
-
-    @property
-    def embedding_scale(self) -> float | None:
-        """sqrt(n_embd) if the token embeddings are scaled (`scale_embeddings`), else None."""
-        scale = (
-            self.positions == "sinusoidal"
-            if self.scale_embeddings is None
-            else self.scale_embeddings
+def attention_layer(config: GPTConfig) -> MultiHeadAttention | MultiHeadLatentAttention:
+    """The attention layer `config` describes: multi-head attention (chapters 3-8; grouped
+    with `n_kv_head`, rotary on `rope_dims` features with positions "rope", ALiBi) or, with
+    attention="mla", multi-head latent attention (chapter 9)."""
+    if config.attention == "mla":
+        # GPTConfig.__post_init__ has checked that both are given
+        assert config.d_latent is not None and config.rope_dims is not None
+        return MultiHeadLatentAttention(
+            config.n_embd, config.n_head, config.d_latent, config.rope_dims
         )
-        return math.sqrt(self.n_embd) if scale else None
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            positive_int(name, getattr(self, name))
-        if self.n_embd % self.n_head:
-            raise ValueError(
-                f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}"
-            )
-        if self.n_kv_head is not None and self.n_head % positive_int(
-            "n_kv_head", self.n_kv_head
-        ):
-            raise ValueError(
-                f"n_kv_head must be a positive int dividing n_head={self.n_head} "
-                f"(or None), got {self.n_kv_head!r}"
-            )
-        if self.positions not in POSITIONS:
-            raise ValueError(
-                f"positions must be one of {POSITIONS}, got {self.positions!r}"
-            )
-        if self.positions == "alibi" and not self.causal:
-            raise ValueError(
-                "positions='alibi' is implemented for causal models only (causal=True)"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
-        if self.mlp not in MLPS:
-            raise ValueError(f"mlp must be one of {MLPS}, got {self.mlp!r}")
+    return MultiHeadAttention(
+        config.n_embd,
+        config.n_head,
+        bias=config.bias,
+        rope=config.positions == "rope",
+        n_kv_head=config.n_kv_head,
+        alibi=config.positions == "alibi",
+        dropout=config.dropout,  # on the attention weights
+        rope_dims=config.rope_dims,
+    )
 
 
 class Block(nn.Module):
@@ -110,16 +83,7 @@ class Block(nn.Module):
         super().__init__()
         self.ln_1 = norm_layer(config.norm, config.n_embd, config.bias)
         self.causal = config.causal
-        self.attn = MultiHeadAttention(
-            config.n_embd,
-            config.n_head,
-            bias=config.bias,
-            rope=config.positions == "rope",
-            n_kv_head=config.n_kv_head,
-            alibi=config.positions == "alibi",
-            # on the attention weights
-            dropout=config.dropout,
-        )
+        self.attn = attention_layer(config)
         self.ln_2 = norm_layer(config.norm, config.n_embd, config.bias)
         self.mlp = feed_forward(
             config.mlp, config.n_embd, bias=config.bias, dropout=config.dropout
@@ -138,11 +102,13 @@ class Block(nn.Module):
 
         key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
         positions: (T,) or (B, T), where x's tokens sit (default: after the cached ones).
-        The caller (`GPT`, chapter 7's classifier) has checked its input once for all blocks.
+        The caller (`GPT`, chapter 7's classifier) has checked its token ids once for all
+        blocks; the attention layer checks the shapes it is given on every call.
         """
-        a, weights = self.attn.self_attention(
+        # a module call, so forward hooks on the attention layer see it (`attnbook.hooks`)
+        a, weights = self.attn(
             self.ln_1(x),
-            None if key_mask is None else key_mask.unsqueeze(1),  # (B, 1, 1, T_k)
+            mask=None if key_mask is None else key_mask.unsqueeze(1),  # (B, 1, 1, T_k)
             is_causal=self.causal,
             need_weights=need_weights,
             kv_cache=kv_cache,
@@ -322,16 +288,10 @@ class GPT(nn.Module):
             )
         return logits, loss
 
-    @torch.no_grad()
     def attention_maps(self, idx: Tensor) -> list[Tensor]:
-        """Each layer's attention weights (B, H, T, T) from its actual input, explicit path."""
-        self._check_tokens(idx)
-        x = self._embed(idx)
-        maps = []
-        for block in self.blocks:
-            x, weights = block(x, need_weights=True)
-            maps.append(weights)
-        return maps
+        """Each layer's attention weights (B, H, T, T) from its actual input, explicit path:
+        one forward pass read by hooks on the attention layers (`hooks.attention_weights`)."""
+        return attention_weights(self, idx)
 
     @torch.no_grad()
     def generate(

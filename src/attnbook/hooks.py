@@ -1,9 +1,13 @@
-"""Reading and breaking heads with plain PyTorch hooks (chapter 10).
+"""Reading and breaking heads with plain PyTorch hooks (chapters 6, 7 and 10).
 
 A hook is a function PyTorch calls around a module's forward pass; it can read the module's
-input and output, or replace them, without touching the model's code.
+input and output, or replace them, without touching the model's code. This is the course's
+one way to read attention weights: the tiny GPT's maps (`GPT.attention_maps`, chapter 6), the
+car classifier's (`cars.attention_maps`, chapter 7) and the heads of chapter 10.
 
     attention_weights(model, idx)   each attention layer's weights (B, H, T, T)
+    with_attention_weights(model, *inputs)
+                                    the model's output and those weights, from one call
     head_outputs(model, idx)        each layer's per-head outputs before W_o (B, T, H, d_head)
     ablate_heads(model, {(layer, head): replacement})
                                     a context in which those heads write `replacement`
@@ -13,8 +17,9 @@ input and output, or replace them, without touching the model's code.
 The layers are the model's `MultiHeadAttention` modules in the order `model.modules()` lists
 them: layer 0 first. Per-head outputs are read where every call of the layer passes, at the
 input of its output projection W_o, whose columns h*d_head .. (h+1)*d_head - 1 belong to head
-h. The weights need the layer to be called as a module (`attn(x, ...)`), as
-`attnbook.attn_only.AttnOnlyTransformer` does; the hook asks for them (`need_weights=True`).
+h. The weights need the layer to be called as a module (`attn(x, ...)`), as the tiny GPT's
+`Block` and `attnbook.attn_only.AttnOnlyTransformer` do; the hook asks for them
+(`need_weights=True`), so the layer takes its explicit path for that pass.
 """
 
 from __future__ import annotations
@@ -30,11 +35,17 @@ from torch.utils.hooks import RemovableHandle
 from ._checks import integer
 from .multihead import MultiHeadAttention
 
-__all__ = ["attention_layers", "attention_weights", "head_outputs", "ablate_heads"]
+__all__ = [
+    "attention_layers",
+    "attention_weights",
+    "with_attention_weights",
+    "head_outputs",
+    "ablate_heads",
+]
 
 
 def attention_layers(model: nn.Module) -> list[MultiHeadAttention]:
-    """The model's attention layers, layer 0 first; a ValueError if it has none."""
+    """The model's attention layers, layer 0 first; a ValueError if it has none (chapter 10)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
@@ -54,7 +65,15 @@ def _hooked(handles: list[RemovableHandle]) -> Iterator[None]:
 
 @torch.no_grad()
 def attention_weights(model: nn.Module, idx: Tensor) -> list[Tensor]:
-    """Run `model(idx)` once and return each layer's attention weights (B, H, T, T)."""
+    """Run `model(idx)` once and return each layer's attention weights (B, H, T, T), those
+    it computed in that pass from its own input (chapters 6, 7 and 10)."""
+    return with_attention_weights(model, idx)[1]
+
+
+def with_attention_weights(model: nn.Module, *inputs: Any) -> tuple[Any, list[Tensor]]:
+    """`model(*inputs)`'s output and each layer's attention weights (B, H, T_q, T_k) in that
+    very pass, layer 0 first; gradients flow as in the plain call (chapter 7's classifier
+    returns its weights with its logits this way)."""
     layers, caught = attention_layers(model), {}
 
     def ask(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -69,19 +88,19 @@ def attention_weights(model: nn.Module, idx: Tensor) -> list[Tensor]:
     handles = [m.register_forward_pre_hook(ask, with_kwargs=True) for m in layers]
     handles += [m.register_forward_hook(keep(i)) for i, m in enumerate(layers)]
     with _hooked(handles):
-        model(idx)
+        output = model(*inputs)
     if len(caught) != len(layers) or any(w is None for w in caught.values()):
         raise ValueError(
             "the model did not call its attention layers as modules with weights; "
-            "attention_weights needs them called as attn(x, ...) (see attnbook.attn_only)"
+            "attention_weights needs them called as attn(x, ...) (see gpt.Block)"
         )
-    return [caught[i] for i in range(len(layers))]
+    return output, [caught[i] for i in range(len(layers))]
 
 
 @torch.no_grad()
 def head_outputs(model: nn.Module, idx: Tensor) -> list[Tensor]:
     """Run `model(idx)` once; each layer's heads' outputs, the input of its W_o, split per
-    head: a list of (B, T, H, d_head), layer 0 first."""
+    head: a list of (B, T, H, d_head), layer 0 first (chapter 10)."""
     layers, caught = attention_layers(model), {}
 
     def keep(i: int, n_head: int) -> Any:
@@ -122,7 +141,8 @@ def ablate_heads(
     """Inside the block, head h of layer l writes `heads[(l, h)]` instead of its output:
     0.0 (zero ablation) or a tensor broadcastable to (B, T, d_head), e.g. the head's mean
     output over a batch, `head_outputs(model, idx)[l][:, :, h].mean(0)` of shape
-    (T, d_head) (mean ablation). The hooks are removed on the way out, also on an error."""
+    (T, d_head) (mean ablation). The hooks are removed on the way out, also on an error
+    (chapter 10)."""
     layers = attention_layers(model)
     plan: dict[int, dict[int, float | Tensor]] = {}
     for key, value in heads.items():

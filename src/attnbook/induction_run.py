@@ -226,11 +226,19 @@ def trained_chapter_model(seed: int = 0, shipped: bool = True) -> AttnOnlyTransf
 
 
 @torch.no_grad()
-def head_scores(model: AttnOnlyTransformer, rep: Tensor, n: int) -> dict[str, Tensor]:
+def head_scores(model: nn.Module, rep: Tensor, n: int) -> dict[str, Tensor]:
     """Per head, on `repeated_tokens` `rep` (B, 1 + 2n): "previous_token", "induction" and
-    "copying" (`copying_score` with the model's W_E and W_U), each (n_layer, n_head)."""
+    "copying" (`copying_score` with the model's W_E and W_U), each (n_layer, n_head), of an
+    `AttnOnlyTransformer` or of chapter 6's `GPT` (its tied head is W_U) (chapter 10)."""
     weights = attention_weights(model, rep)  # n_layer x (B, H, T, T)
-    W_E, W_U = model.tok_emb.weight, model.unembed.weight
+    embed = getattr(model, "tok_emb", None)
+    unembed = getattr(model, "unembed", None) or getattr(model, "head", None)
+    if not (isinstance(embed, nn.Embedding) and isinstance(unembed, nn.Linear)):
+        raise TypeError(
+            "head_scores needs a model with an embedding tok_emb and an unembedding "
+            f"(unembed or head), got {type(model).__name__}"
+        )
+    W_E, W_U = embed.weight, unembed.weight
     return {
         "previous_token": torch.stack([previous_token_score(w) for w in weights]),
         "induction": torch.stack([induction_score(w, n) for w in weights]),

@@ -15,12 +15,16 @@ and attention runs over the latents themselves, never expanding keys per head; l
 weighted sum of values is (weights c) V_h^T.
 
 Cache per token and layer: d_latent + d_rope numbers, against 2 x H_kv x d_head for MHA / GQA.
+
+The tiny GPT with latent attention in every block is a config, not a separate model:
+`GPT(GPTConfig(..., positions="rope", attention="mla", d_latent=..., rope_dims=d_rope))`
+(`attnbook.config`); `rope_dims` without attention="mla" rotates only the first rope_dims
+features of each multi-head attention head (partial RoPE, the fair MHA arm of chapter 9).
 """
 
 from __future__ import annotations
 
 import math
-from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -28,15 +32,12 @@ from torch import Tensor, nn
 from ._checks import positive_int, tensor
 from .attention import attend
 from .caches import KVCache, LatentCache, kv_cache_bytes
-from .gpt import GPT, GPTConfig
-from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .multihead import merge_heads, split_heads
 from .positional import apply_rope
 
 __all__ = [
     "LatentCache",
     "MultiHeadLatentAttention",
-    "mla_gpt",
-    "partial_rope_gpt",
     "cache_numbers_per_token",
     "attention_flops",
     "KINDS",
@@ -85,28 +86,6 @@ class MultiHeadLatentAttention(nn.Module):
         self.W_uk = nn.Linear(d_latent, n_head * d_head, bias=False)
         self.W_uv = nn.Linear(d_latent, n_head * d_head, bias=False)
         self.W_o = nn.Linear(n_head * d_head, d_model, bias=False)
-
-    def self_attention(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        is_causal: bool = True,
-        need_weights: bool = False,
-        kv_cache: KVCache | None = None,
-        positions: Tensor | None = None,
-    ) -> tuple[Tensor, None]:
-        """The GPT block's call, as `MultiHeadAttention.self_attention`: here `forward`,
-        checks included (x (B, T, d_model) -> ((B, T, d_model), None)). `positions` (T,)
-        of x's tokens; default: after the cached ones."""
-        return self.forward(
-            x,
-            mask,
-            is_causal=is_causal,
-            need_weights=need_weights,
-            kv_cache=kv_cache,
-            positions=positions,
-        )
 
     def forward(
         self,
@@ -177,48 +156,6 @@ class MultiHeadLatentAttention(nn.Module):
         key = torch.cat([c, k_r], dim=-1)[:, None]  # (B, 1, T_k, d_latent + d_rope)
         mixed, _ = attend(query, key, c[:, None], is_causal=True)  # (B, H, T, d_latent)
         return mixed @ V.transpose(-2, -1)  # (B, H, T, d_head)
-
-
-def mla_gpt(config: GPTConfig, d_latent: int, d_rope: int) -> GPT:
-    """The tiny GPT of chapter 6 with latent attention in every block (chapter 9); it
-    carries positions in its decoupled RoPE part, so `config.positions` must be "none"."""
-    if (
-        config.positions != "none"
-        or config.n_kv_head not in (None, config.n_head)
-        or not config.causal
-    ):
-        raise ValueError(
-            "mla_gpt needs a causal GPTConfig with positions='none' and n_kv_head=None: "
-            "latent attention brings its own rotary part and shares no heads"
-        )
-    model = GPT(config)
-    for block in model.blocks:
-        block.attn = MultiHeadLatentAttention(
-            config.n_embd, config.n_head, d_latent, d_rope
-        )
-        for name, p in block.attn.named_parameters():
-            std = 0.02 / math.sqrt(2 * config.n_layer) if name == "W_o.weight" else 0.02
-            nn.init.normal_(p, mean=0.0, std=std)
-    return model
-
-
-def partial_rope_gpt(config: GPTConfig, rope_dims: int) -> GPT:
-    """The tiny GPT with multi-head attention that rotates only the first `rope_dims` features
-    of each head, as MLA's decoupled part does (chapter 9's fair MHA arm); the weights are
-    those `GPT(config)` draws, so one seed gives the full- and partial-rotary arms one start."""
-    if config.positions != "rope":
-        raise ValueError(
-            f"partial_rope_gpt needs positions='rope', got {config.positions!r}"
-        )
-    d_head = config.n_embd // config.n_head
-    if positive_int("rope_dims", rope_dims) % 2 or rope_dims > d_head:
-        raise ValueError(
-            f"rope_dims={rope_dims} must be even and at most d_head={d_head}"
-        )
-    model = GPT(config)
-    for block in model.blocks:
-        cast(MultiHeadAttention, block.attn).rope_dims = rope_dims
-    return model
 
 
 def attention_flops(

@@ -82,8 +82,8 @@ class MultiHeadAttention(nn.Module):
     are None, cross-attention otherwise. Inputs are (B, T, d_model) (or unbatched (T, d_model));
     `mask` is boolean, True = may attend, shaped (T_q, T_k), (B, T_q or 1, T_k) or
     (B, H or 1, T_q or 1, T_k). Returns `(output, weights)`: (B, T_q, d_model) and
-    (B, H, T_q, T_k). `self_attention` is the same without the checks, for a model that checked
-    its input once (the tiny GPT).
+    (B, H, T_q, T_k). The tiny GPT's blocks call it as a module, `attn(x, ...)`, so that forward
+    hooks read every call (`attnbook.hooks`); `self_attention(x, ...)` is that call.
 
     Options of later chapters: `rope` rotates queries and keys by their positions (chapter 5),
     `n_kv_head` key/value heads shared by groups of query heads and `alibi`, ALiBi's distance
@@ -183,6 +183,7 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool = False,
         need_weights: bool = True,
         kv_cache: KVCache | None = None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attention of `query` over `key`/`value` (default: `query` itself).
 
@@ -191,8 +192,12 @@ class MultiHeadAttention(nn.Module):
         need_weights: False returns None for the weights and, without a `mask`, takes
             PyTorch's fused kernel, which never materialises them (`attention.attend`).
         kv_cache: keys/values of earlier positions; this call's are appended to it.
+        positions: self-attention only, (T,) or (B, T): where the tokens sit, for the rotary
+            positions (default: after the cached ones; chapter 9's engine gives each row its own).
         """
         fused = (key is None or key is query) and (value is None or value is query)
+        if positions is not None and not fused:
+            raise ValueError("positions= is for self-attention (key and value None)")
         query, key, value, mask, unbatched = self._checked(
             query, key, value, mask, is_causal, kv_cache
         )
@@ -202,27 +207,19 @@ class MultiHeadAttention(nn.Module):
             q = _split(self.W_q(query), self.n_head)  # (B, H, T_q, d_k)
             k = _split(self.W_k(key), self.n_kv_head)  # (B, H_kv, T_k, d_k)
             v = _split(self.W_v(value), self.n_kv_head)  # (B, H_kv, T_k, d_k)
-        out, weights = self._attend(q, k, v, mask, is_causal, need_weights, kv_cache)
+        out, weights = self._attend(
+            q, k, v, mask, is_causal, need_weights, kv_cache, positions
+        )
         if unbatched:
             return out.squeeze(0), None if weights is None else weights.squeeze(0)
         return out, weights
 
     def self_attention(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        is_causal: bool = False,
-        need_weights: bool = False,
-        kv_cache: KVCache | None = None,
-        positions: Tensor | None = None,
+        self, x: Tensor, mask: Tensor | None = None, **options: object
     ) -> tuple[Tensor, Tensor | None]:
-        """`forward(x, ...)` for x (B, T, d_model) that the caller has already checked (the
-        tiny GPT checks its token ids once per forward, not once per block); `mask` boolean,
-        broadcastable to (B, H, T, T_k); `positions` (T,) or (B, T), where x's tokens sit
-        (default: after the cached ones). Returns (B, T, d_model) and the weights or None."""
-        q, k, v = self._qkv(x)
-        return self._attend(q, k, v, mask, is_causal, need_weights, kv_cache, positions)
+        """`self(x, mask=mask, **options)`: self-attention of x (B, T, d_model), called as a
+        module (forward hooks see it), with `forward`'s keyword options."""
+        return self(x, mask=mask, **options)
 
     def _qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """x (B, T, d_model) -> q (B, H, T, d_k), k and v (B, H_kv, T, d_k): one product."""

@@ -114,12 +114,11 @@ class Engine:
                 f"the engine serves models with positions 'rope' or 'none', got "
                 f"{cfg.positions!r}"
             )
-        kinds = {type(block.attn).__name__ for block in model.blocks}
-        if kinds != {"MultiHeadAttention"}:
+        if cfg.attention != "mha":
             raise ValueError(
-                f"the engine's pool holds per-head keys and values, for MultiHeadAttention; "
-                f"this model's attention is {sorted(kinds)} (latent attention caches "
-                "latents: decode it one sequence at a time with a LatentCache)"
+                f"the engine's pool holds per-head keys and values, for attention='mha'; "
+                f"this model's config says attention={cfg.attention!r} (latent attention "
+                "caches latents: decode it one sequence at a time with a LatentCache)"
             )
         if not isinstance(pool, BlockPool):
             raise TypeError(f"pool must be a BlockPool, got {type(pool).__name__}")

@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from ..gpt import Block, GPTConfig
+from ..hooks import attention_weights, with_attention_weights
 from ..masks import padding_mask
 from ..positional import (
     POSITIONS,
@@ -252,19 +253,17 @@ class AttentionClassifier(nn.Module):
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """ids (B, T) -> logits (B,). With `return_attention`, also one (B, H, T, T) weight
         tensor per layer: the weights that layer used in this very pass, computed from its
-        own input, with weight exactly 0 on padded keys."""
+        own input, with weight exactly 0 on padded keys (read by hooks, `attnbook.hooks`)."""
+        if return_attention:  # this very call, its attention layers hooked
+            return with_attention_weights(self, ids)
         _check_ids(ids)
         key_mask = padding_mask(ids, self.pad_id)  # (B, 1, T): True = real token
         x = embed_tokens(
             self.token, self.position, ids, scale=self.config.embedding_scale
         )  # (B, T, d)
-        weights = []
         for block in self.blocks:
-            # (B, T, d), (B, H, T, T)
-            x, w = block(x, key_mask=key_mask, need_weights=return_attention)
-            weights.append(w)
-        logits = self.head(masked_mean(self.norm(x), key_mask)).squeeze(-1)  # (B,)
-        return (logits, weights) if return_attention else logits
+            x, _ = block(x, key_mask=key_mask)  # (B, T, d)
+        return self.head(masked_mean(self.norm(x), key_mask)).squeeze(-1)  # (B,)
 
 
 MODEL_KINDS = (
@@ -318,11 +317,10 @@ def attention_maps(
     model: AttentionClassifier, vocab: Vocabulary, text: str
 ) -> tuple[list[str], list[Tensor]]:
     """The tokens of `text` and the (T, T) weights of every layer (head 0) of `model` on it,
-    from one real forward pass (each layer's weights from that layer's own input)."""
+    from one real forward pass (each layer's weights from that layer's own input), read by
+    hooks on the attention layers as for every model of the course (`hooks`, chapter 7)."""
     ids = encode_batch([text], vocab)  # (1, T)
     with evaluating(model):
-        _, weights = model(
-            ids.to(next(model.parameters()).device), return_attention=True
-        )
+        weights = attention_weights(model, ids.to(next(model.parameters()).device))
     # T tokens, n_layers x (T, T)
     return vocab.decode(ids[0]), [w[0, 0].cpu() for w in weights]
