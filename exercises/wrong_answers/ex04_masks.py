@@ -223,3 +223,12 @@ WRONG_ANSWERS.update({  # layouts: an answer that works only on freshly made, co
          "    scores = torch.bmm(flat_K, flat_q)[..., 0].reshape(K.shape[:-1]) / math.sqrt(d_k)\n"),
     ],
 })
+WRONG_ANSWERS.update({
+    "correct: decode step with torch.bmm over a .reshape of q's batch axes": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)\n",
+         "    d_k = q.shape[-1]\n"
+         "    flat_q = q.reshape(-1, d_k, 1)\n"
+         "    flat_K = K.reshape(-1, K.shape[-2], d_k)\n"
+         "    scores = torch.bmm(flat_K, flat_q)[..., 0].reshape(K.shape[:-1]) / math.sqrt(d_k)\n"),
+    ],
+})

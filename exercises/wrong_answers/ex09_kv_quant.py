@@ -214,3 +214,12 @@ WRONG_ANSWERS.update({  # layouts: an answer that works only on freshly made, co
          "    return packed.view(*codes.shape[:-1], codes.shape[-1] // per_byte)"),
     ],
 })
+WRONG_ANSWERS.update({
+    "correct: pack_codes flattening a .contiguous() copy with .view": [
+        ("    runs = codes.reshape(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n",
+         "    runs = codes.contiguous().view(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n"),
+    ],
+    "pack_codes: runs[..., 0] without .clone(), so |= writes into the caller's codes": [
+        ("    packed = runs[..., 0].clone()\n", "    packed = runs[..., 0]\n"),
+    ],
+})
