@@ -669,3 +669,85 @@ def test_grading_refuses_an_engine_of_another_release(monkeypatch, capsys):
     assert problem and "attnbook-grader 0.0.1" in problem and "make setup" in problem
     code = ex.main(["grade", "ex01_attention", "/nonexistent"])
     assert code == 1 and capsys.readouterr().err == f"exercises: {problem}\n"
+
+
+def _public_check(name: str, question: str, test: str):
+    """The function of one published public check (src/attnbook/exercise_checks/NAME/qN.py)."""
+    import runpy
+
+    path = ROOT / "src" / "attnbook" / "exercise_checks" / name / f"{question}.py"
+    return runpy.run_path(str(path))[test].test_func
+
+
+def _linear_attention(q, k, v):
+    """Causal linear attention (B, T, d) written out for these tests: phi = elu + 1, EPS 1e-6."""
+    import torch.nn.functional as F
+
+    fq, fk = F.elu(q) + 1, F.elu(k) + 1
+    a = (fq @ fk.transpose(-2, -1)).tril()  # (B, T, T): key j <= query i
+    return (a @ v) / (a.sum(-1, keepdim=True) + 1e-6)
+
+
+@pytest.mark.parametrize(
+    ("question", "test"),
+    [("q1", "test_recurrent_shape"), ("q2", "test_parallel_shape_and_no_loop")],
+)
+def test_ex11_shape_checks_also_compare_values(question, test):
+    """ex11's first public check of q1 and q2 fails zeros of the right shape (the non-solving
+    answer) with the written-out example, and passes a correct answer."""
+    import torch
+
+    check = _public_check("ex11_linear_attention", question, test)
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 5, 4, generator=g), torch.randn(2, 5, 4, generator=g)
+    v = torch.randn(2, 5, 3, generator=g)
+    with pytest.raises(AssertionError, match=r"expected \[1, 3\]"):
+        check(lambda q, k, v: torch.zeros_like(v), q, k, v)
+    check(_linear_attention, q, k, v)
+
+
+def _view_pack(codes, bits):
+    """pack_codes that flattens with .view: right on contiguous codes only."""
+    per = 8 // bits
+    runs = codes.view(-1, per)
+    packed = runs[:, 0].clone()
+    for i in range(1, per):
+        packed |= runs[:, i] << (i * bits)
+    return packed.view(*codes.shape[:-1], codes.shape[-1] // per)
+
+
+def _view_zero_head(z, head, d_head):
+    """zero_head that flattens its copy with .view: right on contiguous z only."""
+    out = z.clone()
+    out.view(-1, out.shape[-1])[:, head * d_head : (head + 1) * d_head] = 0.0
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "question", "test", "wrong", "right"),
+    [
+        (
+            "ex09_kv_quant",
+            "q2",
+            "test_pack_small_example",
+            _view_pack,
+            lambda codes, bits: _view_pack(codes.contiguous(), bits),
+        ),
+        (
+            "ex10_induction",
+            "q4",
+            "test_zero_head_any_leading_shape",
+            _view_zero_head,
+            lambda z, head, d_head: _view_zero_head(z.contiguous(), head, d_head),
+        ),
+    ],
+)
+def test_ex09_ex10_public_checks_name_view_on_a_transposed_input(
+    name, question, test, wrong, right
+):
+    """A .view that works only on contiguous tensors fails a public check of ex09 q2 and ex10
+    q4 with a hint naming .view; the same answer on a .contiguous() copy passes."""
+    check = _public_check(name, question, test)
+    with pytest.raises(AssertionError, match=r"not \.view"):
+        check(wrong)
+    check(right)

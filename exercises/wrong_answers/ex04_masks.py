@@ -214,3 +214,21 @@ WRONG_ANSWERS.update({
          "    weights = torch.softmax(torch.zeros_like(scores).masked_fill(~mask, float('-inf')).masked_fill(~has_keys, 0.0), dim=-1)"),
     ],
 })
+WRONG_ANSWERS.update({  # layouts: an answer that works only on freshly made, contiguous queries
+    "decode step flattens the batch axes of q with .view for torch.bmm (fails on heads split by a transpose)": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)\n",
+         "    d_k = q.shape[-1]\n"
+         "    flat_q = q.view(-1, d_k, 1)  # one column per query, the batch axes flattened\n"
+         "    flat_K = K.reshape(-1, K.shape[-2], d_k)\n"
+         "    scores = torch.bmm(flat_K, flat_q)[..., 0].reshape(K.shape[:-1]) / math.sqrt(d_k)\n"),
+    ],
+})
+WRONG_ANSWERS.update({
+    "correct: decode step with torch.bmm over a .reshape of q's batch axes": [
+        ("    scores = (K @ q[..., :, None])[..., 0] / math.sqrt(q.shape[-1])  # (..., t + 1)\n",
+         "    d_k = q.shape[-1]\n"
+         "    flat_q = q.reshape(-1, d_k, 1)\n"
+         "    flat_K = K.reshape(-1, K.shape[-2], d_k)\n"
+         "    scores = torch.bmm(flat_K, flat_q)[..., 0].reshape(K.shape[:-1]) / math.sqrt(d_k)\n"),
+    ],
+})

@@ -200,3 +200,26 @@ WRONG_ANSWERS.update({
          "    return packed + sum(t.untyped_storage().nbytes() for t in (scale, low, residual))"),
     ],
 })
+WRONG_ANSWERS.update({  # layouts: an answer that works only on freshly made, contiguous codes
+    "pack_codes: every axis but the runs flattened with .view (fails on codes in another layout)": [
+        ("    runs = codes.reshape(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n"
+         "    packed = runs[..., 0].clone()\n"
+         "    for i in range(1, per_byte):\n"
+         "        packed |= runs[..., i] << (i * bits)  # code i: bits i*b .. i*b + b - 1\n"
+         "    return packed",
+         "    runs = codes.view(-1, per_byte)  # one row per byte\n"
+         "    packed = runs[:, 0].clone()\n"
+         "    for i in range(1, per_byte):\n"
+         "        packed |= runs[:, i] << (i * bits)\n"
+         "    return packed.view(*codes.shape[:-1], codes.shape[-1] // per_byte)"),
+    ],
+})
+WRONG_ANSWERS.update({
+    "correct: pack_codes flattening a .contiguous() copy with .view": [
+        ("    runs = codes.reshape(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n",
+         "    runs = codes.contiguous().view(*codes.shape[:-1], codes.shape[-1] // per_byte, per_byte)\n"),
+    ],
+    "pack_codes: runs[..., 0] without .clone(), so |= writes into the caller's codes": [
+        ("    packed = runs[..., 0].clone()\n", "    packed = runs[..., 0]\n"),
+    ],
+})

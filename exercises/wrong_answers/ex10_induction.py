@@ -156,3 +156,46 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
          "    loss = -picked.mean()\n"),
     ],
 })
+WRONG_ANSWERS.update({  # layouts: answers that work only on freshly made, contiguous tensors
+    "induction_score: batch and heads flattened with .view (fails on weights in another layout)": [
+        (_SCORE,
+         "    B, H, T, _ = weights.shape\n"
+         "    flat = weights.view(B * H, T, T)\n"
+         "    return flat[:, q, q - n + 1].reshape(B, H, n).mean(dim=(0, 2))"),
+    ],
+    "previous_token_score: batch and heads flattened with .view (fails on weights in another layout)": [
+        (_PREV,
+         "    B, H, T, _ = weights.shape\n"
+         "    stripe = weights.view(B * H, T, T).diagonal(offset=-1, dim1=1, dim2=2)\n"
+         "    return stripe.reshape(B, H, T - 1).mean(dim=(0, 2))"),
+    ],
+    "zero_head: the copy's rows flattened with .view (fails on a z in another layout)": [
+        (_ZERO,
+         "    rows = out.view(-1, out.shape[-1])  # one row per token\n"
+         "    rows[:, head * d_head : (head + 1) * d_head] = 0.0\n"),
+    ],
+    "repeat_loss: the predictions flattened with .view (right for a batch of one only)": [
+        (_CE,
+         "    loss = torch.nn.functional.cross_entropy(predicted.view(-1, predicted.shape[-1]), targets.reshape(-1))\n"),
+    ],
+})
+WRONG_ANSWERS.update({  # the same flattening made safe: correct on any layout
+    "correct: induction_score with .view after .contiguous()": [
+        (_SCORE,
+         "    B, H, T, _ = weights.shape\n"
+         "    flat = weights.contiguous().view(B * H, T, T)\n"
+         "    return flat[:, q, q - n + 1].reshape(B, H, n).mean(dim=(0, 2))"),
+    ],
+    "correct: .view after .contiguous() (previous_token_score, zero_head), .reshape in repeat_loss": [
+        (_PREV,
+         "    B, H, T, _ = weights.shape\n"
+         "    stripe = weights.contiguous().view(B * H, T, T).diagonal(offset=-1, dim1=1, dim2=2)\n"
+         "    return stripe.reshape(B, H, T - 1).mean(dim=(0, 2))"),
+        ("    out = z.clone()  # the caller's tensor stays as it is\n" + _ZERO,
+         "    out = z.contiguous().clone()\n"
+         "    rows = out.view(-1, out.shape[-1])\n"
+         "    rows[:, head * d_head : (head + 1) * d_head] = 0.0\n"),
+        (_CE,
+         "    loss = torch.nn.functional.cross_entropy(predicted.reshape(-1, predicted.shape[-1]), targets.reshape(-1))\n"),
+    ],
+})

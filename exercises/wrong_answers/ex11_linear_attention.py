@@ -105,3 +105,17 @@ WRONG_ANSWERS = {
          "    S += beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]\n    return S"),
     ],
 }
+WRONG_ANSWERS.update({  # mistakes students write that the lists above lacked
+    "linear_attention_recurrent: phi on the keys only (raw queries)": [
+        ("    fq, fk = phi(q), phi(k)\n    S = k.new_zeros", "    fq, fk = q, phi(k)\n    S = k.new_zeros"),
+    ],
+    "delta_update: beta broadcast along the last axis (beta * ..., not beta[:, None, None])": [
+        ("beta[:, None, None] * k", "beta * k"),
+    ],
+    "non-solving (q2): only the shapes: zeros of (B, T, d_v)": [
+        ("    T = q.shape[-2]\n", "    return torch.zeros_like(v)\n    T = q.shape[-2]\n"),
+    ],
+    "non-solving (q3): the state returned unchanged (a copy, no write)": [
+        ("    old = (k[:, None, :] @ S)[:, 0]", "    return S.clone()\n    old = (k[:, None, :] @ S)[:, 0]"),
+    ],
+})

@@ -39,4 +39,14 @@ def test_two_steps_keep_the_order(decode_step):
     assert K.tolist() == [k0.tolist(), k1.tolist()] and V.tolist() == [v0.tolist(), v1.tolist()], f'after two steps the cached keys should be [k0, k1] = {[k0.tolist(), k1.tolist()]}, oldest first, got {K.tolist()}: append the new key after the cached ones (torch.cat([cache_K, new], dim=-2)), so that row t stays token t'
     w = torch.softmax(torch.tensor([0.0, 6.0]) / 2 ** 0.5, dim=0)
     torch.testing.assert_close(out, w[0] * v0 + w[1] * v1, msg=f'step 2 attends to k0 and k1 with weights {w.tolist()}, expected output {(w[0] * v0 + w[1] * v1).tolist()}, got {out.tolist()}')
+    heads = torch.arange(48.0).reshape(2, 3, 2, 4).sin().transpose(1, 2)
+    try:
+        _, cache = decode_step(heads[:, :, 0], heads[:, :, 0], heads[:, :, 0], None)
+        out, _ = decode_step(heads[:, :, 1], heads[:, :, 1], heads[:, :, 1], cache)
+    except RuntimeError as error:
+        raise AssertionError(f'q, k, v of shape (2, 2, 4) taken from heads split by a transpose (not contiguous in memory) raised RuntimeError: {error}; use .reshape or matrix products over the leading axes, not .view') from None
+    two = heads[:, :, :2]
+    w = torch.softmax((two @ heads[:, :, 1, :, None])[..., 0] / 2.0, dim=-1)
+    want = (w[..., None] * two).sum(-2)
+    torch.testing.assert_close(out, want, msg=f'batch (2, 2) of heads split by a transpose, step 2: expected {want.tolist()}, got {out.tolist()}')
 

@@ -16,6 +16,14 @@ def test_pack_small_example(pack_codes):
     assert packed.tolist() == [[57, 255]], f'the 2-bit codes 1, 2, 3, 0 are the byte 1 | 2 << 2 | 3 << 4 | 0 << 6 = 57 (the first code in the lowest bits, four consecutive codes to a byte) and 3, 3, 3, 3 are 255; got {packed.tolist()}'
     four = pack_codes(torch.tensor([1, 2, 15, 0], dtype=torch.uint8), 4)
     assert four.tolist() == [33, 15], f'the 4-bit codes 1, 2 are the byte 1 | 2 << 4 = 33, and 15, 0 are 15; got {four.tolist()}'
+    made = torch.tensor([[[1, 2, 3, 0], [3, 3, 3, 3]], [[0, 0, 0, 0], [1, 1, 1, 1]]], dtype=torch.uint8)
+    moved = made.transpose(0, 1)
+    try:
+        packed = pack_codes(moved, 2)
+    except RuntimeError as error:
+        raise AssertionError(f'codes whose first two axes were swapped by a transpose (not contiguous in memory) raised RuntimeError: {error}; flatten with .reshape, which works on any layout, not .view') from None
+    want = [[[57], [0]], [[255], [85]]]
+    assert packed.tolist() == want, f'2-bit codes (2, 2, 4) laid out by a transpose, rows [1, 2, 3, 0], [0, 0, 0, 0], [3, 3, 3, 3], [1, 1, 1, 1]: expected {want}, got {packed.tolist()}'
 
 @test_case(points=None, hidden=False)
 def test_unpack_small_example(pack_codes, unpack_codes):

@@ -44,4 +44,10 @@ def test_induction_second_copy_only(induction_score):
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
     got = induction_score(heads.repeat(3, 1, 1, 1), n, True)
     assert got.shape == (2,) and torch.allclose(got, torch.tensor([1.0, 0.0])), f'3 sequences and 2 heads, the first an induction head, the second on the earlier occurrence: one score per head, [1.0, 0.0], averaged over the batch and the queries, got {got.tolist()}'
+    moved = heads.repeat(3, 1, 1, 1).transpose(1, 2).contiguous().transpose(1, 2)
+    try:
+        got = induction_score(moved, n, True)
+    except RuntimeError as error:
+        raise AssertionError(f'the same weights with the heads axis moved by a transpose (not contiguous in memory) raised RuntimeError: {error}; index the weights, or flatten with .reshape, which work on any layout, not .view') from None
+    assert torch.allclose(got, torch.tensor([1.0, 0.0])), f'the same weights with the heads axis moved by a transpose: expected [1.0, 0.0], got {got.tolist()}'
 

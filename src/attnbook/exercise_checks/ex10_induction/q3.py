@@ -21,4 +21,11 @@ def test_previous_hand_patterns(previous_token_score):
     assert torch.allclose(got, torch.ones(1)), f'a perfect previous-token head scores 1, got {got.tolist()}: query 0 has no previous token, leave it out of the mean'
     got = previous_token_score(pattern(6, lambda i: 0))
     assert torch.allclose(got, torch.full((1,), 0.2)), f'a head that always looks at position 0 is on key i - 1 only for query 1, one of the five queries 1..5: 0.2, got {got.tolist()}'
+    heads = torch.cat([pattern(6, lambda i: i - 1), pattern(6, lambda i: 0)], dim=1).repeat(2, 1, 1, 1)
+    moved = heads.transpose(1, 2).contiguous().transpose(1, 2)
+    try:
+        got = previous_token_score(moved)
+    except RuntimeError as error:
+        raise AssertionError(f'2 sequences, 2 heads, the heads axis moved by a transpose (not contiguous in memory): raised RuntimeError: {error}; take the diagonal, or flatten with .reshape, which work on any layout, not .view') from None
+    assert torch.allclose(got, torch.tensor([1.0, 0.2])), f'2 sequences, 2 heads (previous token, always position 0), heads axis moved by a transpose: expected [1.0, 0.2], got {got.tolist()}'
 

@@ -43,4 +43,12 @@ def test_zero_head_any_leading_shape(zero_head):
         want = z.clone()
         want[..., 4:6] = 0.0
         assert isinstance(out, torch.Tensor) and torch.equal(out, want), f"z of shape {shape}: zero the last axis's columns 4 and 5 whatever axes come first (index with z[..., a:b], not z[:, :, a:b])"
+    z = torch.arange(24.0).reshape(2, 2, 6).transpose(0, 1)
+    try:
+        out = zero_head(z, 0, 3)
+    except RuntimeError as error:
+        raise AssertionError(f'z made by a transpose (not contiguous in memory; a clone keeps its layout) raised RuntimeError: {error}; index z[..., a:b], or flatten with .reshape, not .view') from None
+    want = z.clone()
+    want[..., :3] = 0.0
+    assert isinstance(out, torch.Tensor) and torch.equal(out, want), f'z of shape (2, 2, 6) made by a transpose, head 0 of width 3: expected columns 0-2 zeroed, {want.tolist()}, got {(out.tolist() if isinstance(out, torch.Tensor) else out)}'
 

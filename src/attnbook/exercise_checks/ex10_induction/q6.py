@@ -46,4 +46,9 @@ def test_repeat_loss_hand_logits(repeat_loss):
     wrong[0, 5] = 0.0
     got = repeat_loss(wrong, tokens, n)
     assert abs(got - math.log(V) / 2) < 0.0001, f'one of the two predictable tokens of the repeat (n - 1 = 2) at ln 5, the other at 0: expected the mean {math.log(V) / 2:.4f}, got {got:.4f}'
+    try:
+        got = repeat_loss(wrong.repeat(2, 1, 1), tokens.repeat(2, 1), n)
+    except RuntimeError as error:
+        raise AssertionError(f'a batch of two sequences raised RuntimeError: {error}; a slice logits[:, a:b] of a batch is not contiguous in memory: flatten it with .reshape (or use .transpose(1, 2)), not .view') from None
+    assert abs(got - math.log(V) / 2) < 0.0001, f'the same sequence twice (B = 2): expected the same mean, {math.log(V) / 2:.4f}, got {got:.4f}'
 

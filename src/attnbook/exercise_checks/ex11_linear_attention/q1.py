@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0, 0.5, 0.75]
+points = [0.25, 0.5, 0.5]
 
 @test_case(points=None, hidden=False)
 def test_recurrent_shape(linear_attention_recurrent, q, k, v):
@@ -11,6 +11,10 @@ def test_recurrent_shape(linear_attention_recurrent, q, k, v):
     out = linear_attention_recurrent(q, k, v)
     assert isinstance(out, torch.Tensor), 'return a torch tensor'
     assert out.shape == (2, 5, 3), f'expected one output row of d_v = 3 numbers per token, (2, 5, 3), got {tuple(out.shape)}: the state phi(k_t)^T v_t is (d_k, d_v), a column times a row, and the query reads it as phi(q_t) S'
+    small = torch.tensor([[[0.0], [1.0]]])
+    y = linear_attention_recurrent(small, small, torch.tensor([[[1.0], [4.0]]]))
+    assert tuple(y.shape) == (1, 2, 1), f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected (1, 2, 1), got {tuple(y.shape)}'
+    torch.testing.assert_close(y.flatten(), torch.tensor([1.0, 3.0]), atol=1e-05, rtol=1e-05, msg=f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected [1, 3] (phi(q_1) = phi(k_1) = 2, so y_1 = 2 (1 * 1 + 2 * 4) / (2 (1 + 2)) = 3), got {y.flatten().tolist()}')
 
 @test_case(points=None, hidden=False)
 def test_recurrent_first_token_and_normaliser(linear_attention_recurrent, q, k, v):

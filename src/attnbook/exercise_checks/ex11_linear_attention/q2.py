@@ -12,6 +12,9 @@ def test_parallel_shape_and_no_loop(linear_attention_parallel, q, k, v):
     out = guarded(linear_attention_parallel, loops=False)(q, k, v)
     assert isinstance(out, torch.Tensor), 'return a torch tensor'
     assert out.shape == (2, 5, 3), f'expected (2, 5, 3), got {tuple(out.shape)}'
+    small = torch.tensor([[[0.0], [1.0]]])
+    y = linear_attention_parallel(small, small, torch.tensor([[[1.0], [4.0]]]))
+    torch.testing.assert_close(y.flatten(), torch.tensor([1.0, 3.0]), atol=1e-05, rtol=1e-05, msg=f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected [1, 3] (row 1 of A is [2 * 1, 2 * 2] = [2, 4], so y_1 = (2 * 1 + 4 * 4) / (2 + 4) = 3), got {y.flatten().tolist()}')
 
 @test_case(points=None, hidden=False)
 def test_parallel_is_causal_and_normalised(linear_attention_parallel, q, k, v):

@@ -13,7 +13,10 @@ def test_delta_shape_and_overwrite(delta_update):
     k = torch.nn.functional.normalize(torch.randn(2, 4, generator=g), dim=-1)
     v = torch.randn(2, 3, generator=g)
     before = S.clone()
-    new = delta_update(S, k, v, torch.ones(2))
+    try:
+        new = delta_update(S, k, v, torch.ones(2))
+    except RuntimeError as error:
+        raise AssertionError(f"S (2, 4, 3), k (2, 4), v (2, 3), beta (2,) raised RuntimeError: {error}; per sequence, k S is a row of d_v = 3 numbers, k^T (v - k S) a (d_k, d_v) = (4, 3) outer product, and beta scales each sequence's: k[:, :, None] * (v - k S)[:, None, :] and beta[:, None, None]") from None
     assert torch.equal(S, before), 'delta_update changed S: return a new tensor'
     assert isinstance(new, torch.Tensor) and new.shape == (2, 4, 3), f"expected the state's shape (2, d_k = 4, d_v = 3), got {tuple(getattr(new, 'shape', ()))}: k^T (v - k S) is a column of d_k numbers times a row of d_v"
     read = (k[:, None, :] @ new)[:, 0]
