@@ -1,12 +1,13 @@
 """The process servers the children are forked from, and how a child is
 started through one.
 
-The usual server (multiprocessing's forkserver, `child._processes`) imported PyTorch, NumPy
-and otter once. A child whose question rules PyTorch out is forked from a second server
-started with ``ATTNBOOK_GRADER_WITHOUT`` (`torchless`) and a preload list without it
-(`server_for`): PyTorch was never imported there, so it is in none of that child's memory.
-Either way a submission's child is prepared without the grader's main module (`_through`),
-which it would otherwise import again with everything that module imports.
+The usual server (multiprocessing's forkserver, `child._processes`) imported PyTorch and
+NumPy once (not otter: the child's ``import otter`` finds a stand-in, `sandbox`). A child
+whose question rules PyTorch out is forked from a second server started with
+``ATTNBOOK_GRADER_WITHOUT`` (`torchless`) and a preload list without it (`server_for`):
+PyTorch was never imported there, so it is in none of that child's memory. Either way a
+submission's child is prepared without the grader's main module (`_through`), which it
+would otherwise import again with everything that module imports.
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ from attnbook_grader.torchless import WITHOUT_ENV
 
 __all__ = ["server_for", "server_pids"]
 
+# what a child needs before its first cell, and the modules its answers may import, loaded
+# once; not otter (the child's `import otter` finds a stand-in, `sandbox`) nor the course's
+# plotting helpers (seaborn and pandas), which only the closing cells that grading skips
+# (``otter_ignore``) import: each would hold tens of MiB in every server
 _PRELOAD = [
     "numpy",
     "torch",
     "matplotlib.pyplot",
-    "otter",
     "IPython.core.inputtransformer2",
     "attnbook_grader.sandbox",
     "attnbook.exercise_checks.grading",
     "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
-    "attnbook.plot",
 ]
 _NEED_TORCH = (
     "torch",
