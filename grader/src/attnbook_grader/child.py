@@ -1,8 +1,8 @@
 """The process that runs one notebook, and the wire to it: the half of
 `session` that starts, restarts and ends the child and keeps every exchange within its time.
 
-`Child` forks the child (`sandbox.serve`) from a server that imported PyTorch, NumPy and
-otter but never ran student code, started with an environment stripped of the grader's
+`Child` forks the child (`sandbox.serve`) from a server that imported PyTorch and NumPy
+but never ran student code, started with an environment stripped of the grader's
 variables. Every frame is checked (`wire.checked_*`) and numbered; a frame out of turn, one
 that is not a valid message, an ended process or a call past its time limit costs that
 function's question (`CallLost`, `Child.lost`) and the child is started again for the

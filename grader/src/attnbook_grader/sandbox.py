@@ -1,8 +1,9 @@
 """The process that runs a submission: the only place student code runs.
 
-`serve` runs the notebook's code cells in a fresh namespace (``grader.check`` does nothing
-here), then answers the grader's requests over a pipe, in the format of `wire`: "describe"
-a name (a function, data, or missing) and "call" a function with the inputs the grader sends.
+`serve` runs the notebook's code cells in a fresh namespace (``otter`` is a stand-in whose
+``grader.check`` does nothing here), then answers the grader's requests over a pipe, in the
+format of `wire`: "describe" a name (a function, data, or missing) and "call" a function with
+the inputs the grader sends.
 A call reports the result, the inputs and the global random states after the call, or the
 exception it raised, where its inputs and results live in memory (`memory_facts`), and the
 processes it tried to start (an audit hook, which cannot be removed). No verdict is decided
@@ -26,6 +27,7 @@ from __future__ import annotations
 import builtins
 import os
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -114,7 +116,7 @@ def run_cells(
         if starting is not None and source.strip():
             starting(index)
         try:
-            code = compile(transform(source), f"<cell {index}>", "exec")
+            code = _compiled(source, f"<cell {index}>", transform)
         except SyntaxError as err:
             errors.append([index, f"SyntaxError: {err.msg} (line {err.lineno})"])
             continue
@@ -131,6 +133,23 @@ def run_cells(
         events += [[index, event] for event in take_events()]
         plt.close("all")
     return errors, events
+
+
+def _compiled(source: str, name: str, transform: Any) -> Any:
+    """A cell's code object: Python as it is (what IPython's transformer leaves unchanged),
+    anything else (magics, shell escapes) through `transform` first."""
+    try:
+        return compile(source, name, "exec")
+    except SyntaxError:
+        return compile(transform(source), name, "exec")
+
+
+def _stand_in_otter() -> types.ModuleType:
+    """What ``import otter`` finds in the child: a module whose `Notebook` does nothing
+    (the grader runs the checks). otter itself (and pandas with it) is never loaded here."""
+    module = types.ModuleType("otter", "otter while grading: checks do nothing here")
+    vars(module)["Notebook"] = _SilentNotebook
+    return module
 
 
 # what the submission's environment holds: nothing of the grader's
@@ -344,9 +363,7 @@ def serve(
     except BaseException as err:  # noqa: BLE001 - reported, and no student code runs
         _send(conn, {"crash": f"the process could not be isolated: {err}"[:500]})
         return
-    import otter
-
-    otter.Notebook = _SilentNotebook
+    sys.modules["otter"] = _stand_in_otter()
     namespace: dict = {
         "__name__": "__main__",
         "__builtins__": builtins,

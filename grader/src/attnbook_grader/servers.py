@@ -1,12 +1,13 @@
 """The process servers the children are forked from, and how a child is
 started through one.
 
-The usual server (multiprocessing's forkserver, `child._processes`) imported PyTorch, NumPy
-and otter once. A child whose question rules PyTorch out is forked from a second server
-started with ``ATTNBOOK_GRADER_WITHOUT`` (`torchless`) and a preload list without it
-(`server_for`): PyTorch was never imported there, so it is in none of that child's memory.
-Either way a submission's child is prepared without the grader's main module (`_through`),
-which it would otherwise import again with everything that module imports.
+The usual server (multiprocessing's forkserver, `child._processes`) imported PyTorch and
+NumPy once (not otter: the child's ``import otter`` finds a stand-in, `sandbox`). A child
+whose question rules PyTorch out is forked from a second server started with
+``ATTNBOOK_GRADER_WITHOUT`` (`torchless`) and a preload list without it (`server_for`):
+PyTorch was never imported there, so it is in none of that child's memory. Either way a
+submission's child is prepared without the grader's main module (`_through`), which it
+would otherwise import again with everything that module imports.
 """
 
 from __future__ import annotations
@@ -20,23 +21,31 @@ from typing import Any
 
 from attnbook_grader import processes, reach
 from attnbook_grader.torchless import WITHOUT_ENV
+from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
 
 __all__ = ["server_for", "server_pids"]
 
+# what a child needs before its first cell (``inspect``: what the child imports late) and
+# the modules its answers may import, loaded once (at the chroot level a child can import
+# nothing else); not otter (the child's `import otter` finds a stand-in, `sandbox`) nor the
+# course's plotting helpers (seaborn and pandas), which only the closing cells that grading
+# skips (``otter_ignore``) import: each would hold tens of MiB in every server
 _PRELOAD = [
     "numpy",
     "torch",
     "matplotlib.pyplot",
-    "otter",
     "IPython.core.inputtransformer2",
+    "inspect",
     "attnbook_grader.sandbox",
     "attnbook.exercise_checks.grading",
+    "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
-    "attnbook.plot",
+    *sorted(ALLOWED_MODULES),
 ]
 _NEED_TORCH = (
     "torch",
     "attnbook.exercise_checks.grading",
+    "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",
 )
 _context: Any = None
@@ -76,6 +85,7 @@ def _start_server(start: Callable[[], None], extra: dict | None = None) -> None:
 _NEED_TORCH = (
     "torch",
     "attnbook.exercise_checks.grading",
+    "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",
 )
 _servers: dict[frozenset[str], Any] = {}  # ruled-out packages -> a server without them
@@ -116,7 +126,9 @@ def server_for(without: frozenset[str]) -> Any:
         from multiprocessing import forkserver
 
         server = forkserver.ForkServer()
-        preload = [m for m in _PRELOAD if m not in _NEED_TORCH]
+        preload = [
+            m for m in _PRELOAD if m not in _NEED_TORCH and m.split(".")[0] != "torch"
+        ]
         server.set_forkserver_preload(preload)
         _start_server(server.ensure_running, {WITHOUT_ENV: ",".join(sorted(heavy))})
         _servers[heavy] = server

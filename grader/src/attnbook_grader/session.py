@@ -1,8 +1,8 @@
 """One notebook running in a child process, and the calls into it: the half
 of the grading engine (`engine`) that talks to the process where student code runs.
 
-`Session` starts the child (`sandbox.serve`, forked from a server that imported PyTorch, NumPy
-and otter but never ran student code) and calls its functions: the inputs go as data
+`Session` starts the child (`sandbox.serve`, forked from a server that imported PyTorch and
+NumPy but never ran student code) and calls its functions: the inputs go as data
 (`wire`); the result, the inputs after the call, the global random states and where inputs
 and results live in memory come back as data. The house rules are decided here, in the
 grader: the shortcut rules from the submitted source (`judge`, given by `engine`, from
