@@ -5,8 +5,8 @@ A submission's notebook runs in a child process (`session.Session`, which forks 
 server that has imported PyTorch and NumPy but never ran student code; the child's `otter` is
 a stand-in). This process, the grader, runs the autograder's test files with otter's own test
 classes; a test's arguments are `RemoteFunction`s for the functions of its own question (each
-call sends the inputs to the child and gets the result back as data, `wire`) and, for everything else (the
-example data, the other questions' functions), the reference solution's, which runs in a
+call sends the inputs to the child and gets the result back as data, `wire`) and, for everything
+else (the example data, the other questions' functions), the reference solution's, which runs in a
 second child of its own. Every comparison, every house-rule verdict and every score is
 decided here; the child only ever executes and sends data. A rule that rules a package out
 holds by construction: the questions sharing a rule run in a child of their own that cannot
