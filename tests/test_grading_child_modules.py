@@ -2,7 +2,8 @@
 of a grading): the modules its answers may import, not the grader's.
 
 * ``import otter`` in a notebook finds the engine's stand-in (`sandbox`), whose ``Notebook``
-  does nothing: neither otter nor pandas is loaded in the child, whose cells run as before;
+  does nothing (and a spec, so the setup cell's ``find_spec("otter")`` finds it): neither
+  otter nor pandas is loaded in the child, whose cells run as before;
 * matplotlib (an allowed module) is there before any cell, and closing figures still works;
 * a cell in IPython's syntax (a magic, a shell escape) still runs, through IPython's
   transformer, and one that is not Python in either syntax is a SyntaxError of its cell.
@@ -18,6 +19,8 @@ from attnbook_grader import wire
 from attnbook_grader.session import Session
 
 CELLS = [
+    "import importlib.util\n"
+    "found = importlib.util.find_spec('otter') is not None  # the setup cell's test\n"
     "import otter\n"
     "import sys\n"
     'grader = otter.Notebook(tests_dir="nowhere")\n'
@@ -49,6 +52,7 @@ def _value(session: Session, name: str):
 
 def test_import_otter_finds_the_stand_in_and_loads_neither_otter_nor_pandas(child):
     assert _value(child, "checked") is None
+    assert _value(child, "found") is True  # and no ValueError in the setup cell
     assert _value(child, "kind") == "module:None"  # not otter's package on disk
     loaded = _value(child, "loaded")
     assert "otter" in loaded and "matplotlib.pyplot" in loaded, loaded

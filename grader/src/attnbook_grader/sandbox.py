@@ -25,6 +25,7 @@ reference solution's (`swaps`), so that one wrong answer costs points only once.
 from __future__ import annotations
 
 import builtins
+import importlib.machinery
 import os
 import sys
 import types
@@ -146,8 +147,11 @@ def _compiled(source: str, name: str, transform: Any) -> Any:
 
 def _stand_in_otter() -> types.ModuleType:
     """What ``import otter`` finds in the child: a module whose `Notebook` does nothing
-    (the grader runs the checks). otter itself (and pandas with it) is never loaded here."""
+    (the grader runs the checks). otter itself (and pandas with it) is never loaded here.
+    It has a spec, so that the setup cell's ``importlib.util.find_spec("otter")`` finds it
+    (without one that call raises ValueError)."""
     module = types.ModuleType("otter", "otter while grading: checks do nothing here")
+    module.__spec__ = importlib.machinery.ModuleSpec("otter", None)
     vars(module)["Notebook"] = _SilentNotebook
     return module
 
