@@ -457,6 +457,8 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
         and float(rows["alice.ipynb"]["percent"]) == 100.0
     )
     assert rows["alice.ipynb"]["message"] == ""
+    # no course secret: graded at the reserved variant, which the CSV calls "book"
+    assert rows["alice.ipynb"]["variant"] == "book"
     # each row names the isolation its children ran at; a file never graded, none
     from attnbook_grader import jail
 
@@ -564,6 +566,7 @@ def test_gradescope_reads_an_old_notebook_as_make_grade_does(built, tmp_path):
     results = json.loads((root / "results" / "results.json").read_text())
     total = sum(t["max_score"] for t in results["tests"])
     assert results["score"] == total > 0, results
+    assert results["extra_data"]["variant"] == "book"  # as make grade's CSV names it
 
 
 def test_grading_without_isolation_is_refused_with_one_line(

@@ -5,6 +5,7 @@ grades a class)."""
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 
@@ -172,3 +173,54 @@ def test_make_grade_and_gradescope_read_the_same_ids_from_the_metadata(tmp_path)
     assert variants.choose(SECRET, EX01, found.ids, found_pool) == variants.choose(
         SECRET, EX01, variants.ids_from_metadata(data), found_pool
     )
+
+
+def test_the_gradebook_has_a_variant_column_book_for_the_reserved_one(tmp_path):
+    """`make grade`'s CSV names the variant each row was graded at; the LMS's import is
+    left as it was (an unknown column would be read as another assignment)."""
+    from tools.exercise_gradebook import write_gradebook
+    from tools.exercise_grading import Grade
+    from tools.exercise_roster import CANVAS_COLUMNS, Identity, write_canvas
+
+    found = pool(EX01)
+    block = {"exercise": EX01, "task": "block", "seed": 42}
+    assert variants.label(variants.reserved(found), found) == variants.BOOK == "book"
+    assert variants.label(variants.reserved(found)) == "allow, seed 0"  # no pool given
+    assert variants.label(block, found) == variants.label(block) == "block, seed 42"
+    grades = [
+        Grade("a.ipynb", "ok", 14.0, 14.0, variant=variants.label(block, found)),
+        Grade("b.ipynb", "ok", 14.0, 14.0, variant="book"),
+        Grade("c.ipynb", "error", 0.0, 14.0, message="not a notebook"),
+    ]
+    out = tmp_path / "grades.csv"
+    write_gradebook(out, grades, {"q1": 14.0})
+    rows = list(csv.DictReader(open(out)))
+    assert [r["variant"] for r in rows] == ["block, seed 42", "book", ""]
+    assert rows[2]["message"] == "not a notebook"  # the message stays the last column
+    lms = tmp_path / "canvas.csv"
+    write_canvas(lms, "Exercise 1", [(Identity("canvas", ["1"]), 14.0)], {}, 14.0)
+    assert next(csv.reader(open(lms))) == [*CANVAS_COLUMNS, "Exercise 1"]
+
+
+def test_every_mistake_on_a_line_a_task_rewrites_is_written_at_every_task():
+    """The proofs grade such a mistake at each sampled variant in its task's own text
+    (`AtEachTask`), not the book's line pasted over the variant's."""
+    from tools.exercise_build import MASTERS
+    from tools.exercise_proof import load_wrong_answers
+    from tools.exercise_variants import AtEachTask, _rewritten, _touches
+
+    for name, found in POOLS.items():
+        nb = nbformat.read(MASTERS / f"{name}.ipynb", as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        wrong = load_wrong_answers(name)
+        touching = {k: v for k, v in wrong.items() if _touches(v, _rewritten(found))}
+        assert len(touching) >= (5 if name == EX01 else 1), sorted(wrong)
+        for label, edits in touching.items():
+            assert isinstance(edits, AtEachTask), label
+            for task in found["roster"]:
+                variant = {"exercise": name, "task": task, "seed": 1}
+                text = variants.render([c.source for c in code], variant, found)
+                assert edits.tasks[task], (label, task)
+                for old, new in edits.tasks[task]:
+                    assert sum(s.count(old) for s in text) == 1, (label, task, old)
+                    assert old != new

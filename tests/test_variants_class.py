@@ -106,6 +106,8 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
     run = ex.ClassRun(jobs=1, roster=klass["roster"])
     grades = ex.grade_folder(EX01, folder, out, 120, run)
     assert len(grades) == len(rows) >= 4
+    listed = {r["student_id"]: r["variant"] for r in csv.DictReader(open(out))}
+    assert listed == {i: text for i, _, text, _ in rows}  # the CSV's variant column
     for g in grades:
         assert g.status == "ok" and g.score == g.possible == 14, (
             g.submission,

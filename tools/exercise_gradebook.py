@@ -84,8 +84,9 @@ def grade_folder(
     each student in a folder of their own) against exercise `name`. Writes, row by row as
     each notebook is graded, the gradebook (`out_csv`: one row per notebook, named by its path
     under `folder`, the student it is from where the path says, one column per question, the
-    total and a one-line message naming each lost question's first failed test and its hint)
-    and a feedback file per student (`OUT-feedback/PATH.md`), printing a line per notebook;
+    total, the variant graded at ("book" for the reserved one) and a one-line message naming
+    each lost question's first failed test and its hint) and a feedback file per student
+    (`OUT-feedback/PATH.md`), printing a line per notebook;
     then the report (the hidden tests, the files skipped, the resubmissions superseded) and,
     where students were identified, the LMS gradebook (`OUT-canvas.csv`). Each notebook is
     graded in a worker process (`run.jobs` at once, `tools.exercise_pool`) within `timeout`
@@ -225,7 +226,7 @@ def _crowded_folders(folder: Path, submissions: list[Path]) -> dict[str, str]:
 def _header(points: dict[str, float]) -> list[str]:
     questions = list(points)
     head = ["submission", "status", *questions, "score", "possible", "percent"]
-    return [*head, "student_id", "student", "late", "isolation", "message"]
+    return [*head, "student_id", "student", "late", "isolation", "variant", "message"]
 
 
 def _row(g: Grade, points: dict[str, float], who: Identity | None) -> list:
@@ -240,6 +241,7 @@ def _row(g: Grade, points: dict[str, float], who: Identity | None) -> list:
         "; ".join(who.names) if who else "",
         "late" if who and who.late else "",
         g.isolation,
+        g.variant,  # "task, param N" (`attnbook_grader.variants.label`), "book", or ""
         one_line(g.message, 600),
     ]
 
@@ -251,7 +253,8 @@ def write_gradebook(
     who: dict[str, Identity | None] | None = None,
 ) -> None:
     """The class's CSV: one row per notebook (its student where the path names one), one
-    column per question, total, message."""
+    column per question, total, the variant graded at (empty for an exercise without a pool
+    or a notebook graded at none), message."""
     out_csv.parent.mkdir(parents=True, exist_ok=True)  # OUT=new/folder/grades.csv
     fresh = out_csv.with_name(f".{out_csv.name}.new")
     with open(fresh, "w", newline="") as f:

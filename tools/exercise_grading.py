@@ -128,7 +128,7 @@ class Grader:
             variant = variant or variants.variant_for(self.pool, ids, self.secret)
         except variants.VariantError as err:
             return Grade(label, "error", message=f"not graded: {err}")
-        words = variants.label(variant) if variant else ""
+        words = variants.label(variant, self.pool) if variant else ""
         refused = variants.refusal(sources, variant)
         if refused:
             return Grade(label, "error", message=refused, variant=words)

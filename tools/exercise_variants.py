@@ -22,10 +22,12 @@ from typing import Any
 import nbformat
 
 from attnbook_grader import variants
+from tools.exercise_build import ANSWER_TAG
 from tools.exercise_roster import read_roster
 
 __all__ = [
     "POOLS",
+    "AtEachTask",
     "check_variants",
     "pool",
     "prove_variants",
@@ -147,6 +149,51 @@ def render_roster(
 
 
 # ----------------------------------------------------------------------------- proofs
+class AtEachTask(list):
+    """A wrong answer that edits a line a task of the pool rewrites, written at every task:
+    a list of its edits at the reserved variant (what the proof at the book's variant
+    applies, as for any wrong answer) whose `tasks` give, per roster task, the same mistake
+    as edits of that task's text (the reference rendered at the task). In a wrong-answers
+    file: ``WRONG_ANSWERS[label] = AtEachTask([(old, new)], block=[...], bias=[...])``."""
+
+    def __init__(self, book: list, **tasks: list) -> None:
+        super().__init__(book)
+        self.tasks = tasks
+
+
+def _rewritten(found: dict) -> set[str]:
+    """The lines (stripped) some task of the pool rewrites."""
+    return {
+        line.strip()
+        for task in found["tasks"].values()
+        for old, _ in task["edits"]
+        for line in old.splitlines()
+        if line.strip()
+    }
+
+
+def _touches(edits: list | None, rewritten: set[str]) -> bool:
+    return bool(
+        {ln.strip() for old, _ in edits or [] for ln in old.splitlines()} & rewritten
+    )
+
+
+def _edited(nb: nbformat.NotebookNode, edits: list, what: str) -> nbformat.NotebookNode:
+    """`nb` with `edits` applied to its answer cells, each `old` found exactly once."""
+    cells = [
+        c for c in nb.cells if c.cell_type == "code" and ANSWER_TAG in c.metadata.get("tags", [])
+    ]  # fmt: skip
+    for old, new in edits:
+        hits = sum(c.source.count(old) for c in cells)
+        if hits != 1:
+            raise variants.VariantError(
+                f"{what}: the edit {old!r} matches {hits} times, not once"
+            )
+        for c in cells:
+            c.source = c.source.replace(old, new)
+    return nb
+
+
 def sample_variants(found: dict, per_task: int = 1) -> list[dict]:
     """Every roster task at `per_task` parameter draws (from a fixed proof key, so the
     sample is the same on every run), the drawn ids told apart by their number."""
@@ -168,38 +215,51 @@ def prove_variants(
     untouched notebook, the wrong answers that lose points on a question of the pool's at
     the reserved variant (`graded`: label -> Grade there; edited, then rendered), the book's
     worked solution answered in the student's notebook ("book solution") and the book's
-    notebook as it is ("book notebook": refused). Left out: tampering (the engine's, the
-    same at every variant) and the mistakes written on a line the variant rewrites (they
-    are mistakes of the book's task only)."""
+    notebook as it is ("book notebook": refused). A mistake written on a line a task
+    rewrites is graded as its `AtEachTask` form of the variant's task (refused without one),
+    and so is a correct answer written there. Left out: tampering (the engine's, the same
+    at every variant)."""
     found = pool(built.name)
     if found is None:
         return {}
     book = variants.reserved(found)
-    rewritten = {
-        line.strip()
-        for task in found["tasks"].values()
-        for old, _ in task["edits"]
-        for line in old.splitlines()
-        if line.strip()
-    }
+    rewritten = _rewritten(found)
     first, second = list(cases)[:2]  # the reference and the untouched notebook
+    unwritten = [
+        label
+        for label, edits in cases.items()
+        if _touches(edits, rewritten)
+        and set(found["roster"]) - set(getattr(edits, "tasks", {}))
+    ]
+    if unwritten:
+        raise variants.VariantError(
+            f"{built.name}: {unwritten} edit a line a task of the pool rewrites: write "
+            f"each at every roster task {found['roster']} "
+            "(tools.exercise_variants.AtEachTask)"
+        )
 
     def relevant(label: str, edits: list | None) -> bool:
         if label in (first, second):
             return True
-        lines = {ln.strip() for old, _ in edits or [] for ln in old.splitlines()}
+        if label.startswith("correct:"):
+            return _touches(edits, rewritten)
         lost = any(
             graded[label].questions.get(q, 0) < graded[first].questions.get(q, 0)
             for q in found["questions"]
         )
-        return lost and "tampering" not in label and not (lines & rewritten)
+        return lost and "tampering" not in label
 
     chosen = {k: v for k, v in cases.items() if relevant(k, v)}
     results: dict[str, dict[str, dict]] = {}
     for variant in sample_variants(found):
         got: dict[str, Any] = {}
         for label, edits in chosen.items():
-            nb = render_notebook(make(built, edits), variant, found)
+            at = getattr(edits, "tasks", None)
+            if at is None:
+                nb = render_notebook(make(built, edits), variant, found)
+            else:  # the same mistake written at the variant's task
+                nb = render_notebook(make(built, []), variant, found)
+                nb = _edited(nb, at[variant["task"]], f"{label!r} at {variant['task']}")
             got[label] = grader.grade(nb, label, timeout, variant=variant)
         solution = make(built, [])  # the reference as the book shows it (reserved)
         mine = render_notebook(solution, variant, found)  # the student's notebook ...

@@ -1,6 +1,24 @@
 """Classic wrong answers to exercise 1, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). Question 2 has a pool of mask
+conventions (`tools.exercise_variants`): a mistake on the mask's line, which each task
+rewrites, is written at each roster task too (`AtEachTask`: the edits of that task's text),
+so the proof at every sampled variant grades the same mistake."""
+
+from tools.exercise_variants import AtEachTask
+
+# The mask's line at each task of question 2's pool (the book's "allow" first)
+_ALLOW = "        scores = np.where(mask, scores, -np.inf)\n"
+_BLOCK = "        scores = np.where(mask, -np.inf, scores)\n"
+_BIAS = "        scores = scores + mask\n"
+_SOFTMAX = "    weights = scores_to_weights(scores)\n"
+_IF = "    if mask is not None:\n"
+
+
+def _after_softmax(line: str, zeroed: str, renormalise: bool = False) -> list:
+    """The mask's line (`line`) moved after the softmax as `zeroed` (weights, not scores)."""
+    again = "        weights = weights / weights.sum(axis=-1, keepdims=True)\n"
+    return [(_IF + line + _SOFTMAX, _SOFTMAX + _IF + zeroed + (again if renormalise else ""))]
 
 WRONG_ANSWERS = {
     "softmax over the wrong axis (columns, not rows)": [
@@ -16,12 +34,11 @@ WRONG_ANSWERS = {
     "softmax without subtracting the row maximum (overflows)": [
         ("shifted = scores - scores.max(axis=-1, keepdims=True)", "shifted = scores"),
     ],
-    "mask applied after the softmax (weights zeroed, rows no longer sum to 1)": [
-        ("    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
-         "    weights = scores_to_weights(scores)\n",
-         "    weights = scores_to_weights(scores)\n"
-         "    if mask is not None:\n        weights = np.where(mask, weights, 0.0)\n"),
-    ],
+    "mask applied after the softmax (weights zeroed, rows no longer sum to 1)": AtEachTask(
+        _after_softmax(_ALLOW, "        weights = np.where(mask, weights, 0.0)\n"),
+        block=_after_softmax(_BLOCK, "        weights = np.where(mask, 0.0, weights)\n"),
+        bias=_after_softmax(_BIAS, "        weights = weights * np.exp(mask)\n"),
+    ),
     "softmax over the whole array (no axis): rows do not sum to 1": [
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
     ],
@@ -92,10 +109,11 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
-    "correct: the mask as -1e9 added to the scores (exp underflows to exactly 0)": [
-        ("        scores = np.where(mask, scores, -np.inf)",
-         "        scores = scores + np.where(mask, 0.0, -1e9)"),
-    ],
+    "correct: the mask as -1e9 added to the scores (exp underflows to exactly 0)": AtEachTask(
+        [(_ALLOW, "        scores = scores + np.where(mask, 0.0, -1e9)\n")],
+        block=[(_BLOCK, "        scores = scores + np.where(mask, -1e9, 0.0)\n")],
+        bias=[(_BIAS, "        scores = scores + np.maximum(mask, -1e9)\n")],
+    ),
 })
 
 WRONG_ANSWERS.update({
@@ -151,17 +169,16 @@ WRONG_ANSWERS.update({
          "    rows = [row / row.sum() for row in exps.reshape(-1, exps.shape[-1])]\n"
          "    return np.stack(rows).reshape(exps.shape)"),
     ],
-    "mask made by multiplying, then zeros set to -inf (an allowed score of 0 is masked)": [
-        ("        scores = np.where(mask, scores, -np.inf)",
-         "        scores = scores * mask\n        scores[scores == 0] = -np.inf"),
-    ],
-    "warned (q2): mask applied after the softmax, then renormalised (a huge masked score: 0 / 0)": [
-        ("    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
-         "    weights = scores_to_weights(scores)\n",
-         "    weights = scores_to_weights(scores)\n"
-         "    if mask is not None:\n        weights = np.where(mask, weights, 0.0)\n"
-         "        weights = weights / weights.sum(axis=-1, keepdims=True)\n"),
-    ],
+    "mask made by multiplying, then zeros set to -inf (an allowed score of 0 is masked)": AtEachTask(
+        [(_ALLOW, "        scores = scores * mask\n        scores[scores == 0] = -np.inf\n")],
+        block=[(_BLOCK, "        scores = scores * ~mask\n        scores[scores == 0] = -np.inf\n")],
+        bias=[(_BIAS, "        scores = scores * (mask == 0)\n        scores[scores == 0] = -np.inf\n")],
+    ),
+    "warned (q2): mask applied after the softmax, then renormalised (a huge masked score: 0 / 0)": AtEachTask(
+        _after_softmax(_ALLOW, "        weights = np.where(mask, weights, 0.0)\n", renormalise=True),
+        block=_after_softmax(_BLOCK, "        weights = np.where(mask, 0.0, weights)\n", renormalise=True),
+        bias=_after_softmax(_BIAS, "        weights = weights * np.exp(mask)\n", renormalise=True),
+    ),
     "correct: the softmax through the log-sum-exp of each row": [
         ("    shifted = scores - scores.max(axis=-1, keepdims=True)\n    exps = np.exp(shifted)\n"
          "    return exps / exps.sum(axis=-1, keepdims=True)",
@@ -201,9 +218,13 @@ WRONG_ANSWERS.update({
 WRONG_ANSWERS.update({
     # issue 45: the review's answers written from the student notebook, and answers that do
     # not solve their question (each must score 0 on it: every check compares values)
-    "mask read backwards: np.where(mask, -inf, scores) hides the keys the query may read": [
-        ("        scores = np.where(mask, scores, -np.inf)", "        scores = np.where(mask, -np.inf, scores)"),
-    ],
+    # at block, the book's line; at bias, the float mask taken for a boolean one: its -inf
+    # (must not attend) is truthy and its 0 (may attend) is not
+    "mask read backwards: np.where(mask, -inf, scores) hides the keys the query may read": AtEachTask(
+        [(_ALLOW, _BLOCK)],
+        block=[(_BLOCK, _ALLOW)],
+        bias=[(_BIAS, _ALLOW)],
+    ),
     "attention returns (weights, output), the pair in the wrong order": [
         ("    return weights @ V, weights", "    return weights, weights @ V"),
     ],

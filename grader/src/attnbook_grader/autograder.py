@@ -137,7 +137,7 @@ def _main(folder: Path, timeout: float) -> None:
         try:
             ids = variants.ids_from_metadata(meta)
             variant = variants.variant_for(pool, ids, secret) or variants.reserved(pool)
-            words = variants.label(variant)
+            words = variants.label(variant, pool)
             message = variants.refusal(code_cells(nb), variant) or ""
         except variants.VariantError as err:
             message = f"not graded: {err}"

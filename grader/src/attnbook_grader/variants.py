@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BOOK",
     "POOL_FILE",
     "SECRET_ENV",
     "SECRET_FILE_ENV",
@@ -132,8 +133,14 @@ def variant_for(
     return choose(secret, pool["exercise"], found, pool)
 
 
-def label(variant: dict) -> str:
-    """A variant in words, e.g. "block, seed 4821"."""
+BOOK = "book"  # `label` of the pool's reserved variant, where the pool is given
+
+
+def label(variant: dict, pool: dict | None = None) -> str:
+    """A variant in words, e.g. "block, seed 4821"; "book" for `pool`'s reserved variant
+    where `pool` is given (the gradebook's ``variant`` column, Gradescope's ``extra_data``)."""
+    if pool is not None and variant == reserved(pool):
+        return BOOK
     params = [f"{k} {v}" for k, v in variant.items() if k not in ("exercise", "task")]
     return ", ".join([str(variant.get("task")), *params])
 
