@@ -224,3 +224,15 @@ def test_every_mistake_on_a_line_a_task_rewrites_is_written_at_every_task():
                 for old, new in edits.tasks[task]:
                     assert sum(s.count(old) for s in text) == 1, (label, task, old)
                     assert old != new
+
+
+def test_the_proof_stops_on_a_mistake_on_a_rewritten_line_without_its_task_forms():
+    """Such a mistake pasted over a variant's text would grade another mistake, or none."""
+    from types import SimpleNamespace
+
+    from tools.exercise_variants import prove_variants
+
+    line = "        scores = np.where(mask, scores, -np.inf)\n"
+    cases = {"reference": [], "untouched": None, "backwards": [(line, line[::-1])]}
+    with pytest.raises(variants.VariantError, match="'backwards'.*AtEachTask"):
+        prove_variants(SimpleNamespace(name=EX01), None, 1.0, cases, None, {})
