@@ -213,7 +213,11 @@ def test_every_mistake_on_a_line_a_task_rewrites_is_written_at_every_task():
         nb = nbformat.read(MASTERS / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         wrong = load_wrong_answers(name)
-        touching = {k: v for k, v in wrong.items() if _touches(v, _rewritten(found))}
+        touching = {
+            k: v
+            for k, v in wrong.items()
+            if _touches(v, _rewritten(found)) and "tampering" not in k
+        }
         assert len(touching) >= (5 if name == EX01 else 1), sorted(wrong)
         for label, edits in touching.items():
             assert isinstance(edits, AtEachTask), label

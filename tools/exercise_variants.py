@@ -225,10 +225,11 @@ def prove_variants(
     book = variants.reserved(found)
     rewritten = _rewritten(found)
     first, second = list(cases)[:2]  # the reference and the untouched notebook
-    unwritten = [
+    unwritten = [  # tampering is not graded at the variants: it needs no task forms
         label
         for label, edits in cases.items()
         if _touches(edits, rewritten)
+        and "tampering" not in label
         and set(found["roster"]) - set(getattr(edits, "tasks", {}))
     ]
     if unwritten:
