@@ -116,8 +116,10 @@ unit-setup-cell: $(STAMP)
 # against the same stored outputs: as the machine is, and under a second numerical
 # configuration with other kernels and another reduction order (PyTorch's non-vectorised
 # kernels on one thread, NumPy without its AVX2/AVX-512 paths). An output that passes both
-# holds on other CPUs too (CONTRIBUTING.md). Each run lists its ten slowest cells.
-NBVAL := $(PY) -m pytest --nbval \
+# holds on other CPUs too (CONTRIBUTING.md). Each run lists its ten slowest cells. Each notebook's
+# kernel is forked from a process that has loaded PyTorch, NumPy and ipykernel once
+# (tools/warm_kernels.py: ~3 s of CPU saved per notebook; ATTNBOOK_COLD_KERNELS=1 turns it off).
+NBVAL := $(PY) -m pytest --nbval -p tools.warm_kernels \
     --nbval-sanitize-with tools/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:cacheprovider -q \
     --durations=10
 ONE_THREAD_ENV := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
