@@ -10,8 +10,9 @@ else (the example data, the other questions' functions), the reference solution'
 second child of its own. Every comparison, every house-rule verdict and every score is
 decided here; the child only ever executes and sends data. A rule that rules a package out
 holds by construction: the questions sharing a rule run in a child of their own that cannot
-reach the package (`reach`). The shortcut rules on single routines also come from the
-submitted source (`source_rules`), read before the child starts; the rest from the data.
+reach the package (`reach`), and is not read from the source. The other shortcut rules (a
+routine of an allowed library that a question names, the loop rule) come from the submitted
+source (`source_rules`), read before the child starts; the rest from the data.
 
 Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the
 source, a process started, memory refused (in a call of the question's functions or in a

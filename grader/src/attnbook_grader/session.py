@@ -5,9 +5,9 @@ of the grading engine (`engine`) that talks to the process where student code ru
 NumPy but never ran student code) and calls its functions: the inputs go as data
 (`wire`); the result, the inputs after the call, the global random states and where inputs
 and results live in memory come back as data. The house rules are decided here, in the
-grader: the shortcut rules from the submitted source (`judge`, given by `engine`, from
-`source_rules`), the rest from the data (`verdicts`); the child's profiler watcher only adds
-a second opinion. `RemoteFunction` is what a hidden test holds in place of a student's
+grader: the shortcut rules an isolated child does not enforce by itself (`reach.left_to_read`)
+from the submitted source (`judge`, given by `engine`, from `source_rules`), the rest from
+the data (`verdicts`); the child's profiler watcher only adds a second opinion. `RemoteFunction` is what a hidden test holds in place of a student's
 function. Starting, restarting, time limits and the checked wire are `child.Child`'s.
 """
 
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attnbook_grader import verdicts, wire
+from attnbook_grader import reach, verdicts, wire
 from attnbook_grader.child import (
     CallLost,
     Child,
@@ -124,7 +124,11 @@ class Session(Child):
         the inputs changed in place and the global random states moved as the child's did.
         With `rules`, the house rules are decided here (AssertionError)."""
         if rules is not None and self.judge is not None:
-            found = self.judge(name, rules)
+            # an isolated child enforces its ruled-out packages by itself (`reach`)
+            read = (
+                rules if self.how is None else reach.left_to_read(rules, self.without)
+            )
+            found = self.judge(name, read)
             if found:
                 raise AssertionError(found)
         sent_args, sent_kwargs = wire.encode([list(args), kwargs])  # one frame
