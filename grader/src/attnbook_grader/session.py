@@ -90,12 +90,14 @@ class Session(Child):
         grad: dict | None = None,
         record: str | None = None,
         deadline: float | None = None,
+        seconds: float | None = None,
     ) -> dict:
         """One call, all in wire form; answers the child's calls of the reference meanwhile.
         record: a function of the submission that is the reference's during this call, each
         of its calls logged in `self.recorded` (the shapes of its inputs). deadline: the
-        caller's (a callback shares the student's call's)."""
-        own, limit = self._deadline()
+        caller's (a callback shares the student's call's); seconds: a shorter limit than
+        `CALL_SECONDS` (`RemoteFunction.within`)."""
+        own, limit = self._deadline(seconds)
         if deadline is not None:
             own, limit = deadline, max(0.0, deadline - time.monotonic())
         self._record = [record] if record else []
@@ -119,10 +121,12 @@ class Session(Child):
         rules: dict | None = None,
         grad: dict | None = None,
         record: str | None = None,
+        seconds: float | None = None,
     ) -> Any:
         """Call the child's `name` with these inputs as a local call would behave: the result,
         the inputs changed in place and the global random states moved as the child's did.
-        With `rules`, the house rules are decided here (AssertionError)."""
+        With `rules`, the house rules are decided here (AssertionError); with `seconds`,
+        the call must return within them (else its question is lost)."""
         if rules is not None and self.judge is not None:
             # an isolated child enforces its ruled-out packages by itself (`reach`)
             read = (
@@ -135,7 +139,7 @@ class Session(Child):
         sent_rng = wire.encode(rng_states())
         self.recorded = []
         reply = self.call_raw(
-            name, sent_args, sent_kwargs, sent_rng, rules, grad, record
+            name, sent_args, sent_kwargs, sent_rng, rules, grad, record, None, seconds
         )
         if "crash" in reply:
             raise AssertionError(
@@ -259,26 +263,46 @@ def _exception(raised: dict) -> BaseException:
 class RemoteFunction(Remote):
     """A function of the submission (or of the reference), called in its own process."""
 
-    def __init__(self, session: Session, name: str, rules: dict | None = None):
+    def __init__(
+        self,
+        session: Session,
+        name: str,
+        rules: dict | None = None,
+        seconds: float | None = None,
+    ):
         self.session, self.name, self.rules = session, name, rules
+        self.seconds = seconds
         self.__name__ = name
 
     def with_rules(self, rules: dict) -> RemoteFunction:
-        return RemoteFunction(self.session, self.name, rules)
+        return RemoteFunction(self.session, self.name, rules, self.seconds)
+
+    def within(self, seconds: float) -> RemoteFunction:
+        """The same function, each call of which must return within `seconds` (at most
+        `CALL_SECONDS`): for calls a right answer ends at once (a refused input), so that a
+        wrong one that never returns costs its question that much time, not the whole
+        limit. The question is lost as after any call past its limit."""
+        return RemoteFunction(self.session, self.name, self.rules, float(seconds))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.session.call(self.name, args, kwargs, self.rules)
+        return self.session.call(
+            self.name, args, kwargs, self.rules, seconds=self.seconds
+        )
 
     def gradient(
         self, args: list, wrt: list[int], output: int | None, upstream: Any
     ) -> Any:
         grad = {"wrt": wrt, "output": output, "upstream": wire.encode(upstream)}
-        return self.session.call(self.name, tuple(args), {}, self.rules, grad)
+        return self.session.call(
+            self.name, tuple(args), {}, self.rules, grad, seconds=self.seconds
+        )
 
     def recording(self, inner: str, args: list) -> tuple[Any, list[list]]:
         """Call with the submission's function `inner` replaced by the reference's: (the
         result, the shapes of the inputs of each call of `inner`)."""
-        result = self.session.call(self.name, tuple(args), {}, self.rules, record=inner)
+        result = self.session.call(
+            self.name, tuple(args), {}, self.rules, record=inner, seconds=self.seconds
+        )
         return result, list(self.session.recorded)
 
     def __repr__(self) -> str:
