@@ -132,7 +132,7 @@ class Child:
             },
             daemon=True,
         )
-        if self.isolate:
+        if self.isolate or self.server is not None:
             with _through(self.server):
                 self.process.start()
         else:

@@ -388,7 +388,10 @@ def reference_session(exercise: Exercise, timeout: float | None = None) -> Sessi
         exercise.reach.values()
     ):  # the servers' start-up: not a submission's
         server_for(without)
-    return Session(exercise.reference, {}, timeout, isolate=False)
+    # every question without PyTorch (ex02): the reference too, the usual server unstarted
+    every = frozenset.intersection(*exercise.reach.values()) if exercise.reach else None
+    without = reach.heavy(every or frozenset())
+    return Session(exercise.reference, {}, timeout, isolate=False, without=without)
 
 
 def read_exercise(folder: Path) -> Exercise:

@@ -88,7 +88,8 @@ _NEED_TORCH = (
     "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",
 )
-_servers: dict[frozenset[str], Any] = {}  # ruled-out packages -> a server without them
+# ruled-out packages -> a server without them (the empty set: the usual one has started)
+_servers: dict[frozenset[str], Any] = {}
 
 
 def _processes() -> Any:
@@ -102,7 +103,6 @@ def _processes() -> Any:
         processes.become_subreaper()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(_PRELOAD)
-        _start_server(_ensure_running)
     return _context
 
 
@@ -120,7 +120,11 @@ def server_for(without: frozenset[str]) -> Any:
     its start-up is never a submission's time."""
     context = _processes()
     heavy = reach.heavy(without)
+    # the usual server: started when first needed (never by a NumPy-only exercise)
     if not heavy:
+        if frozenset() not in _servers:
+            _start_server(_ensure_running)
+            _servers[frozenset()] = None
         return None
     if heavy not in _servers:
         from multiprocessing import forkserver
