@@ -33,7 +33,7 @@ from typing import Any
 
 from attnbook_grader import jail, reach, source_rules, verdicts, wire
 from attnbook_grader.seen import Seen, isolation
-from attnbook_grader.servers import server_for
+from attnbook_grader.servers import server_for, want_meta
 from attnbook_grader.submissions import cell_sources
 from attnbook_grader.session import (
     RemoteFunction,
@@ -384,9 +384,8 @@ def reference_session(exercise: Exercise, timeout: float | None = None) -> Sessi
     (`jail.IsolationUnavailable`, the reason) where submissions cannot be isolated, before
     any is graded."""
     jail.require()
-    for without in set(
-        exercise.reach.values()
-    ):  # the servers' start-up: not a submission's
+    want_meta(exercise.tests)
+    for without in set(exercise.reach.values()):  # servers' start-up: no submission's
         server_for(without)
     # every question without PyTorch (ex02): the reference too, the usual server unstarted
     every = frozenset.intersection(*exercise.reach.values()) if exercise.reach else None
