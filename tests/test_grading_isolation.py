@@ -393,3 +393,24 @@ def test_a_frame_over_the_limit_is_replaced_by_a_crash_report(monkeypatch):
     monkeypatch.setattr(wire, "MAX_MESSAGE_BYTES", 1000)
     sandbox._send(Pipe(), {"result": "x" * 5000})
     assert len(sent[0]) < 1000 and "crash" in wire.loads(sent[0])
+
+
+def test_a_call_that_must_return_at_once_is_stopped_at_its_own_limit():
+    """`RemoteFunction.within` (ex02's refused block sizes): such a call gets its own limit,
+    not `CALL_SECONDS`, and says so when it is lost; a right answer's refusal comes back."""
+    from attnbook_grader.session import CallLost, RemoteFunction, Session
+
+    cell = (
+        "def refuse(n):\n    raise ValueError(f'block_size {n}')\n"
+        "def spin(n):\n    while n < 1:\n        pass\n    return n"
+    )
+    session = Session([cell], {}, 120)
+    try:
+        with pytest.raises(ValueError, match="block_size 0"):
+            RemoteFunction(session, "refuse").within(1)(0)
+        with pytest.raises(CallLost, match="spin did not return within 1 s"):
+            RemoteFunction(session, "spin").within(1)(0)
+        assert "within 1 s" in session.lost["spin"]  # its question scores 0
+        assert session._deadline(10**6)[1] <= child.CALL_SECONDS  # never longer
+    finally:
+        session.close()

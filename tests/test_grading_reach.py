@@ -267,3 +267,36 @@ def test_the_filter_refuses_what_a_notebook_never_needs(how, tmp_path):
         assert found[name] == errno.EPERM, found
     assert found["read"] == found["write"] == 0, found
     assert found["create"] == (errno.EPERM if how == "chroot" else 0), found
+
+
+def test_a_reference_whose_questions_all_rule_torch_out_runs_without_it(ruled):
+    """Exercise 2's memory on Gradescope (issue 44): where every question rules PyTorch out,
+    the reference is forked from the server that never imported it (the usual one, PyTorch
+    and all, need not start); and the meta device's modules are preloaded only where a test
+    names that device (`servers.want_meta`)."""
+    import numpy as np
+
+    from attnbook_grader import servers, wire
+    from attnbook_grader.engine import RemoteFunction
+
+    only = {"q1": TEST.format(q="q1", fn="double", rule='libraries=("torch",)', k=2)}
+    probe = (
+        "import sys\nloaded = sorted(m for m in sys.modules if m.startswith('torch'))"
+    )
+    exercise = Exercise.load(only, _nb([*REFERENCE[:3], probe]))
+    session = reference_session(exercise)
+    try:
+        assert session.server is servers._servers[frozenset({"torch"})]
+        assert wire.decode(session.describe("loaded")["value"]) == []
+        doubled = RemoteFunction(session, "double")(np.arange(3.0))
+        assert doubled.tolist() == [0.0, 2.0, 4.0]
+    finally:
+        session.close()
+    wanted = servers._meta["wanted"]
+    try:
+        servers.want_meta({"q1": "metadata = {}"})
+        assert servers._meta["wanted"] is False
+        servers.want_meta({"q1": "x.to('meta')", "q2": ""})
+        assert servers._meta["wanted"] is True
+    finally:
+        servers._meta["wanted"] = wanted

@@ -13,11 +13,13 @@ Cost: a few milliseconds (no grading runs here; the proofs grade the exercises).
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 import pytest
 import torch
 
-from attnbook_grader import sandbox, source_rules, verdicts, wire
+from attnbook_grader import reach, sandbox, source_rules, verdicts, wire
 from attnbook.exercise_checks.grading import guarded
 from attnbook.exercise_checks.loop_rule import first_loop, local_loop
 
@@ -229,3 +231,58 @@ def test_what_the_child_sent_is_echoed_at_most_200_characters():
     assert _echo("softmax") == "softmax"
     long = _echo("x" * 100_000)
     assert len(long) == 200 and long.endswith("...")
+
+
+# --------------------------------------------------------------------------- names: source
+# A correct exercise 10 notebook whose `find_heads` calls the student's own `induction_score`
+# inside `int(...)` scored 84 % (issue 44): `int`, read by `induction_score`, counted as an
+# object that every `int(...)` call of the notebook puts its argument into, and the name
+# `induction_score` in that argument counted as the package's routine of that name.
+_OWN = [
+    "import torch",
+    "def induction_score(weights, n):\n    first = int(n) + 1\n    return weights[first:]",
+    "def find_heads(weights, n):\n    return int(induction_score(weights, n).argmax())",
+]
+
+
+def test_the_students_own_function_is_not_the_routine_it_is_named_after():
+    reading = source_rules.scan(_OWN, trusted=_OWN[:1])
+    rules = {"names": ["induction_score"]}
+    assert reading.shortcut("induction_score", rules) is None
+    assert reading.shortcut("find_heads", rules) is None  # its own, called by name
+    # the routine itself, imported or read as an attribute, is still the routine
+    imported = "from attnbook.induction import induction_score as score"
+    uses = "def mine(weights, n):\n    return score(weights, n)"
+    found = source_rules.scan([imported, uses]).shortcut("mine", rules)
+    assert found is not None and "induction_score" in found
+    aliased = "import torch.nn.functional as F\nsdpa = F.scaled_dot_product_attention"
+    mine = "def mine(q):\n    return sdpa(q, q, q)"
+    sdpa = {"names": ["scaled_dot_product_attention"]}
+    assert source_rules.scan([aliased, mine]).shortcut("mine", sdpa) is not None
+
+
+def test_a_builtin_holds_nothing_it_is_called_with():
+    reading = source_rules.scan(_OWN, trusted=_OWN[:1])
+    parts, names = reading.reach("induction_score")
+    assert "int" in names
+    # find_heads passes its inputs to induction_score (parts reached), not its int(...)
+    reached = [ast.unparse(part) for _, part in parts if part is not None]
+    assert reached and not any("argmax" in text for text in reached)
+
+
+def test_what_an_isolated_child_enforces_is_not_read_from_the_source():
+    rules = {
+        "libraries": ["torch"],
+        "names": ["induction_score", "scaled_dot_product_attention", "exp"],
+        "allow_attnbook": False,
+        "loops": False,
+    }
+    without_both = reach.left_to_read(rules, frozenset({"torch", "attnbook"}))
+    # only the course package (and torch, ruled out) defines these two
+    assert without_both["names"] == ["exp"]  # numpy.exp, reachable
+    assert without_both["libraries"] == [] and without_both["allow_attnbook"] is True
+    assert without_both["loops"] is False  # no process layout enforces the loop rule
+    without_attnbook = reach.left_to_read(rules, frozenset({"attnbook"}))
+    assert without_attnbook["names"] == ["scaled_dot_product_attention", "exp"]
+    assert without_attnbook["libraries"] == ["torch"]
+    assert reach.left_to_read(rules, frozenset())["allow_attnbook"] is False

@@ -180,13 +180,15 @@ WRONG_ANSWERS.update({  # layouts: answers that work only on freshly made, conti
     ],
 })
 WRONG_ANSWERS.update({  # the same flattening made safe: correct on any layout
-    "correct: induction_score with .view after .contiguous()": [
+    # four functions changed in one notebook, find_heads calling the student's own scores
+    # inside int(...) as the worked solution does: once 84 % (q2 read as calling the
+    # package's induction_score, issue 44), so the four stay together here
+    "correct: .view after .contiguous() (induction_score, previous_token_score, zero_head), "
+    ".reshape in repeat_loss": [
         (_SCORE,
          "    B, H, T, _ = weights.shape\n"
          "    flat = weights.contiguous().view(B * H, T, T)\n"
          "    return flat[:, q, q - n + 1].reshape(B, H, n).mean(dim=(0, 2))"),
-    ],
-    "correct: .view after .contiguous() (previous_token_score, zero_head), .reshape in repeat_loss": [
         (_PREV,
          "    B, H, T, _ = weights.shape\n"
          "    stripe = weights.contiguous().view(B * H, T, T).diagonal(offset=-1, dim1=1, dim2=2)\n"

@@ -132,7 +132,7 @@ class Child:
             },
             daemon=True,
         )
-        if self.isolate:
+        if self.isolate or self.server is not None:
             with _through(self.server):
                 self.process.start()
         else:
@@ -258,7 +258,7 @@ class Child:
         except _Late:
             raise self._lose(
                 name,
-                f"timed out: {name} ran longer than {limit:.0f} s "
+                f"timed out: {name} did not return within {limit:.0f} s "
                 "(an endless loop?): its question scored 0",
             ) from None
         except (_Broken, wire.WireError) as err:
@@ -272,7 +272,10 @@ class Child:
         """A question's tests start: its calls share `QUESTION_SECONDS`."""
         self.question_deadline = time.monotonic() + QUESTION_SECONDS
 
-    def _deadline(self) -> tuple[float, float]:
+    def _deadline(self, seconds: float | None = None) -> tuple[float, float]:
+        """(the deadline of a call starting now, its seconds): `CALL_SECONDS`, or `seconds`
+        where a test asks for less, within the question's time."""
         now = time.monotonic()
-        deadline = min(now + CALL_SECONDS, self.question_deadline)
+        limit = CALL_SECONDS if seconds is None else min(CALL_SECONDS, seconds)
+        deadline = min(now + limit, self.question_deadline)
         return deadline, max(0.0, deadline - now)

@@ -10,8 +10,9 @@ else (the example data, the other questions' functions), the reference solution'
 second child of its own. Every comparison, every house-rule verdict and every score is
 decided here; the child only ever executes and sends data. A rule that rules a package out
 holds by construction: the questions sharing a rule run in a child of their own that cannot
-reach the package (`reach`). The shortcut rules on single routines also come from the
-submitted source (`source_rules`), read before the child starts; the rest from the data.
+reach the package (`reach`), and is not read from the source. The other shortcut rules (a
+routine of an allowed library that a question names, the loop rule) come from the submitted
+source (`source_rules`), read before the child starts; the rest from the data.
 
 Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the
 source, a process started, memory refused (in a call of the question's functions or in a
@@ -32,7 +33,7 @@ from typing import Any
 
 from attnbook_grader import jail, reach, source_rules, verdicts, wire
 from attnbook_grader.seen import Seen, isolation
-from attnbook_grader.servers import server_for
+from attnbook_grader.servers import server_for, want_meta
 from attnbook_grader.submissions import cell_sources
 from attnbook_grader.session import (
     RemoteFunction,
@@ -383,11 +384,13 @@ def reference_session(exercise: Exercise, timeout: float | None = None) -> Sessi
     (`jail.IsolationUnavailable`, the reason) where submissions cannot be isolated, before
     any is graded."""
     jail.require()
-    for without in set(
-        exercise.reach.values()
-    ):  # the servers' start-up: not a submission's
+    want_meta(exercise.tests)
+    for without in set(exercise.reach.values()):  # servers' start-up: no submission's
         server_for(without)
-    return Session(exercise.reference, {}, timeout, isolate=False)
+    # every question without PyTorch (ex02): the reference too, the usual server unstarted
+    every = frozenset.intersection(*exercise.reach.values()) if exercise.reach else None
+    without = reach.heavy(every or frozenset())
+    return Session(exercise.reference, {}, timeout, isolate=False, without=without)
 
 
 def read_exercise(folder: Path) -> Exercise:

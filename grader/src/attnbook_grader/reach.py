@@ -20,6 +20,13 @@ there:
   allowlist (``os``, ``sys``, ``subprocess``, ``importlib``, ``otter``) are removed before
   the next cell runs (`scrub_lent`).
 
+What such a child enforces, the grader no longer reads from the source (`left_to_read`):
+the ruled-out packages, and the routines a question names (``names=``) that only they
+define (the package's own solutions); reading them could only add false positives (a
+student's own function that shares the routine's name). The source read keeps the routines
+an allowed library defines (PyTorch's fused attention in a PyTorch question) and the loop
+rule, which no process layout can enforce.
+
 Then every spelling of a ruled-out routine (a name lent by the setup, a string run by an
 allowed module, an attribute read by a ``match`` pattern, a path to the builtins module, a
 routine smuggled through a container) reaches nothing: the import fails in the answer's own
@@ -29,6 +36,7 @@ process and the question's tests fail with it.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import sys
 import types
@@ -44,6 +52,7 @@ __all__ = [
     "check_absent",
     "scrub_lent",
     "heavy",
+    "left_to_read",
 ]
 
 # what of `attnbook` a child that rules the package out still holds: its public checks (the
@@ -162,3 +171,35 @@ def scrub_lent(
             continue
         if isinstance(value, types.ModuleType) and value.__name__ not in allowed:
             del namespace[name]
+
+
+@functools.lru_cache(maxsize=256)  # the modules are loaded before any grading starts
+def _defines(name: str, ruled_out: frozenset[str]) -> bool:
+    """Whether a module the answer's child can import defines `name`: a loaded module of a
+    package of the answers' allowlist (PyTorch and NumPy are always loaded in the grader)
+    or the builtins, outside `ruled_out`."""
+    from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
+
+    roots = {m.split(".")[0] for m in ALLOWED_MODULES} | {"builtins"}
+    return any(
+        module.split(".")[0] in roots
+        and not _ruled(module, ruled_out)
+        and name in getattr(sys.modules.get(module), "__dict__", {})
+        for module in list(sys.modules)
+    )
+
+
+def left_to_read(rules: dict, ruled_out: frozenset[str]) -> dict:
+    """A hidden test's shortcut rules less what a child that cannot reach `ruled_out`
+    enforces by itself: the libraries and the course package it lacks, and the routines of
+    ``names`` no module it can import defines. What is left is read from the source."""
+    left = dict(rules)
+    left["libraries"] = [
+        lib
+        for lib in rules.get("libraries", ())
+        if str(lib).split(".")[0] not in ruled_out
+    ]
+    if "attnbook" in ruled_out:
+        left["allow_attnbook"] = True
+    left["names"] = [n for n in rules.get("names", ()) if _defines(str(n), ruled_out)]
+    return left

@@ -7,13 +7,17 @@ whose question rules PyTorch out is forked from a second server started with
 ``ATTNBOOK_GRADER_WITHOUT`` (`torchless`) and a preload list without it (`server_for`):
 PyTorch was never imported there, so it is in none of that child's memory. Either way a
 submission's child is prepared without the grader's main module (`_through`), which it
-would otherwise import again with everything that module imports.
+would otherwise import again with everything that module imports. The usual server starts
+when a child first needs it (an exercise whose every question rules PyTorch out never
+starts it), with PyTorch's meta-device modules only where the exercise's tests use that
+device (`want_meta`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +27,7 @@ from attnbook_grader import processes, reach
 from attnbook_grader.torchless import WITHOUT_ENV
 from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
 
-__all__ = ["server_for", "server_pids"]
+__all__ = ["server_for", "server_pids", "want_meta"]
 
 # what a child needs before its first cell (``inspect``: what the child imports late) and
 # the modules its answers may import, loaded once (at the chroot level a child can import
@@ -39,9 +43,12 @@ _PRELOAD = [
     "attnbook_grader.sandbox",
     "attnbook.exercise_checks.grading",
     "attnbook.exercise_checks.probes",
-    "attnbook_grader.meta_kernels",  # PyTorch's lazy imports for the meta device
     *sorted(ALLOWED_MODULES),
 ]
+# PyTorch's lazy imports for the meta device (~70 MiB): preloaded only where an exercise's
+# tests use that device (exercises 8 and 11, `want_meta`)
+_META = "attnbook_grader.meta_kernels"
+_meta: dict[str, bool] = {"wanted": True, "usual": False}
 _NEED_TORCH = (
     "torch",
     "attnbook.exercise_checks.grading",
@@ -88,7 +95,8 @@ _NEED_TORCH = (
     "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",
 )
-_servers: dict[frozenset[str], Any] = {}  # ruled-out packages -> a server without them
+# ruled-out packages -> a server without them (the empty set: the usual one has started)
+_servers: dict[frozenset[str], Any] = {}
 
 
 def _processes() -> Any:
@@ -102,7 +110,6 @@ def _processes() -> Any:
         processes.become_subreaper()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(_PRELOAD)
-        _start_server(_ensure_running)
     return _context
 
 
@@ -120,8 +127,17 @@ def server_for(without: frozenset[str]) -> Any:
     its start-up is never a submission's time."""
     context = _processes()
     heavy = reach.heavy(without)
+    # the usual server: started when first needed (never by a NumPy-only exercise), with
+    # the meta device's modules if the exercise wants them; a later exercise that wants
+    # them where the usual server lacks them gets a server of its own
     if not heavy:
-        return None
+        if frozenset() not in _servers:
+            context.set_forkserver_preload(_PRELOAD + [_META] * _meta["wanted"])
+            _start_server(_ensure_running)
+            _servers[frozenset()], _meta["usual"] = None, _meta["wanted"]
+        if _meta["usual"] or not _meta["wanted"]:
+            return None
+        heavy = frozenset({"+meta"})  # a key, not a package
     if heavy not in _servers:
         from multiprocessing import forkserver
 
@@ -129,14 +145,25 @@ def server_for(without: frozenset[str]) -> Any:
         preload = [
             m for m in _PRELOAD if m not in _NEED_TORCH and m.split(".")[0] != "torch"
         ]
+        preload, env = (
+            (_PRELOAD + [_META], {})
+            if heavy == {"+meta"}
+            else (preload, {WITHOUT_ENV: ",".join(sorted(heavy))})
+        )
         server.set_forkserver_preload(preload)
-        _start_server(server.ensure_running, {WITHOUT_ENV: ",".join(sorted(heavy))})
+        _start_server(server.ensure_running, env)
         _servers[heavy] = server
         first = context.Process(target=os.getpid, daemon=True)
         with _through(server):
             first.start()  # returns when the server forks it: after its imports
         first.join()
     return _servers[heavy]
+
+
+def want_meta(tests: dict[str, str]) -> None:
+    """Whether the children started from now on need the meta device's modules: yes where
+    a test of the exercise (question -> its text) names that device."""
+    _meta["wanted"] = any(re.search(r"[\"']meta[\"']", t) for t in tests.values())
 
 
 def server_pids() -> set[int]:

@@ -5,9 +5,9 @@ of the grading engine (`engine`) that talks to the process where student code ru
 NumPy but never ran student code) and calls its functions: the inputs go as data
 (`wire`); the result, the inputs after the call, the global random states and where inputs
 and results live in memory come back as data. The house rules are decided here, in the
-grader: the shortcut rules from the submitted source (`judge`, given by `engine`, from
-`source_rules`), the rest from the data (`verdicts`); the child's profiler watcher only adds
-a second opinion. `RemoteFunction` is what a hidden test holds in place of a student's
+grader: the shortcut rules an isolated child does not enforce by itself (`reach.left_to_read`)
+from the submitted source (`judge`, given by `engine`, from `source_rules`), the rest from
+the data (`verdicts`); the child's profiler watcher only adds a second opinion. `RemoteFunction` is what a hidden test holds in place of a student's
 function. Starting, restarting, time limits and the checked wire are `child.Child`'s.
 """
 
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attnbook_grader import verdicts, wire
+from attnbook_grader import reach, verdicts, wire
 from attnbook_grader.child import (
     CallLost,
     Child,
@@ -90,12 +90,14 @@ class Session(Child):
         grad: dict | None = None,
         record: str | None = None,
         deadline: float | None = None,
+        seconds: float | None = None,
     ) -> dict:
         """One call, all in wire form; answers the child's calls of the reference meanwhile.
         record: a function of the submission that is the reference's during this call, each
         of its calls logged in `self.recorded` (the shapes of its inputs). deadline: the
-        caller's (a callback shares the student's call's)."""
-        own, limit = self._deadline()
+        caller's (a callback shares the student's call's); seconds: a shorter limit than
+        `CALL_SECONDS` (`RemoteFunction.within`)."""
+        own, limit = self._deadline(seconds)
         if deadline is not None:
             own, limit = deadline, max(0.0, deadline - time.monotonic())
         self._record = [record] if record else []
@@ -119,19 +121,25 @@ class Session(Child):
         rules: dict | None = None,
         grad: dict | None = None,
         record: str | None = None,
+        seconds: float | None = None,
     ) -> Any:
         """Call the child's `name` with these inputs as a local call would behave: the result,
         the inputs changed in place and the global random states moved as the child's did.
-        With `rules`, the house rules are decided here (AssertionError)."""
+        With `rules`, the house rules are decided here (AssertionError); with `seconds`,
+        the call must return within them (else its question is lost)."""
         if rules is not None and self.judge is not None:
-            found = self.judge(name, rules)
+            # an isolated child enforces its ruled-out packages by itself (`reach`)
+            read = (
+                rules if self.how is None else reach.left_to_read(rules, self.without)
+            )
+            found = self.judge(name, read)
             if found:
                 raise AssertionError(found)
         sent_args, sent_kwargs = wire.encode([list(args), kwargs])  # one frame
         sent_rng = wire.encode(rng_states())
         self.recorded = []
         reply = self.call_raw(
-            name, sent_args, sent_kwargs, sent_rng, rules, grad, record
+            name, sent_args, sent_kwargs, sent_rng, rules, grad, record, None, seconds
         )
         if "crash" in reply:
             raise AssertionError(
@@ -255,26 +263,46 @@ def _exception(raised: dict) -> BaseException:
 class RemoteFunction(Remote):
     """A function of the submission (or of the reference), called in its own process."""
 
-    def __init__(self, session: Session, name: str, rules: dict | None = None):
+    def __init__(
+        self,
+        session: Session,
+        name: str,
+        rules: dict | None = None,
+        seconds: float | None = None,
+    ):
         self.session, self.name, self.rules = session, name, rules
+        self.seconds = seconds
         self.__name__ = name
 
     def with_rules(self, rules: dict) -> RemoteFunction:
-        return RemoteFunction(self.session, self.name, rules)
+        return RemoteFunction(self.session, self.name, rules, self.seconds)
+
+    def within(self, seconds: float) -> RemoteFunction:
+        """The same function, each call of which must return within `seconds` (at most
+        `CALL_SECONDS`): for calls a right answer ends at once (a refused input), so that a
+        wrong one that never returns costs its question that much time, not the whole
+        limit. The question is lost as after any call past its limit."""
+        return RemoteFunction(self.session, self.name, self.rules, float(seconds))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.session.call(self.name, args, kwargs, self.rules)
+        return self.session.call(
+            self.name, args, kwargs, self.rules, seconds=self.seconds
+        )
 
     def gradient(
         self, args: list, wrt: list[int], output: int | None, upstream: Any
     ) -> Any:
         grad = {"wrt": wrt, "output": output, "upstream": wire.encode(upstream)}
-        return self.session.call(self.name, tuple(args), {}, self.rules, grad)
+        return self.session.call(
+            self.name, tuple(args), {}, self.rules, grad, seconds=self.seconds
+        )
 
     def recording(self, inner: str, args: list) -> tuple[Any, list[list]]:
         """Call with the submission's function `inner` replaced by the reference's: (the
         result, the shapes of the inputs of each call of `inner`)."""
-        result = self.session.call(self.name, tuple(args), {}, self.rules, record=inner)
+        result = self.session.call(
+            self.name, tuple(args), {}, self.rules, record=inner, seconds=self.seconds
+        )
         return result, list(self.session.recorded)
 
     def __repr__(self) -> str:

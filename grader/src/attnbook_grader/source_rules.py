@@ -18,7 +18,9 @@ the object passed to a call or called with arguments, an alias bound to it), tra
 `Reading.shortcut` answers a hidden test's rules (``guarded(f, libraries=..., names=...,
 allow_attnbook=..., loops=...)``) on that reach: a library the question rules out or the
 course package among its imports, a routine the question asks the student to write among
-its names, and (`loop_rule`) a Python loop in a function it reaches.
+its names (a name the submission binds itself is its own routine, whatever it is called),
+and (`loop_rule`) a Python loop in a function it reaches. The grader asks it only what the
+answer's child does not enforce by itself (`reach.left_to_read`).
 """
 
 from __future__ import annotations
@@ -101,7 +103,9 @@ class Reading:
             if current in skip and current != name:
                 continue
             whole = [(i, None) for i in binders.get(current, [])]
-            into = [] if current in imported else into_names.get(current, [])
+            # nothing the notebook binds (a builtin such as `int`) holds what it is given
+            held = current in binders and current not in imported
+            into = into_names.get(current, []) if held else []
             for i, part in whole + into:
                 unit = self.units[i]
                 if unit.trusted or (i, id(part)) in seen:
@@ -134,10 +138,11 @@ class Reading:
             if path.split(".")[-1] in banned:
                 why = "the routine this question asks you to write"
                 return _shortcut(path, why, unit, line)
+        own = self.own_names()
         for unit, part in parts:
             for node in ast.walk(unit.node if part is None else part):
                 word = _word(node)
-                if word in banned:
+                if word in banned and not (isinstance(node, ast.Name) and word in own):
                     why = "the routine this question asks you to write"
                     return _shortcut(word, why, unit, getattr(node, "lineno", 0))
         if rules.get("loops", True) is False:  # a question that rules out Python loops
@@ -150,6 +155,13 @@ class Reading:
                             found[1], f"{owner}, cell {unit.cell}, line {found[0]}"
                         )
         return None
+
+    def own_names(self) -> set[str]:
+        """The names only the submission's own statements bind: such a name, read, is the
+        student's routine, whatever it is called (what it is bound to is read where it is
+        bound, which the reach holds)."""
+        mine = {b for u in self.units if not u.trusted for b in u.binds}
+        return mine - {b for u in self.units if u.trusted for b in u.binds}
 
     def _imports(self, parts: list, names: set[str]) -> list[tuple[_Unit, str, int]]:
         """(unit, module path, line) of every import the reach holds and every use of a

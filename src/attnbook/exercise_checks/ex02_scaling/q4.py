@@ -52,6 +52,7 @@ def test_block_size_below_one_is_refused(online_softmax_average):
     fed = [shapes[1][-1] if shapes[1:] and shapes[1] else None for shapes in calls]
     assert fed == [2, 1], f'three keys in blocks of 2: expected online_softmax_step called with blocks of [2, 1] key(s), got {fed}: feed the keys to your step one block at a time (the point of the question)'
     local = hasattr(online_softmax_average, '__code__') and hasattr(signal, 'SIGALRM') and (threading.current_thread() is threading.main_thread())
+    quick = getattr(online_softmax_average, 'within', lambda _: online_softmax_average)(5)
 
     def too_long(*_):
         raise TimeoutError('online_softmax_average(scores, values, 0) ran for 5 s without returning: a loop that moves by block_size never ends when block_size is 0; check block_size < 1 first and raise ValueError')
@@ -60,7 +61,7 @@ def test_block_size_below_one_is_refused(online_softmax_average):
         if local:
             signal.alarm(5)
         try:
-            online_softmax_average(s, v, bad)
+            quick(s, v, bad)
         except ValueError:
             continue
         finally:
