@@ -102,7 +102,7 @@ def serve(
     order = sorted(range(len(requests)), key=lambda i: arrivals[i])
     ids, step_cpu, nxt = {}, [], 0
     while nxt < len(order) or engine.waiting or engine.running:
-        while nxt < len(order) and arrivals[order[nxt]] <= len(engine.history):
+        while nxt < len(order) and arrivals[order[nxt]] <= len(engine.stats.history):
             ids[order[nxt]] = engine.add(requests[order[nxt]])
             nxt += 1
         cpu = time.process_time()
@@ -116,14 +116,14 @@ def memory_shares(requests: list[Request]) -> dict:
     for reserve, block in [(r, BLOCK) for r in RESERVE] + [("none", 16)]:
         engine = make_engine(N_REQUESTS * 16 * BLOCK // block, 16, reserve, block=block)
         serve(requests, engine)
-        held = sum(h for _, h, _ in engine.trace)
-        used = sum(u for _, _, u in engine.trace)
+        held = sum(h for _, h, _ in engine.stats.trace)
+        used = sum(u for _, _, u in engine.stats.trace)
         name = reserve if block == BLOCK else f"none, blocks of {block}"
         memory[name] = {
             "held_slot_steps": held,
             "token_slot_steps": used,
             "token_share": used / held,
-            "steps": len(engine.trace),
+            "steps": len(engine.stats.trace),
         }
         print(f"memory, {name}: {100 * used / held:.1f} % real tokens", flush=True)
         if reserve == "none" and block == BLOCK:
@@ -133,7 +133,7 @@ def memory_shares(requests: list[Request]) -> dict:
             }
             outputs = {i: len(engine.outputs[i][0]) for i in final}
             paper = {"oracle": 0, "pow2": 0}
-            for reading, decoded in engine.history:
+            for reading, decoded in engine.stats.history:
                 for i in set(reading) | set(decoded):
                     paper["oracle"] += final[i]
                     pow2 = 1 << (outputs[i] - 1).bit_length()
@@ -176,9 +176,9 @@ def prefix_stream(seed: int) -> dict:
         revived = count_revived(engine.pool)
         serve(requests, engine, [12 * i for i in range(32)])
         out["cache" if cached else "no cache"] = {
-            "peak_blocks": max(h for _, h, _ in engine.trace) // BLOCK,
-            "blocks_looked_up": engine.blocks_looked_up,
-            "blocks_found": engine.blocks_found,
+            "peak_blocks": max(h for _, h, _ in engine.stats.trace) // BLOCK,
+            "blocks_looked_up": engine.stats.blocks_looked_up,
+            "blocks_found": engine.stats.blocks_found,
             "found_after_their_holders_finished": revived[0],
             "outputs": engine.outputs,
         }
@@ -197,7 +197,7 @@ def latencies(requests: list[Request], engine: Engine, run: dict, arrivals) -> d
     ttft, tpot, normal = {"steps": [], "cpu": []}, {"steps": [], "cpu": []}, []
     normal_cpu = []
     for i, rid in run["ids"].items():
-        steps = engine.token_steps[rid][0]
+        steps = engine.stats.token_steps[rid][0]
         a, first, last = arrivals[i], steps[0], steps[-1]
         ttft["steps"].append(first - a + 1)
         ttft["cpu"].append(clock[first + 1] - clock[a])
@@ -213,9 +213,9 @@ def latencies(requests: list[Request], engine: Engine, run: dict, arrivals) -> d
             out[f"{name}_max_{unit}"] = max(xs)
     out["normalised_latency_steps"] = statistics.mean(normal)
     out["normalised_latency_cpu"] = statistics.mean(normal_cpu)
-    out["steps"] = len(engine.history)
-    out["preemptions"] = engine.preemptions
-    out["max_step_tokens"] = max(engine.scheduled)
+    out["steps"] = len(engine.stats.history)
+    out["preemptions"] = engine.stats.preemptions
+    out["max_step_tokens"] = max(engine.stats.scheduled)
     out["max_step_cpu"] = max(run["step_cpu"])
     return out
 

@@ -94,8 +94,30 @@ def test_the_engine_answers_as_generate_does(
     for rid, request in enumerate(requests()):
         assert outputs[rid] == generate(model, request), f"request {rid}"
     assert engine.pool.num_free == blocks
-    assert max(running for running, _, _ in engine.trace) <= max_batch
-    assert (engine.preemptions > 0) == (blocks == 11)
+    assert max(running for running, _, _ in engine.stats.trace) <= max_batch
+    assert (engine.stats.preemptions > 0) == (blocks == 11)
+
+
+def test_the_stats_say_when_each_request_arrived_and_got_each_token(model: GPT) -> None:
+    """Requests added one per step, a roomy pool and no budget: each prompt is read and its
+    first token sampled in the step it arrived in, then one token per step (every sample of
+    request 2's three); the engine's `history`, `trace`, `scheduled` are its stats'."""
+    engine, reqs = Engine(model, pool(200), 16), requests()[:3]
+    for request in reqs:
+        engine.add(request)
+        engine.step()
+    outputs, stats = engine.run(), engine.stats
+    assert stats.arrivals == [0, 1, 2]
+    for rid in range(3):
+        for sample, steps in enumerate(stats.token_steps[rid]):
+            assert steps == list(range(rid, rid + len(outputs[rid][sample])))
+    assert len(stats.history) == len(stats.scheduled) == len(stats.trace)
+    # step s: request s's prompt, one token of each earlier request still running
+    for s in range(3):
+        decoding = sum(s in stats.token_steps[r][0] for r in range(s))
+        assert stats.scheduled[s] == len(reqs[s].prompt) + decoding
+    assert (engine.history, engine.trace) == (stats.history, stats.trace)
+    assert engine.scheduled is stats.scheduled
 
 
 def own_keys(model: GPT, tokens: list[int]) -> list[torch.Tensor]:
@@ -167,14 +189,14 @@ def test_a_prefix_outlives_its_holders(model: GPT) -> None:
     engine.step()
     held = list(engine.running[0].table.blocks[:2])
     engine.run()
-    assert engine.pool.num_free == 30 and engine.blocks_found == 0
+    assert engine.pool.num_free == 30 and engine.stats.blocks_found == 0
     again = [Request(prompt + [9, 10, 11], 5, seed=4), Request(prompt, 4, seed=5)]
     for request in again:
         engine.add(request)
     engine.step()
     tables = [s.table.blocks for s in engine.running]
     assert tables[0][:2] == held and tables[1][0] == held[0] != tables[1][1]
-    assert engine.blocks_found == 3 and engine.blocks_looked_up == 2 + 3
+    assert engine.stats.blocks_found == 3 and engine.stats.blocks_looked_up == 2 + 3
     outputs = engine.run()
     for rid, request in enumerate([first, *again]):
         assert outputs[rid] == generate(model, request)
@@ -233,8 +255,8 @@ def test_a_token_budget_splits_prompts_and_changes_no_answer(
     outputs = engine.run()
     for rid, request in enumerate(requests()):
         assert outputs[rid] == generate(model, request), f"request {rid}"
-    assert engine.pool.num_free == blocks and max(engine.scheduled) <= budget
-    split = max(len([1 for reading, _ in engine.history if 2 in reading]), 0)
+    assert engine.pool.num_free == blocks and max(engine.stats.scheduled) <= budget
+    split = max(len([1 for reading, _ in engine.stats.history if 2 in reading]), 0)
     assert (split > 1) == chunked  # request 2's 17-token prompt: in chunks, or whole
 
 
@@ -250,7 +272,7 @@ def test_a_preempted_sequence_is_the_newest_and_goes_first_in_the_queue(
     while engine.waiting or engine.running:
         before = [s.request_id for s in engine.running]
         engine.step()
-        k, seen = engine.preemptions - seen, engine.preemptions
+        k, seen = engine.stats.preemptions - seen, engine.stats.preemptions
         if k:  # the k newest, in their order, ahead of the rest
             assert [s.request_id for s in list(engine.waiting)[:k]] == before[-k:]
             assert len(engine.waiting) > k
@@ -267,7 +289,7 @@ def test_parallel_samples_are_admitted_with_room_for_their_copies(model: GPT) ->
     assert [s.request_id for s in engine.waiting] == [1]
     outputs = engine.run()
     assert outputs[1] == generate(model, engine.requests[1])
-    assert engine.preemptions == 0
+    assert engine.stats.preemptions == 0
 
 
 @pytest.mark.parametrize(
@@ -315,7 +337,7 @@ def test_preallocation_holds_memory_it_does_not_use(model: GPT) -> None:
         for r in reqs:
             engine.add(r)
         engine.step()
-        running, held, cached = engine.trace[0]
+        running, held, cached = engine.stats.trace[0]
         per_seq = {"max": CONTEXT, "request": 12, "none": 4}[reserve]
         assert held == running * per_seq and cached == running * 3
         outputs = engine.run()

@@ -76,9 +76,10 @@ def test_a_block_is_found_only_after_the_tokens_that_preceded_it(model: GPT) -> 
     z = Request([5, 6, 7, 8, *middle, 7], max_new_tokens=6, top_k=1)
     e = engine(model, 32, max_batch=1, prefix_cache=True)
     answers = serve_in_turn(e, [x, y])
-    assert e.blocks_found == 0  # y's first block differs from x's: nothing after it
+    # y's first block differs from x's: nothing after it
+    assert e.stats.blocks_found == 0
     answers += serve_in_turn(e, [z])
-    assert e.blocks_found == 2  # both of y's blocks
+    assert e.stats.blocks_found == 2  # both of y's blocks
     assert answers == [generate(model, r) for r in (x, y, z)]
 
 
@@ -92,7 +93,7 @@ def test_the_second_of_two_prompts_with_one_shared_block_reads_its_own(
     w = Request([5, 6, 7, 8, 9, 10, 11, 12, 7], max_new_tokens=5, top_k=1)
     e = engine(model, 32, max_batch=1, prefix_cache=True)
     answers = serve_in_turn(e, [u, v, w])
-    assert e.blocks_found == 1
+    assert e.stats.blocks_found == 1
     assert answers == [generate(model, r) for r in (u, v, w)]
 
 
@@ -108,10 +109,11 @@ def test_a_block_is_cached_as_soon_as_it_is_full(
     (answer,) = serve_in_turn(e, [first])
     assert len(first.prompt) + len(answer) - 1 == 2 * SIZE
     second = Request([*first.prompt, *answer[:-1], 2], max_new_tokens=3, seed=8)
-    steps = len(e.scheduled)
+    steps = len(e.stats.scheduled)
     (again,) = serve_in_turn(e, [second])
-    assert e.blocks_found == 2
-    assert e.scheduled[steps] == 1  # its prefill: the one token past the two blocks
+    assert e.stats.blocks_found == 2
+    # its prefill: the one token past the two blocks
+    assert e.stats.scheduled[steps] == 1
     assert again == generate(model, second)
 
 
@@ -133,7 +135,7 @@ def test_two_sequences_caching_the_same_blocks_then_evicted(model: GPT) -> None:
     for request in requests:
         e.add(request)
     e.step()
-    assert e.history[0] == ([0, 1], [])  # the twins run together
+    assert e.stats.history[0] == ([0, 1], [])  # the twins run together
     outputs = e.run()
     assert [outputs[i][0] for i in range(len(requests))] == [
         generate(model, r) for r in requests
@@ -145,21 +147,21 @@ def test_the_batch_fills_to_max_batch(model: GPT) -> None:
     for i in range(4):
         e.add(Request([1 + i, 2, 3], max_new_tokens=2, seed=i))
     e.step()
-    assert e.trace[0][0] == 3 and e.history[0] == ([0, 1, 2], [])
+    assert e.stats.trace[0][0] == 3 and e.stats.history[0] == ([0, 1, 2], [])
     e.step()  # request 3 waits for a place
-    assert e.history[1] == ([], [0, 1, 2])
+    assert e.stats.history[1] == ([], [0, 1, 2])
     e.step()  # 0, 1 and 2 have finished: 3 is admitted
-    assert e.history[2] == ([3], [])
+    assert e.stats.history[2] == ([3], [])
 
 
 def test_a_prompt_s_only_or_last_token_is_logged_as_reading(model: GPT) -> None:
     e = engine(model, 32, max_batch=2, token_budget=4)
     short = e.add(Request([7], max_new_tokens=2))
     e.step()
-    assert e.history == [([short], [])]
+    assert e.stats.history == [([short], [])]
     e.step()
-    assert e.history[1] == ([], [short])
+    assert e.stats.history[1] == ([], [short])
     chunked = e.add(Request([1, 2, 3, 4, 5], max_new_tokens=2))
     e.run()
     # four prompt tokens, then the fifth alone: both steps read the prompt
-    assert e.history[2:] == [([chunked], []), ([chunked], []), ([], [chunked])]
+    assert e.stats.history[2:] == [([chunked], []), ([chunked], []), ([], [chunked])]

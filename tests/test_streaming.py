@@ -13,6 +13,7 @@ from attnbook.streaming import (
     StreamingCache,
     first_token_mass,
     load_ch9_model,
+    stream_attention,
     stream_losses,
 )
 
@@ -95,6 +96,30 @@ def test_one_layer_streaming_is_reencoding_what_the_cache_keeps(positions: str) 
         torch.equal(rolling[:8], sinks[:8])
         and (rolling[8:] - sinks[8:]).abs().max() > 1e-3
     )
+
+
+@pytest.mark.parametrize("positions", ["rope", "alibi"])
+def test_a_cache_as_long_as_the_context_streams_past_it(positions: str) -> None:
+    """capacity = block_size: GPT.forward counts the cache's slots after eviction, so the
+    stream runs on past block_size, and a one-layer model's rolling cache is re-encoding
+    the last window; the weights stream_attention reads are those slots' (rows sum to 1)."""
+    m = model(positions)
+    m.blocks = m.blocks[:1]
+    ids = torch.randint(0, 13, (40,), generator=torch.Generator().manual_seed(8))
+    rolling = stream_losses(m, ids, capacity=16, mode="rolling")
+    torch.testing.assert_close(rolling, stream_losses(m, ids, 16, "reencode"))
+    maps = stream_attention(m, ids, capacity=16, sinks=2)  # (1, H, 40, 40)
+    torch.testing.assert_close(maps.sum(-1), torch.ones(1, 4, 40))
+    # query 39 reads the 2 sinks and the last 14 tokens
+    held = torch.cat([torch.arange(2), torch.arange(26, 40)])
+    assert (maps[0, :, 39, held] > 0).all() and (maps[0, :, 39, 2:26] == 0).all()
+
+
+def test_a_streaming_cache_in_a_model_with_absolute_positions_is_refused() -> None:
+    m = model("learned")
+    caches = [StreamingCache(4) for _ in m.blocks]
+    with pytest.raises(ValueError, match="needs relative positions"):
+        m(torch.zeros(1, 1, dtype=torch.long), kv_caches=caches)
 
 
 @pytest.mark.parametrize("mode", ["rolling", "sinks", "reencode-sinks"])

@@ -84,8 +84,8 @@ MUTATIONS = [
     Mutation(
         "finished-sequence-keeps-its-blocks",
         "serving.py",
-        "self.token_steps[seq.request_id][seq.sample] = seq.steps\n            seq.table.free()",
-        "self.token_steps[seq.request_id][seq.sample] = seq.steps",
+        "self.outputs[seq.request_id][seq.sample] = seq.output\n            seq.table.free()",
+        "self.outputs[seq.request_id][seq.sample] = seq.output",
         ("tests/test_serving.py",),
     ),
     Mutation(
@@ -263,7 +263,7 @@ MUTATIONS = [
     # the prefix cache's chain, the batch limit and the step log (tests/test_serving_prefix.py)
     Mutation(
         "prefix-hash-not-chained",
-        "serving.py",
+        "blocks.py",
         "return hashlib.sha256(parent + repr(tokens).encode()).digest()",
         "return hashlib.sha256(repr(tokens).encode()).digest()",
         PREFIX,
@@ -285,8 +285,8 @@ MUTATIONS = [
     Mutation(
         "one-token-prompt-logged-as-decoding",
         "serving.py",
-        "reading = [s.request_id for s, n in plan if n > 1 or not s.output]",
-        "reading = [s.request_id for s, n in plan if n > 1]",
+        "(s.request_id, n, n == 1 and bool(s.output))",
+        "(s.request_id, n, n == 1)",
         PREFIX,
     ),
     Mutation(

@@ -39,7 +39,9 @@ later chapter and by the exercises' tests:
                            reserved against paged cache bytes
 - ``attnbook.blocks``      chapter 9: the block manager (pool, tables, prefix caching)
 - ``attnbook.paged``       chapter 9: attention over a paged cache (gather, batch cache)
-- ``attnbook.serving``     chapter 9: a serving engine (continuous batching, chunked prefill)
+- ``attnbook.serving``     chapter 9: a serving engine (continuous batching, chunked prefill);
+                           each sample in flight (``serving_sequence``), what a run
+                           measures (``serving_stats``)
 - ``attnbook.roofline``    chapter 9: bytes and operations of a decode step
 - ``attnbook.caches``      chapters 6-9, 11: the key/value cache family (plain, quantised,
                            fp8, streaming, latent)

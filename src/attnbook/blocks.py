@@ -20,6 +20,7 @@ How attention reads the pool is `attnbook.paged`'s.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Sequence
 
@@ -29,7 +30,14 @@ from torch import Tensor
 from ._checks import positive_int
 from .caches import kv_cache_bytes
 
-__all__ = ["BlockPool", "BlockTable"]
+__all__ = ["BlockPool", "BlockTable", "block_hash"]
+
+
+def block_hash(parent: bytes, tokens: list[int]) -> bytes:
+    """The prefix cache's key of a full block (chapter 9): SHA-256 of the previous block's
+    key (b"" for the first block) and this block's token ids, so that it stands for every
+    token up to the block's end."""
+    return hashlib.sha256(parent + repr(tokens).encode()).digest()
 
 
 class BlockPool:

@@ -73,6 +73,12 @@ class KVCache:
     def __len__(self) -> int:
         return 0 if self.k is None else self.k.shape[-2]
 
+    def held_after(self, new: int) -> int:
+        """How many positions attention reads once `new` more are appended: what
+        `GPT.forward` checks against block_size (a streaming cache evicts, so it counts
+        its slots after eviction)."""
+        return len(self) + new
+
     def tensors(self) -> Iterator[Tensor]:
         """The tensors the cache holds (what `nbytes` adds up)."""
         yield from (t for t in (self.k, self.v) if t is not None)
@@ -277,6 +283,10 @@ class StreamingCache(KVCache):
                 "must keep room for recent tokens"
             )
         self.capacity, self.sinks = capacity, sinks
+
+    def held_after(self, new: int) -> int:
+        """At most `capacity`: the slots left after eviction."""
+        return min(len(self) + new, self.capacity)
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Append k, v (B, H_kv, T_new, d), evict, return what is kept (B, H_kv, n, d)."""

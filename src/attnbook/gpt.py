@@ -268,10 +268,21 @@ class GPT(nn.Module):
         positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """idx (B, T) -> logits (B, T, vocab), and the mean cross-entropy if `targets` (B, T).
-        With `kv_caches` (one per layer) idx holds only the new positions. `positions` (B, T):
-        where each row's tokens sit, for caches of rows of different lengths (chapter 9's
-        engine; positions 'rope' or 'none' only). Default: after the cached ones."""
-        offset = len(kv_caches[0]) if kv_caches else 0
+        With `kv_caches` (one per layer) idx holds only the new positions; what the caches
+        hold with them (`KVCache.held_after`: a streaming cache counts its slots after
+        eviction, chapter 9) must fit in block_size. `positions` (B, T): where each row's
+        tokens sit, for caches of rows of different lengths (chapter 9's engine; positions
+        'rope' or 'none' only). Default: after the cached ones."""
+        offset = 0
+        if kv_caches:  # the positions held before idx's, once idx's are appended
+            new = idx.shape[1] if isinstance(idx, Tensor) and idx.dim() == 2 else 0
+            offset = kv_caches[0].held_after(new) - new
+            if kv_caches[0].keys_by_slot and self.pos_emb is not None:
+                raise ValueError(
+                    "a cache that places keys by their slot (StreamingCache) needs "
+                    "relative positions ('rope', 'alibi' or 'none'), the model has "
+                    f"positions={self.config.positions!r}"
+                )
         if positions is not None:
             offset = self._check_positions(idx, positions)
         self._check_tokens(idx, offset)

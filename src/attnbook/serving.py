@@ -4,50 +4,51 @@ Agrawal et al. 2024, and vLLM V1's scheduler).
 
 Requests wait in a queue. Every `step` the scheduler picks the tokens to compute: first those
 of the running sequences (one each when decoding), oldest first, then waiting requests, first
-come first served, while the batch, the pool and the step's `token_budget` have room. With a budget, a
-prompt longer than what is left is split into chunks over several steps (`chunked=True`, as
-vLLM V1 always does) or waits for a step with room for all of it (`chunked=False`). The model
-runs its own blocks (`GPT.forward`) over a `paged.PagedBatchCache`: each row at its own
-positions, reading its own blocks. A sequence that finishes frees its blocks at once, and the
-next waiting request takes its place in the following step.
+come first served, while the batch, the pool and the step's `token_budget` have room. With a
+budget, a prompt longer than what is left is split into chunks over several steps
+(`chunked=True`, as vLLM V1 always does) or waits for a step with room for all of it
+(`chunked=False`). The model runs its own blocks (`GPT.forward`) over a
+`paged.PagedBatchCache`: each row at its own positions, reading its own blocks. A sequence
+that finishes frees its blocks at once, and the next waiting request takes its place in the
+following step.
 
 Blocks are shared, not copied: the parallel samples of one prompt share the prompt's blocks,
-and with `prefix_cache=True` every full block of computed tokens is cached under a hash of its
-tokens chained to the hash of the block before it (vLLM's automatic prefix caching). A later
-request that starts with the same tokens reuses the blocks, even after their first holder has
-finished, until the pool hands them out again, least recently freed first. A shared block is
-copied before a sequence writes into it (`blocks.BlockTable.grow`).
+and with `prefix_cache=True` every full block of computed tokens is cached under a hash of
+its tokens chained to the hash of the block before it (`blocks.block_hash`; vLLM's
+automatic prefix caching). A later request that starts with the same tokens reuses the
+blocks, even after their first holder has finished, until the pool hands them out again,
+least recently freed first. A shared block is copied before a sequence writes into it
+(`blocks.BlockTable.grow`).
 
 Memory policies (`reserve`): "none" takes blocks as tokens arrive (paging) and, when the pool
 runs dry, preempts the newest running sequence (its blocks are freed; it is recomputed when
 readmitted); "max" reserves the model's context at admission, "request" the request's own
 prompt + max_new_tokens, as systems without paging must.
+
+`step` reads as scheduling, the model's forward pass and sampling; what chapter 9 measures
+of a run (steps, tokens per step, preemptions, prefix-cache hits) the engine reports to its
+`stats` (`serving_stats.EngineStats`). Each sample in flight is a `serving_sequence.Sequence`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from ._checks import positive_int
-from .blocks import BlockPool, BlockTable
+from .blocks import BlockPool, BlockTable, block_hash
 from .gpt import GPT, sample_next_token
 from .multihead import MultiHeadAttention
 from .paged import PagedBatchCache
+from .serving_sequence import Sequence
+from .serving_stats import EngineStats
 
-__all__ = ["Request", "Engine", "RESERVE", "block_hash"]
+__all__ = ["Request", "Engine", "RESERVE"]
 
 RESERVE = ("none", "max", "request")
-
-
-def block_hash(parent: bytes, tokens: list[int]) -> bytes:
-    """The prefix cache's key of a full block: SHA-256 of the previous block's key and this
-    block's token ids, so that it stands for every token up to the block's end."""
-    return hashlib.sha256(parent + repr(tokens).encode()).digest()
 
 
 @dataclass
@@ -71,28 +72,13 @@ class Request:
         positive_int("n", self.n)
 
 
-@dataclass
-class _Sequence:
-    """One sample being answered: its tokens so far, how many are in the cache, the keys of
-    its full cached blocks, and the step that produced each of its tokens."""
-
-    request_id: int
-    sample: int
-    tokens: list[int]
-    generator: torch.Generator
-    table: BlockTable
-    cached: int = 0
-    output: list[int] = field(default_factory=list)
-    keys: list[bytes] = field(default_factory=list)
-    steps: list[int] = field(default_factory=list)
-
-
 class Engine:
     """Serves `Request`s with `model` (a GPT with rotary or no positions and multi-head
     attention, in eval mode) from `pool` (a `BlockPool` with the model's layers, key/value
     heads and head width), at most `max_batch` sequences and `token_budget` tokens (None:
     no limit) per step. `add` queues a request, `step` runs one iteration, `run` steps until
-    every request is answered and returns the outputs."""
+    every request is answered and returns the outputs. What chapter 9 measures of the run
+    is in `stats` (`serving_stats.EngineStats`)."""
 
     def __init__(
         self,
@@ -144,20 +130,16 @@ class Engine:
         self.reserve, self.prefix_cache = reserve, bool(prefix_cache)
         self.chunked = bool(chunked)
         self.requests: list[Request] = []
-        self.waiting: deque[_Sequence] = deque()
-        self.running: list[_Sequence] = []
+        self.waiting: deque[Sequence] = deque()
+        self.running: list[Sequence] = []
         self.outputs: dict[int, list[list[int]]] = {}
-        # per request: the step it arrived in, and the step of each token of each sample
-        self.arrivals: list[int] = []
-        self.token_steps: dict[int, list[list[int]]] = {}
-        # per step: sequences running, token slots held, tokens cached
-        self.trace: list[tuple[int, int, int]] = []
-        # per step: the request ids that read prompt tokens, and those decoded
-        self.history: list[tuple[list[int], list[int]]] = []
-        self.scheduled: list[int] = []  # per step: tokens computed
-        self.preemptions = 0
-        # prompt blocks looked up in the prefix cache at admission, and those found
-        self.blocks_looked_up = self.blocks_found = 0
+        self.stats = EngineStats()
+
+    # chapter 9 reads three of the `stats` from the engine: per step, the requests that
+    # read prompt tokens and those decoded; (running, slots held, tokens cached); tokens
+    history = property(lambda self: self.stats.history)
+    trace = property(lambda self: self.stats.trace)
+    scheduled = property(lambda self: self.stats.scheduled)
 
     # -- requests ------------------------------------------------------------------------
     def add(self, request: Request) -> int:
@@ -196,37 +178,24 @@ class Engine:
             raise ValueError(f"prompt ids must be ints in [0, {cfg.vocab_size})")
         rid = len(self.requests)
         self.requests.append(request)
-        self.arrivals.append(len(self.history))
         self.outputs[rid] = [[] for _ in range(request.n)]
-        self.token_steps[rid] = [[] for _ in range(request.n)]
+        self.stats.arrived(rid, request.n)
         self.waiting.append(self._new_sequence(rid, 0, list(request.prompt)))
         return rid
 
-    def _new_sequence(self, rid: int, sample: int, tokens: list[int]) -> _Sequence:
+    def _new_sequence(self, rid: int, sample: int, tokens: list[int]) -> Sequence:
         seed = self.requests[rid].seed + sample
         generator = torch.Generator().manual_seed(seed)
-        return _Sequence(rid, sample, tokens, generator, BlockTable(self.pool))
+        return Sequence(rid, sample, tokens, generator, BlockTable(self.pool))
 
     # -- the scheduler ---------------------------------------------------------------------
     def step(self) -> None:
         """Schedule the step's tokens (running sequences first, then newcomers), run them
         through the model, sample where a sequence's tokens are all in, free what finished."""
-        budget = self.token_budget or self.model.config.block_size * self.max_batch
-        plan: list[tuple[_Sequence, int]] = []
-        for seq in list(self.running):  # oldest first; the newest may be preempted
-            n = min(len(seq.tokens) - seq.cached, budget)
-            if seq in self.running and n > 0 and self._make_room(seq, n):
-                plan.append((seq, n))
-                budget -= n
-        while budget > 0 and (admitted := self._admit(budget)) is not None:
-            plan.append(admitted)
-            budget -= admitted[1]
-        plan = [(s, n) for s, n in plan if s in self.running]
-        reading = [s.request_id for s, n in plan if n > 1 or not s.output]
-        self.history.append(
-            (reading, [s.request_id for s, n in plan if n == 1 and s.output])
+        plan = self._schedule()
+        self.stats.planned(
+            [(s.request_id, n, n == 1 and bool(s.output)) for s, n in plan]
         )
-        self.scheduled.append(sum(n for _, n in plan))
         for T in sorted({n for _, n in plan}):  # rows of equal length run together
             group = [s for s, n in plan if n == T]
             for seq, logits in zip(group, self._forward(group, T)):
@@ -235,18 +204,31 @@ class Engine:
                     twins = [self._fork(seq, i) for i in range(1, self._n(seq))]
                     for each in [seq, *twins]:
                         self._sample(each, logits)
-        self.trace.append(
-            (
-                len(self.running),
-                self.pool.num_used * self.pool.block_size,
-                sum(len(s.table) for s in self.running),
-            )
+        self.stats.ended(
+            len(self.running),
+            self.pool.num_used * self.pool.block_size,
+            sum(len(s.table) for s in self.running),
         )
         for seq in [s for s in self.running if self._done(s)]:
             self.running.remove(seq)
             self.outputs[seq.request_id][seq.sample] = seq.output
-            self.token_steps[seq.request_id][seq.sample] = seq.steps
             seq.table.free()
+
+    def _schedule(self) -> list[tuple[Sequence, int]]:
+        """The step's plan: (sequence, tokens it computes), the running sequences first
+        (oldest first; making room may preempt the newest), then newcomers, within the
+        token budget. Each planned sequence holds the blocks its tokens go to."""
+        budget = self.token_budget or self.model.config.block_size * self.max_batch
+        plan: list[tuple[Sequence, int]] = []
+        for seq in list(self.running):  # oldest first; the newest may be preempted
+            n = min(len(seq.tokens) - seq.cached, budget)
+            if seq in self.running and n > 0 and self._make_room(seq, n):
+                plan.append((seq, n))
+                budget -= n
+        while budget > 0 and (admitted := self._admit(budget)) is not None:
+            plan.append(admitted)
+            budget -= admitted[1]
+        return [(s, n) for s, n in plan if s in self.running]  # none preempted since
 
     def run(self, max_steps: int = 100_000) -> dict[int, list[list[int]]]:
         """Step until every request is answered: {request id: [tokens of each sample]}."""
@@ -256,12 +238,12 @@ class Engine:
             self.step()
         raise RuntimeError(f"requests still open after {max_steps} steps")
 
-    def _n(self, seq: _Sequence) -> int:
+    def _n(self, seq: Sequence) -> int:
         """Samples to fork from `seq` once its prompt is in: the request's n, once."""
         fresh = seq.sample == 0 and not seq.output
         return self.requests[seq.request_id].n if fresh else 1
 
-    def _admit(self, budget: int) -> tuple[_Sequence, int] | None:
+    def _admit(self, budget: int) -> tuple[Sequence, int] | None:
         """The first waiting sequence, running, and the tokens it reads this step, if it
         fits in the batch, the budget and the pool (first come, first served)."""
         if not self.waiting:
@@ -289,8 +271,7 @@ class Engine:
         if need + revived > self.pool.num_free:
             return None
         self.waiting.popleft()
-        self.blocks_looked_up += len(keys)
-        self.blocks_found += len(found)
+        self.stats.admitted(len(keys), len(found))
         seq.keys = keys[: len(found)]
         seq.table.blocks = [self.pool.take_cached(key) for key in seq.keys]
         seq.table.length = seq.cached = start
@@ -300,14 +281,14 @@ class Engine:
         self.running.append(seq)
         return seq, chunk
 
-    def _reservation(self, seq: _Sequence) -> int:
+    def _reservation(self, seq: Sequence) -> int:
         """Tokens a preallocating policy reserves for seq at admission."""
         request = self.requests[seq.request_id]
         if self.reserve == "max":
             return self.model.config.block_size
         return len(request.prompt) + request.max_new_tokens - 1
 
-    def _prefix_keys(self, seq: _Sequence) -> list[bytes]:
+    def _prefix_keys(self, seq: Sequence) -> list[bytes]:
         """The keys of seq's leading full blocks, leaving at least one token to compute (for
         its logits); none without the prefix cache."""
         if not self.prefix_cache:
@@ -318,7 +299,7 @@ class Engine:
             keys.append(parent)
         return keys
 
-    def _computed(self, seq: _Sequence, n: int) -> None:
+    def _computed(self, seq: Sequence, n: int) -> None:
         """seq's next n tokens are in its blocks: cache the blocks they filled."""
         seq.cached += n
         size = self.pool.block_size
@@ -328,7 +309,7 @@ class Engine:
             seq.keys.append(block_hash(parent, seq.tokens[i * size : (i + 1) * size]))
             self.pool.cache_block(seq.table.blocks[i], seq.keys[-1])
 
-    def _fork(self, seq: _Sequence, sample: int) -> _Sequence:
+    def _fork(self, seq: Sequence, sample: int) -> Sequence:
         """Sample `sample` of seq's request: the same tokens and blocks (shared)."""
         twin = self._new_sequence(seq.request_id, sample, list(seq.tokens))
         twin.table, twin.cached = seq.table.fork(), seq.cached
@@ -336,7 +317,7 @@ class Engine:
         self.running.append(twin)
         return twin
 
-    def _make_room(self, seq: _Sequence, n: int) -> bool:
+    def _make_room(self, seq: Sequence, n: int) -> bool:
         """Blocks for seq's next n tokens: new ones past its last, and a copy of a shared
         block it writes into. Without enough free blocks, preempt the newest running
         sequence (perhaps seq itself) until there are. Takes them; False if seq is gone."""
@@ -351,21 +332,21 @@ class Engine:
             self._preempt(self.running[-1])
         return False
 
-    def _preempt(self, seq: _Sequence) -> None:
+    def _preempt(self, seq: Sequence) -> None:
         """Free seq's blocks and queue it first, to be recomputed from its tokens (its
         admission sets what is cached anew)."""
         self.running.remove(seq)
         seq.table.free()
         seq.cached, seq.keys = 0, []
         self.waiting.appendleft(seq)
-        self.preemptions += 1
+        self.stats.preempted()
 
-    def _done(self, seq: _Sequence) -> bool:
+    def _done(self, seq: Sequence) -> bool:
         request = self.requests[seq.request_id]
         stopped = request.stop is not None and seq.output[-1:] == [request.stop]
         return stopped or len(seq.output) == request.max_new_tokens
 
-    def _sample(self, seq: _Sequence, logits: Tensor) -> None:
+    def _sample(self, seq: Sequence, logits: Tensor) -> None:
         request = self.requests[seq.request_id]
         token = int(
             sample_next_token(
@@ -374,11 +355,11 @@ class Engine:
         )
         seq.tokens.append(token)
         seq.output.append(token)
-        seq.steps.append(len(self.history) - 1)
+        self.stats.sampled(seq.request_id, seq.sample)
 
     # -- the model -------------------------------------------------------------------------
     @torch.no_grad()
-    def _forward(self, seqs: list[_Sequence], T: int) -> Tensor:
+    def _forward(self, seqs: list[Sequence], T: int) -> Tensor:
         """The model's forward pass on each sequence's next T tokens (their blocks already
         taken), every row at its own positions -> each row's last logits (B, vocab)."""
         new = torch.tensor([s.tokens[s.cached : s.cached + T] for s in seqs])  # (B, T)

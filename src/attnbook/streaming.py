@@ -34,6 +34,7 @@ from ._checks import positive_int, tensor
 from .caches import StreamingCache
 from .device import evaluating
 from .gpt import GPT, GPTConfig
+from .hooks import with_attention_weights
 from .text import CharTokenizer, load_tiny_shakespeare
 
 __all__ = [
@@ -53,20 +54,6 @@ WEIGHTS = {
     "start-token": "ch9_sink_gpt.pt",
     "start-token-long": "ch9_sink_gpt_long.pt",
 }
-
-
-def _step(
-    model: GPT, ids: Tensor, caches: list[StreamingCache], need_weights: bool = False
-) -> tuple[Tensor, list[Tensor | None]]:
-    """The newest tokens ids (B, 1) through the model's own blocks, each reading and
-    updating its streaming cache (GPT.forward's path, without its check that positions stay
-    within block_size: here they are cache slots). Returns x (B, 1, C) after the last
-    block and each layer's weights (B, H, 1, n) if `need_weights`."""
-    x, maps = model._embed(ids), []  # (B, 1, C)
-    for block, cache in zip(model.blocks, caches):
-        x, weights = block(x, kv_cache=cache, need_weights=need_weights)
-        maps.append(weights)
-    return x, maps
 
 
 def _check_model(model: GPT) -> None:
@@ -113,8 +100,9 @@ def stream_losses(
                 )
                 logits = model(window)[0][:, -1]  # (B, vocab)
             else:
-                x = _step(model, streams[:, t : t + 1], caches)[0]  # (B, 1, C)
-                logits = model.head(model.ln_f(x))[:, -1]  # (B, vocab)
+                # the newest tokens (B, 1) through GPT.forward; each layer's cache
+                # reads and evicts, keys placed by their slot
+                logits = model(streams[:, t : t + 1], kv_caches=caches)[0][:, -1]
             losses[:, t] = F.cross_entropy(logits, streams[:, t + 1], reduction="none")
     return losses.view(*ids.shape[:-1], -1)
 
@@ -141,9 +129,11 @@ def stream_attention(model: GPT, ids: Tensor, capacity: int, sinks: int = 0) -> 
             if t + 1 > capacity:
                 recent = torch.arange(t + 1 - (capacity - sinks), t + 1)
                 held = torch.cat([torch.arange(sinks), recent])
-            weights = _step(model, ids[t : t + 1].long()[None], caches, True)[1]
+            new = ids[t : t + 1].long()[None]  # (1, 1)
+            # one GPT.forward, each layer's weights (1, H, 1, n) read by hooks
+            weights = with_attention_weights(model, new, None, caches)[1]
             for layer, w in enumerate(weights):
-                assert w is not None and w.shape[-1] == len(held)
+                assert w.shape[-1] == len(held)
                 maps[layer, :, t, held] = w[0, :, 0]
     return maps
 
