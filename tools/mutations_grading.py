@@ -59,7 +59,7 @@ MUTATIONS = [
     Mutation(
         "child-call-limit-ignored",
         "attnbook_grader/child.py",
-        "deadline = min(now + CALL_SECONDS, self.question_deadline)",
+        "deadline = min(now + limit, self.question_deadline)",
         "deadline = self.question_deadline",
         (
             "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",
