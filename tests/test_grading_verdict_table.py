@@ -1,0 +1,347 @@
+"""One table of the grader's verdicts, end to end (issue 49, item 5): each row is a small
+submission that breaks one rule (or, for the random generators, one that must keep its
+points), graded by the engine as a notebook is, with the message it gets and the questions
+that lose; every question no row of its grading expects to lose keeps its points.
+
+Two gradings of one small exercise (one reference child for both):
+
+* with the source rules on: Python's `random` state moved (`session`), the grader's global
+  generators following the child's (a caller that draws after a graded call gets what an
+  in-process call would leave), refused code reached through part of a statement, through a
+  name both imported and rebound, a trusted reference cell reading a refused name, a
+  ruled-out routine spelled by ``hasattr`` or imported by the setup under another name
+  (`source_rules`);
+* with the source rules off, at the ``namespaces`` level (the isolation alone must hold,
+  as in `test_grading_reach`): a connection to a port the grader listens on, the grader's
+  network namespace, a file in a folder on the grader's command line (`jail`).
+
+Cost: about 25 s on the shared 2-core machine at load ~5 (an upper bound: the process
+server's start, if no earlier test started it, and two gradings with one child each).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attnbook_grader import jail, source_rules
+from attnbook_grader.engine import Exercise, grade_notebook, reference_session
+
+TEST = """from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "{q}"
+points = 2
+
+@test_case(points=2, hidden=False)
+def test_it({fn}):
+    import torch
+    from attnbook.exercise_checks.grading import guarded
+    x = torch.arange(3.0)
+    got = guarded({fn}, {rule})(x)
+    assert torch.allclose(got, {want}), got
+"""
+DOUBLE = "2 * x"
+SOFTMAX = "torch.exp(x) / torch.exp(x).sum()"
+NAMES = 'names=("softmax",)'
+# the grader's global generators after two graded calls: what the same calls in this
+# process leave (PyTorch's drawn where the rule allows it, then all three unguarded)
+DRAWS = """from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = 2
+
+@test_case(points=2, hidden=False)
+def test_draws(draw):
+    import random
+    import numpy as np
+    import torch
+    from attnbook.exercise_checks.grading import guarded
+
+    def seed():
+        torch.manual_seed(3)
+        np.random.seed(3)
+        random.seed(3)
+
+    def states():
+        _, keys, pos, *_ = np.random.get_state()
+        return torch.get_rng_state(), keys, pos, random.getstate()
+
+    seed()
+    checked = guarded(draw, global_torch_rng=True)
+    first, second = checked(2), checked(2)
+    every = draw(2, every=True)
+    after = states()
+    seed()
+    local = [torch.rand(2), torch.rand(2)]
+    mine = (torch.rand(2), np.random.rand(2), random.random())
+    now = states()
+    assert not torch.equal(first, second), "the grader's generator did not advance"
+    assert torch.equal(first, local[0]) and torch.equal(second, local[1])
+    assert torch.equal(every[0], mine[0]) and np.array_equal(every[1], mine[1])
+    assert every[2] == mine[2]
+    assert torch.equal(after[0], now[0]), "PyTorch's global state"
+    assert np.array_equal(after[1], now[1]) and after[2] == now[2], "NumPy's"
+    assert after[3] == now[3], "Python's random module's"
+"""
+TESTS = {
+    "q1": TEST.format(q="q1", fn="double", rule="", want=DOUBLE),
+    "q2": TEST.format(q="q2", fn="noisy", rule="", want=DOUBLE),
+    "q3": DRAWS,
+    "q4": TEST.format(q="q4", fn="scaled", rule="", want=DOUBLE),
+    "q5": TEST.format(q="q5", fn="gather", rule="", want=DOUBLE),
+    "q6": TEST.format(q="q6", fn="shifted", rule="", want=DOUBLE),
+    "q7": TEST.format(q="q7", fn="guess", rule=NAMES, want=SOFTMAX),
+    "q8": TEST.format(q="q8", fn="spread", rule=NAMES, want=SOFTMAX),
+    "q9": TEST.format(q="q9", fn="fetch", rule="", want=DOUBLE),
+    "q10": TEST.format(q="q10", fn="inside", rule="", want=DOUBLE),
+    "q11": TEST.format(q="q11", fn="peek", rule="", want=DOUBLE),
+}
+REFERENCE = [
+    "import random\nimport numpy as np\nimport torch\n"
+    "from torch.nn.functional import softmax as normalise",
+    "def double(x):\n    return 2 * x",
+    'grader.check("q1")',
+    "def noisy(x):\n    return 2 * x",
+    'grader.check("q2")',
+    "def draw(n, every=False):\n    if not every:\n        return torch.rand(n)\n"
+    "    return torch.rand(n), np.random.rand(n), random.random()",
+    'grader.check("q3")',
+    "def scaled(x):\n    return 2 * x",
+    'grader.check("q4")',
+    "def gather(x):\n    return 2 * x",
+    "print(gather(torch.ones(2)))",  # a reference cell: trusted as it is
+    'grader.check("q5")',
+    "def shifted(x):\n    return 2 * x",
+    'grader.check("q6")',
+    f"def guess(x):\n    return {SOFTMAX}",
+    'grader.check("q7")',
+    f"def spread(x):\n    return {SOFTMAX}",
+    'grader.check("q8")',
+    "def fetch(x):\n    return 2 * x",
+    'grader.check("q9")',
+    "def inside(x):\n    return 2 * x",
+    'grader.check("q10")',
+    "def peek(x):\n    return 2 * x",
+    'grader.check("q11")',
+]
+CELL = {
+    REFERENCE[i].split("(")[0].removeprefix("def "): i
+    for i in range(len(REFERENCE))
+    if REFERENCE[i].startswith("def ")
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    rule: str
+    grading: str  # "source" (the source rules on) or "jail" (off: the isolation alone)
+    cells: dict[str, str]  # the answer's function -> the cell that replaces its cell
+    loses: tuple[str, ...] = ()
+    says: tuple[str, ...] = ()  # in each losing question's reason or failed tests
+    keeps: tuple[str, ...] = field(default=())  # beyond every question no row loses
+
+
+ROWS = [
+    Row(
+        "Python's random global state moved (E1)",
+        "source",
+        {
+            "noisy": "import random\ndef noisy(x):\n"
+            "    return 2 * x + 0 * random.random()"
+        },
+        ("q2",),
+        ("changed the global random state of Python's random module",),
+    ),
+    Row(
+        "the caller's generators advance as the child's did (E4)",
+        "source",
+        {},
+        keeps=("q3",),
+    ),
+    Row(
+        "refused code reached through part of a statement (G2)",
+        "source",
+        {
+            "scaled": "cache = []\ndef scaled(x):\n    return 2 * x + 0 * len(cache)",
+            "gather": "def gather(x):\n    cache.append(eval('x'))\n    return 2 * x",
+        },
+        ("q4", "q5"),
+        ("dynamic code / tampering", "eval", "in gather"),
+    ),
+    Row(
+        "a trusted reference cell reads a refused name (G3)",
+        "source",
+        {"gather": "def gather(x):\n    cache.append(eval('x'))\n    return 2 * x"},
+        ("q5",),
+        ("dynamic code / tampering",),
+        keeps=("q1", "q3"),
+    ),
+    Row(
+        "a name both imported and rebound (G1)",
+        "source",
+        {
+            "shifted": "import numpy as store\nstore = {}\n"
+            "def put(x):\n    store['k'] = eval('x')\n"
+            "def shifted(x):\n    return 2 * x + 0 * len(store)"
+        },
+        ("q6",),
+        ("dynamic code / tampering", "eval", "in put"),
+    ),
+    Row(
+        "hasattr(x, name) spells a ruled-out routine (G5)",
+        "source",
+        {
+            "guess": "def guess(x):\n    if hasattr(x, 'softmax'):\n"
+            f"        return {SOFTMAX}\n    return x"
+        },
+        ("q7",),
+        ("shortcut: your function uses softmax",),
+    ),
+    Row(
+        "a ruled-out routine the setup imported under another name (G4)",
+        "source",
+        {"spread": "def spread(x):\n    return normalise(x, dim=-1)"},
+        ("q8",),
+        ("shortcut: your function uses torch.nn.functional.softmax",),
+    ),
+    Row(
+        "network: a connection to a port the grader listens on (J4)",
+        "jail",
+        {
+            "fetch": "import socket\ndef fetch(x):\n"
+            "    socket.create_connection(('127.0.0.1', PORT), timeout=5).close()\n"
+            "    return 2 * x"
+        },
+        ("q9",),
+        ("Operation not permitted",),
+    ),
+    Row(
+        "network: the grader's network namespace (J4)",
+        "jail",
+        {
+            "inside": "import os\ndef inside(x):\n"
+            "    here = os.readlink('/proc/self/ns/net')\n"
+            "    assert here == NET, f'outside the grader network: {here}'\n"
+            "    return 2 * x"
+        },
+        ("q10",),
+        ("outside the grader network",),
+    ),
+    Row(
+        "a file in a folder on the grader's command line (J1)",
+        "jail",
+        {
+            "peek": "def peek(x):\n    with open(SECRET) as f:\n"
+            "        assert f.read() == 'the answers'\n    return 2 * x"
+        },
+        ("q11",),
+        ("No such file",),
+    ),
+]
+
+
+def _nb(cells: list[str]) -> dict:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    for cell in nb.cells:
+        cell.metadata["tags"] = ["otter_assign_solution_cell"]
+    return nb
+
+
+def _sources(grading: str, fill: dict[str, str]) -> list[str]:
+    """The reference notebook with the cells of every row of `grading` replaced."""
+    sources = list(REFERENCE)
+    for row in ROWS:
+        if row.grading == grading:
+            for function, text in row.cells.items():
+                for name, value in fill.items():
+                    text = text.replace(name, value)
+                sources[CELL[function]] = text
+    return sources
+
+
+@pytest.fixture(scope="module")
+def table():
+    exercise = Exercise.load(TESTS, _nb(REFERENCE))
+    session = reference_session(exercise)
+    yield exercise, session
+    session.close()
+
+
+@pytest.fixture(scope="module")
+def gradings(table):
+    """grading -> its result; "jail" is absent where the machine has no namespaces."""
+    exercise, session = table
+    results = {"source": grade_notebook(exercise, _sources("source", {}), session, 120)}
+    if jail.level() != "namespaces":
+        return results
+    # a folder named on the grader's command line, inside what the view would show
+    # (site-packages): the view must lack it
+    folder = Path(tempfile.mkdtemp(prefix="_attnbook_argv_", dir=_site()))
+    (folder / "secret.txt").write_text("the answers")
+    listener = socket.create_server(("127.0.0.1", 0))
+    fill = {
+        "PORT": str(listener.getsockname()[1]),
+        "NET": repr(os.readlink("/proc/self/ns/net")),
+        "SECRET": repr(str(folder / "secret.txt")),
+    }
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "argv", [*sys.argv, str(folder)])
+            patch.setenv(source_rules.NO_ALLOWLIST, "1")
+            sources = _sources("jail", fill)
+            results["jail"] = grade_notebook(
+                exercise, sources, session, 120, source_checks=False
+            )
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nobody connected
+            listener.accept()
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return results
+
+
+def _site() -> str:
+    return sysconfig.get_paths()["purelib"]
+
+
+def _said(result: dict, question: str) -> str:
+    """The reason a question lost its points and its failed tests' messages."""
+    failed = [t["message"] for t in result["tests"] if t["question"] == question]
+    return " | ".join([result["reasons"].get(question, ""), *failed])
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.rule for r in ROWS])
+def test_each_broken_rule_costs_its_questions_only(row, gradings):
+    if row.grading not in gradings:
+        pytest.skip(
+            "the jail's rows need the namespaces level (root or user namespaces)"
+        )
+    result = gradings[row.grading]
+    assert result["status"] == "ok", result
+    lost = {q for r in ROWS if r.grading == row.grading for q in r.loses}
+    keeps = set(row.keeps) | {q for q in TESTS if q not in lost}
+    for question in row.loses:
+        said = _said(result, question)
+        assert result["questions"][question] == 0.0, (question, said)
+        for words in row.says:
+            assert words in said, (question, said)
+    for question in sorted(keeps):
+        assert result["questions"][question] == result["maxima"][question], (
+            question,
+            _said(result, question),
+        )
