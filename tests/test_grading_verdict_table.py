@@ -27,7 +27,7 @@ import socket
 import sys
 import sysconfig
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -146,17 +146,21 @@ CELL = {
 
 @dataclass(frozen=True)
 class Row:
+    id: str  # the mutant of `tools.mutations_grading` it was written against first
     rule: str
     grading: str  # "source" (the source rules on) or "jail" (off: the isolation alone)
     cells: dict[str, str]  # the answer's function -> the cell that replaces its cell
     loses: tuple[str, ...] = ()
     says: tuple[str, ...] = ()  # in each losing question's reason or failed tests
-    keeps: tuple[str, ...] = field(default=())  # beyond every question no row loses
+    # the questions the row is about that keep their points (every question that no row
+    # of its grading loses keeps them anyway)
+    keeps: tuple[str, ...] = ()
 
 
 ROWS = [
     Row(
-        "Python's random global state moved (E1)",
+        "E1-random-state-moved",
+        "Python's random global state moved",
         "source",
         {
             "noisy": "import random\ndef noisy(x):\n"
@@ -166,13 +170,15 @@ ROWS = [
         ("changed the global random state of Python's random module",),
     ),
     Row(
-        "the caller's generators advance as the child's did (E4)",
+        "E4-caller-generators-follow",
+        "the caller's generators advance as the child's did",
         "source",
         {},
         keeps=("q3",),
     ),
     Row(
-        "refused code reached through part of a statement (G2)",
+        "G2-part-of-a-statement",
+        "refused code reached through part of a statement",
         "source",
         {
             "scaled": "cache = []\ndef scaled(x):\n    return 2 * x + 0 * len(cache)",
@@ -182,15 +188,19 @@ ROWS = [
         ("dynamic code / tampering", "eval", "in gather"),
     ),
     Row(
-        "a trusted reference cell reads a refused name (G3)",
+        "G3-trusted-cell-reads-refused",
+        "a trusted reference cell reads a refused name",
         "source",
+        # G2's cell: the reference's `print(gather(...))` cell, trusted, reads `gather`,
+        # which only that refused cell binds
         {"gather": "def gather(x):\n    cache.append(eval('x'))\n    return 2 * x"},
         ("q5",),
         ("dynamic code / tampering",),
         keeps=("q1", "q3"),
     ),
     Row(
-        "a name both imported and rebound (G1)",
+        "G1-imported-and-rebound",
+        "a name both imported and rebound",
         "source",
         {
             "shifted": "import numpy as store\nstore = {}\n"
@@ -201,7 +211,8 @@ ROWS = [
         ("dynamic code / tampering", "eval", "in put"),
     ),
     Row(
-        "hasattr(x, name) spells a ruled-out routine (G5)",
+        "G5-hasattr-spells",
+        "hasattr(x, name) spells a ruled-out routine",
         "source",
         {
             "guess": "def guess(x):\n    if hasattr(x, 'softmax'):\n"
@@ -211,14 +222,16 @@ ROWS = [
         ("shortcut: your function uses softmax",),
     ),
     Row(
-        "a ruled-out routine the setup imported under another name (G4)",
+        "G4-setup-alias",
+        "a ruled-out routine the setup imported under another name",
         "source",
         {"spread": "def spread(x):\n    return normalise(x, dim=-1)"},
         ("q8",),
         ("shortcut: your function uses torch.nn.functional.softmax",),
     ),
     Row(
-        "network: a connection to a port the grader listens on (J4)",
+        "J4-connect",
+        "network: a connection to a port the grader listens on",
         "jail",
         {
             "fetch": "import socket\ndef fetch(x):\n"
@@ -229,7 +242,8 @@ ROWS = [
         ("Operation not permitted",),
     ),
     Row(
-        "network: the grader's network namespace (J4)",
+        "J4-network-namespace",
+        "network: the grader's network namespace",
         "jail",
         {
             "inside": "import os\ndef inside(x):\n"
@@ -241,7 +255,8 @@ ROWS = [
         ("outside the grader network",),
     ),
     Row(
-        "a file in a folder on the grader's command line (J1)",
+        "J1-command-line-path",
+        "a file in a folder on the grader's command line",
         "jail",
         {
             "peek": "def peek(x):\n    with open(SECRET) as f:\n"
@@ -325,7 +340,7 @@ def _said(result: dict, question: str) -> str:
     return " | ".join([result["reasons"].get(question, ""), *failed])
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r.rule for r in ROWS])
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
 def test_each_broken_rule_costs_its_questions_only(row, gradings):
     if row.grading not in gradings:
         pytest.skip(
@@ -337,11 +352,12 @@ def test_each_broken_rule_costs_its_questions_only(row, gradings):
     keeps = set(row.keeps) | {q for q in TESTS if q not in lost}
     for question in row.loses:
         said = _said(result, question)
-        assert result["questions"][question] == 0.0, (question, said)
+        assert result["questions"][question] == 0.0, (row.rule, question, said)
         for words in row.says:
-            assert words in said, (question, said)
+            assert words in said, (row.rule, question, said)
     for question in sorted(keeps):
         assert result["questions"][question] == result["maxima"][question], (
+            row.rule,
             question,
             _said(result, question),
         )

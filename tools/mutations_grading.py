@@ -1,12 +1,21 @@
 """The mutations of `tools.mutations` in the grading engine (`grader/src/attnbook_grader`):
 its isolation, limits, wire and the wire's layouts (issue 36), the rules held by what the
-answer's process can reach and the system calls it may not make (issue 44)."""
+answer's process can reach and the system calls it may not make (issue 44), and the
+verdicts end to end, each caught by its own row of `tests/test_grading_verdict_table.py`
+(issue 49, item 5)."""
 
 from __future__ import annotations
 
 from tools.mutation_spec import Mutation
 
 EDGES = ("tests/test_grading_wire_edges.py",)
+TABLE = "tests/test_grading_verdict_table.py"
+
+
+def _row(row: str) -> tuple[str, ...]:
+    """The row of the verdict table written against a mutant (its id)."""
+    return (f"{TABLE}::test_each_broken_rule_costs_its_questions_only[{row}]",)
+
 
 MUTATIONS = [
     # the grading engine's isolation, limits and wire (issue 36): each caught by
@@ -259,5 +268,70 @@ MUTATIONS = [
         '        and a["numel"] > 0\n        and a["ptr"] == b["ptr"]',
         '        and a["ptr"] == b["ptr"]',
         EDGES,
+    ),
+    # the grader's verdicts end to end (issue 49, item 5; issue 44): each row of
+    # tests/test_grading_verdict_table.py is a submission that breaks one rule
+    Mutation(
+        "rules-imported-and-rebound-name-is-a-module",
+        "attnbook_grader/source_rules.py",
+        "b for b, ids in binders.items() if all(self.units[i].imports for i in ids)",
+        "b for b, ids in binders.items() if any(self.units[i].imports for i in ids)",
+        _row("G1-imported-and-rebound"),
+    ),
+    Mutation(
+        "rules-part-of-a-statement-not-charged",
+        "attnbook_grader/source_rules.py",
+        "if part is None or _within(part, line):",
+        "if part is None:",
+        _row("G2-part-of-a-statement"),
+    ),
+    Mutation(
+        "rules-trusted-cell-refused",
+        "attnbook_grader/source_rules.py",
+        "if used and not unit.refused and not unit.trusted:",
+        "if used and not unit.refused:",
+        _row("G3-trusted-cell-reads-refused"),
+    ),
+    Mutation(
+        "rules-banned-import-matched-by-whole-path",
+        "attnbook_grader/source_rules.py",
+        'if path.split(".")[-1] in banned:',
+        "if path in banned:",
+        _row("G4-setup-alias"),
+    ),
+    Mutation(
+        "rules-hasattr-spells-nothing",
+        "attnbook_grader/source_rules.py",
+        'and node.func.id in ("getattr", "hasattr")',
+        'and node.func.id in ("getattr",)',
+        _row("G5-hasattr-spells"),
+    ),
+    Mutation(
+        "session-random-state-unseen",
+        "attnbook_grader/session.py",
+        'for what in ("torch", "numpy", "random")',
+        'for what in ("torch", "numpy")',
+        _row("E1-random-state-moved"),
+    ),
+    Mutation(
+        "session-caller-rng-not-advanced",
+        "attnbook_grader/session.py",
+        "set_rng_states(rng_after)",
+        "pass",
+        _row("E4-caller-generators-follow"),
+    ),
+    Mutation(
+        "jail-command-line-paths-visible",
+        "attnbook_grader/jail.py",
+        'found |= {a for a in sys.argv if a.startswith("/") or os.path.exists(a)}',
+        "found |= set()",
+        _row("J1-command-line-path"),
+    ),
+    Mutation(
+        "jail-network-shared",
+        "attnbook_grader/jail.py",
+        "flags = _NEWNS | _NEWPID | _NEWNET | _NEWIPC | _NEWUTS",
+        "flags = _NEWNS | _NEWPID | _NEWIPC | _NEWUTS",
+        _row("J4-network-namespace"),
     ),
 ]
