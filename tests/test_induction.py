@@ -441,3 +441,25 @@ def test_the_chapters_tools_read_chapter_6s_gpt():
     effects = ablation_effects(gpt, rep, n, "zero")
     assert effects.shape == (2, 2) and torch.isfinite(effects).all()
     assert effects[0, 0] != 0  # the planted head's output reaches the loss
+
+
+def test_repeat_loss_falls_reads_the_transition_from_the_evaluations() -> None:
+    from attnbook.induction_run import repeat_loss_falls
+
+    def history(losses: list[float], every: int = 25) -> list[dict]:
+        return [{"iter": every * i, "loss_repeat": v} for i, v in enumerate(losses)]
+
+    # 25 -> 75 falls by exactly 3.0 within 50 steps; more than 3 needs 0 or 25 -> 100
+    fastest, span = repeat_loss_falls(history([4.0, 4.0, 3.0, 1.0, 0.5]))
+    assert fastest == pytest.approx(3.0) and span == 75
+    assert repeat_loss_falls(history([4.0, 4.0, 3.0, 1.0, 0.5]), drop=2.9)[1] == 50
+    assert repeat_loss_falls(history([4.0, 4.0, 3.0, 1.0, 0.5]), window=25)[0] == 2.0
+    # a slow drift never falls by 3 nats; a rise is no fall
+    assert repeat_loss_falls(history([4.0, 3.5, 3.0, 2.0]))[1] is None
+    assert repeat_loss_falls(history([1.0, 2.0, 4.5])) == (0.0, None)
+    with pytest.raises(ValueError, match="loss_repeat"):
+        repeat_loss_falls([{"iter": 0}])
+    with pytest.raises(ValueError, match="increasing step order"):
+        repeat_loss_falls(history([4.0, 1.0])[::-1])
+    with pytest.raises(ValueError, match="window"):
+        repeat_loss_falls(history([4.0, 1.0]), window=0)

@@ -50,4 +50,11 @@ MUTATIONS = [
         "z = args[0]  # (B, T, H * d_head)",
         INDUCTION,
     ),
+    Mutation(
+        "transition-window-excludes-its-end",
+        "induction_run.py",
+        "fastest = max([0.0, *(fall for gap, fall in pairs if gap <= window)])",
+        "fastest = max([0.0, *(fall for gap, fall in pairs if gap < window)])",
+        INDUCTION,
+    ),
 ]

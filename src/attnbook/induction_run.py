@@ -19,7 +19,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor, nn
 
-from ._checks import positive_int
+from ._checks import positive_float, positive_int
 from .attn_only import AttnOnlyConfig, AttnOnlyTransformer
 from .hooks import ablate_heads, attention_layers, attention_weights, head_outputs
 from .induction import (
@@ -45,6 +45,7 @@ __all__ = [
     "train_on_repeats",
     "head_scores",
     "ablation_effects",
+    "repeat_loss_falls",
 ]
 
 
@@ -270,3 +271,31 @@ def ablation_effects(
                 loss = copy_losses(loss_per_position(model, rep), n)[1]
             effects[layer, head] = loss - base
     return effects
+
+
+def repeat_loss_falls(
+    history: list[dict], window: int = 50, drop: float = 3.0
+) -> tuple[float, int | None]:
+    """How fast the loss on the repeat fell during training, from the evaluations of
+    `train_on_repeats` (dicts with "iter" and "loss_repeat", in step order): the largest
+    fall within `window` steps (nats; 0.0 if it only rose), and the fewest steps over which
+    it fell by more than `drop` (None: it never did)."""
+    window = positive_int("window", window)
+    drop = positive_float("drop", drop)
+    if not history or any("iter" not in h or "loss_repeat" not in h for h in history):
+        raise ValueError(
+            "history must be a non-empty list of evaluations with 'iter' and "
+            "'loss_repeat' (TrainResult.history of train_on_repeats)"
+        )
+    steps = [int(h["iter"]) for h in history]
+    if any(b <= a for a, b in zip(steps, steps[1:])):
+        raise ValueError(f"history must be in increasing step order, got {steps}")
+    loss = [float(h["loss_repeat"]) for h in history]
+    pairs = [
+        (steps[j] - steps[i], loss[i] - loss[j])
+        for i in range(len(steps))
+        for j in range(i + 1, len(steps))
+    ]
+    fastest = max([0.0, *(fall for gap, fall in pairs if gap <= window)])
+    span = min((gap for gap, fall in pairs if fall > drop), default=None)
+    return fastest, span
