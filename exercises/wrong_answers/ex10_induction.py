@@ -98,15 +98,23 @@ WRONG_ANSWERS = {
     "repeat_loss: the first copy instead of the second": [
         (_FIRST, "    first = 1\n"),
     ],
+    "repeat_loss: probabilities (a softmax first) passed to cross_entropy, which wants logits": [
+        (_CE, "    probs = torch.softmax(predicted, dim=-1)\n"
+              "    loss = torch.nn.functional.cross_entropy(probs.transpose(1, 2), targets)\n"),
+    ],
     "repeat_loss: summed over the tokens, not averaged": [
         (_CE, "    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets, "
               "reduction=\"sum\")\n"),
     ],
     # q5: the conceptual question
-    "what_k_composition_measures: (a), the queries": [('    return "b"', '    return "a"')],
-    "what_k_composition_measures: (c), the values": [('    return "b"', '    return "c"')],
+    "what_k_composition_measures: (b), head j's output on the query side (Q-composition)": [
+        ('    return "c"', '    return "b"')
+    ],
+    "what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)": [
+        ('    return "c"', '    return "d"')
+    ],
     "what_k_composition_measures: the right letter in upper case": [
-        ('    return "b"', '    return "B"')
+        ('    return "c"', '    return "C"')
     ],
     # the house rules
     "shortcut: induction_score hands the work to attnbook.induction.induction_score": [
@@ -118,6 +126,16 @@ WRONG_ANSWERS = {
         (_DRAW,
          "    from attnbook.induction import repeated_tokens\n"
          "    return repeated_tokens(batch_size, n, vocab_size, generator, bos)\n"),
+    ],
+    # the dtype rule: scores and copies come back in the dtype of their input (float32 or float64)
+    "warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input": [
+        (_SCORE, "    scores = [[float(weights[b, h, q, q - n + 1].mean()) for b in range(weights.shape[0])]\n"
+                 "              for h in range(weights.shape[1])]\n"
+                 "    return torch.tensor(scores).mean(dim=1)"),
+        (_PREV, "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2)).float()"),
+        ("    out = z.clone()  # the caller's tensor stays as it is\n",
+         "    out = torch.zeros(z.shape)\n"
+         "    out[...] = z\n"),
     ],
     "tampering (q2, q3): every kind at once (TAMPER), and both functions wrong": [
         ("def induction_score(weights, n, bos):", TAMPER + "def induction_score(weights, n, bos):"),  # noqa: F821

@@ -166,10 +166,29 @@ def _split(path: str, hidden: list[str]) -> list[str]:
     ]
 
 
+def _links(path: str, seen: set[str] | None = None) -> list[str]:
+    """The symbolic links met on the way from `path` to its real place, and on the way to
+    their targets: a site folder behind a link (a virtual environment linked into a clone)
+    keeps its linked name in the child's `sys.path` and in its packages' `__path__`, so the
+    view makes those links again."""
+    seen = set() if seen is None else seen
+    found: list[str] = []
+    current = os.sep
+    for part in Path(os.path.abspath(path)).parts[1:]:
+        current = os.path.join(current, part)
+        if os.path.islink(current) and current not in seen:
+            seen.add(current)
+            target = os.path.join(os.path.dirname(current), os.readlink(current))
+            found += [current, *_links(target, seen)]
+            current = os.path.realpath(current)
+    return found
+
+
 def view(hidden: list[str] | None = None) -> list[str]:
     """The paths the submission sees (read-only): the system's libraries, Python's standard
     library and site-packages, the `attnbook` package and this engine's (the child runs
-    `sandbox`); none holding a `hidden` folder."""
+    `sandbox`); none holding a `hidden` folder. Links on the way to a Python folder are in
+    it as links (`_links`), made again in the view."""
     import attnbook
 
     paths = sysconfig.get_paths()
@@ -194,6 +213,12 @@ def view(hidden: list[str] | None = None) -> list[str]:
         if os.path.exists(real) and not any(_within(real, c) for c in chosen):
             chosen = [c for c in chosen if not _within(c, real)]
             chosen += _split(real, hidden)
+    links = [link for path in python for link in _links(path)]
+    chosen += [
+        link
+        for link in dict.fromkeys(links)
+        if not any(_within(link, c) for c in chosen)
+    ]
     return chosen
 
 
@@ -241,6 +266,7 @@ def _build(libc: ctypes.CDLL, new_root: str, hidden: list[str] | None) -> None:
     )
     for path in view(hidden):
         if os.path.islink(path):
+            os.makedirs(os.path.dirname(new_root + path), exist_ok=True)
             os.symlink(os.readlink(path), new_root + path)
         else:
             _bind(libc, path, new_root)

@@ -20,7 +20,7 @@ def test_induction_hand_patterns(induction_score):
     right = pattern(1 + 2 * n, lambda i: i - n + 1)
     got = induction_score(right, n, True)
     assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
-    assert torch.allclose(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (key i - n + 1) must score 1, got {got.tolist()}'
+    assert torch.allclose(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}'
     same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
     assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself'
     nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
@@ -44,6 +44,9 @@ def test_induction_second_copy_only(induction_score):
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
     got = induction_score(heads.repeat(3, 1, 1, 1), n, True)
     assert got.shape == (2,) and torch.allclose(got, torch.tensor([1.0, 0.0])), f'3 sequences and 2 heads, the first an induction head, the second on the earlier occurrence: one score per head, [1.0, 0.0], averaged over the batch and the queries, got {got.tolist()}'
+    got = induction_score(heads.double().repeat(3, 1, 1, 1), n, True)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: index and average the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
+    assert torch.allclose(got, torch.tensor([1.0, 0.0], dtype=torch.float64)), f'the same 3 sequences and 2 heads in float64: expected [1.0, 0.0], got {got.tolist()}'
     moved = heads.repeat(3, 1, 1, 1).transpose(1, 2).contiguous().transpose(1, 2)
     try:
         got = induction_score(moved, n, True)

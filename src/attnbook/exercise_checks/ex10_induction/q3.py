@@ -28,4 +28,7 @@ def test_previous_hand_patterns(previous_token_score):
     except RuntimeError as error:
         raise AssertionError(f'2 sequences, 2 heads, the heads axis moved by a transpose (not contiguous in memory): raised RuntimeError: {error}; take the diagonal, or flatten with .reshape, which work on any layout, not .view') from None
     assert torch.allclose(got, torch.tensor([1.0, 0.2])), f'2 sequences, 2 heads (previous token, always position 0), heads axis moved by a transpose: expected [1.0, 0.2], got {got.tolist()}'
+    got = previous_token_score(heads.double())
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: take the diagonal of the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
+    assert torch.allclose(got, torch.tensor([1.0, 0.2], dtype=torch.float64)), f'the same 2 sequences and 2 heads in float64: expected [1.0, 0.2], got {got.tolist()}'
 

@@ -43,6 +43,10 @@ def test_zero_head_any_leading_shape(zero_head):
         want = z.clone()
         want[..., 4:6] = 0.0
         assert isinstance(out, torch.Tensor) and torch.equal(out, want), f"z of shape {shape}: zero the last axis's columns 4 and 5 whatever axes come first (index with z[..., a:b], not z[:, :, a:b])"
+    z = torch.arange(12.0, dtype=torch.float64).reshape(2, 6)
+    out = zero_head(z, 1, 3)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float64, f"z in float64 must give a copy in float64, got {getattr(out, 'dtype', type(out).__name__)}: clone z (or use torch.zeros_like(z)); torch.zeros(shape) or a .float() makes float32"
+    assert torch.equal(out, torch.cat([z[:, :3], torch.zeros(2, 3, dtype=torch.float64)], dim=1)), f'z of shape (2, 6) in float64, head 1 of width 3: expected columns 3-5 zeroed, got {out.tolist()}'
     z = torch.arange(24.0).reshape(2, 2, 6).transpose(0, 1)
     try:
         out = zero_head(z, 0, 3)

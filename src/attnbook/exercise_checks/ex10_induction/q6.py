@@ -36,7 +36,12 @@ def test_repeat_loss_hand_logits(repeat_loss):
     logits = torch.zeros(1, 7, V)
     got = repeat_loss(logits, tokens, n)
     assert isinstance(got, float), f'return a Python float (float(loss)), got {type(got).__name__}'
-    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f}'
+    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up'
+    twos = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
+    confident = torch.zeros(1, 7, V)
+    confident[..., 2] = 20.0
+    got = repeat_loss(confident, twos, n)
+    assert got < 0.0001, f'logits of 20 for token 2 and 0 for the others at every position, on a batch whose every token after BOS is 2, so any positions you read are predicted right: expected about 0, got {got:.4f}. cross_entropy takes logits and applies log_softmax itself: probabilities (a softmax first) passed to it give ln(1 + 4/e) = {math.log(1 + (V - 1) / math.e):.4f} here'
     sure = torch.full((1, 7, V), -20.0)
     sure[0, torch.arange(6), tokens[0, 1:]] = 20.0
     sure[0, 3] = 0.0
