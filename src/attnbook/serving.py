@@ -135,12 +135,6 @@ class Engine:
         self.outputs: dict[int, list[list[int]]] = {}
         self.stats = EngineStats()
 
-    # chapter 9 reads three of the `stats` from the engine: per step, the requests that
-    # read prompt tokens and those decoded; (running, slots held, tokens cached); tokens
-    history = property(lambda self: self.stats.history)
-    trace = property(lambda self: self.stats.trace)
-    scheduled = property(lambda self: self.stats.scheduled)
-
     # -- requests ------------------------------------------------------------------------
     def add(self, request: Request) -> int:
         """Queue a request; returns its id (the key of its outputs)."""
