@@ -5,15 +5,16 @@ later chapter and by the exercises' tests:
 
 - ``attnbook.attention``   chapter 1: scaled dot-product attention, a self-attention layer,
                            row entropy of attention weights; ``attend``, the one softmax
-                           attention that every later chapter's layers call
+                           attention that every later chapter's layers call (its input
+                           checks: ``attention_checks``)
 - ``attnbook.lookup``      chapter 1: a lookup-table task and one head trained on it
 - ``attnbook.cross``       chapter 1: additive (Bahdanau) scores; cross-attention trained
                            to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
 - ``attnbook.explore``     chapters 1, 3, 6, 7, 9, 10: interactive attention views in the
-                           page (``explore_labels``: its axis labels; ``explore_picture``:
-                           its picture)
+                           page (``explore_inputs``: what it accepts; ``explore_labels``:
+                           its axis labels; ``explore_picture``: its picture)
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
 - ``attnbook.timing``      chapters 2, 8, 11: the best of a few timings, growth rates
 - ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads

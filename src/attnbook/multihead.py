@@ -54,7 +54,10 @@ __all__ = [
 
 
 def split_heads(x: Tensor, n_head: int) -> Tensor:
-    """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
+    """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1.
+
+    Chapters 3, 5 and 6.
+    """
     tensor("x", x, "(B, T, d_model)", dims=(3,))
     positive_int("n_head", n_head)
     if x.shape[-1] % n_head:
@@ -69,7 +72,10 @@ def _split(x: Tensor, n_head: int) -> Tensor:
 
 
 def merge_heads(x: Tensor) -> Tensor:
-    """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`."""
+    """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`.
+
+    Chapters 3 and 6.
+    """
     tensor("x", x, "(B, H, T, d_k)", dims=(4,))
     B, H, T, d_k = x.shape
     return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)

@@ -55,7 +55,10 @@ RESERVE = ("none", "max", "request")
 class Request:
     """A prompt (token ids) and how to answer it: up to `max_new_tokens` tokens, ending early
     after a `stop` token; `n` samples, sample i drawn with a generator seeded `seed + i`
-    (`temperature`, `top_k` as in `gpt.sample_next_token`; top_k=1 is greedy)."""
+    (`temperature`, `top_k` as in `gpt.sample_next_token`; top_k=1 is greedy).
+
+    Chapter 9.
+    """
 
     prompt: list[int]
     max_new_tokens: int

@@ -94,6 +94,7 @@ def moved_states(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 # ----------------------------------------------------------------------------- the rules
 def changed_input(label: str) -> str:
+    """The in-place rule, broken on the input called `label`."""
     return (
         f"your function changed its input `{label}` in place: "
         "work on a copy, the caller still needs the original"
@@ -125,6 +126,7 @@ def inputs_and_states(
 
 
 def returned_input(label: str) -> str:
+    """The new-object rule: the input `label` (or a view of all of it) came back."""
     return (
         f"your function returned its input `{label}` itself (or a "
         "view of all of it, such as x[:] or x.view_as(x)); return a "
@@ -133,6 +135,7 @@ def returned_input(label: str) -> str:
 
 
 def returned_view(label: str) -> str:
+    """The no-views rule: what came back shares memory with the input `label`."""
     return (
         f"your function returned a view of its input `{label}` "
         "(the two share memory): return a new tensor or array"
@@ -140,6 +143,8 @@ def returned_view(label: str) -> str:
 
 
 def returned_subclass(kind: str) -> str:
+    """What came back is a `kind`, a subclass of a tensor or an array (the grader's rule:
+    such an object may carry its own code into the grader's process)."""
     return (
         f"your function returned a {kind}, a subclass of a tensor or "
         "an array: return a plain torch.Tensor or numpy.ndarray"
