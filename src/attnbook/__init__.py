@@ -17,7 +17,8 @@ later chapter and by the exercises' tests:
                            its axis labels; ``explore_picture``: its picture)
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
 - ``attnbook.timing``      chapters 2, 8, 11: the best of a few timings, growth rates
-- ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
+- ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads (its input
+                           checks: ``multihead_checks``)
 - ``attnbook.multihead_weights``  chapter 3: the fused input projection, torch's layout
 - ``attnbook.marked_pairs``  chapter 3: two marked letters, two questions for two heads
 - ``attnbook.masks``       chapters 4, 8, 9: causal and padding masks, additive-mask
