@@ -35,6 +35,7 @@ later chapter and by the exercises' tests:
 - ``attnbook.data``        chapters 2, 6-11: the shipped corpus, benchmark records, weights
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
+                           (what a run records: ``train_log``)
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
 - ``attnbook.memory``      chapters 2, 8, 9: the peak bytes of tensors a computation holds;
