@@ -3,8 +3,9 @@ through `grading.guarded` in this process (what a public check does on a student
 and through the grading engine's call into a submission's process (what a hidden test does
 while grading), fails with the same message; a function that keeps the rules passes both.
 
-Cost: one submission process for the module (its process server starts once per test run,
-~15 s on a loaded 2-core machine, shared with the other grading tests), milliseconds a call.
+Cost: about a second where another grading test of the run has started the process server
+(as in `make unit-package`: 0.3 s to start the session, milliseconds a call); alone, the
+server's start adds ~15 s on a loaded 2-core machine.
 """
 
 from __future__ import annotations
