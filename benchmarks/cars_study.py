@@ -42,7 +42,7 @@ from pathlib import Path
 import torch
 
 from attnbook.cars import FAMILIES, CHAPTER_CONFIG, generate_pairs, make_split, run_seed
-from attnbook.cars.data import split_pairs
+from attnbook.cars.splits import split_pairs
 from attnbook.cars.design import (
     balanced_length_split,
     study_sentences,

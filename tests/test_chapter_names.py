@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attnbook"
 # One attention view, the same in each chapter that shows it: its parts serve all of them.
-ONE_TOOL = {"explore", "explore_labels", "explore_picture"}
+ONE_TOOL = {"explore", "explore_inputs", "explore_labels", "explore_picture"}
 NAMED = re.compile(r"\bchapters? (\d+(?:\s*(?:-|–|,|and)\s*\d+)*)|\bch\. ?(\d+)", re.I)
 
 
@@ -131,3 +131,46 @@ def test_the_package_map_lists_each_module_with_its_chapters() -> None:
             f"{sorted(chapters_named(in_map))}, its docstring "
             f"{sorted(chapters_named(in_module))}"
         )
+
+
+BOOK = {
+    int(p.name[:2]) for p in (PACKAGE.parents[1] / "book").glob("[0-9][0-9]_*.ipynb")
+}
+
+
+def definitions_without_chapter(tree: ast.Module) -> list[str]:
+    """The public definitions of `tree` whose own docstring names no chapter of the book
+    (nor "every chapter"), or names a chapter the book does not have."""
+    wrong = []
+    for node in public_definitions(tree):
+        doc = ast.get_docstring(node) or ""
+        named = chapters_named(doc)
+        if not (named or "every chapter" in doc.lower()) or named - BOOK:
+            wrong.append(node.name)
+    return wrong
+
+
+def test_the_definition_reader_sees_a_missing_or_unknown_chapter() -> None:
+    tree = ast.parse(
+        '__all__ = ["a", "b", "c", "d", "Model", "e"]\n'
+        'def a():\n    """Adds (chapter 3)."""\n'
+        'def b():\n    """Adds."""\n'
+        'def c():\n    """Adds (chapter 99)."""\n'
+        "def d():\n    pass\n"
+        'class Model:\n    """A model.\n\n    Chapters 6 and 9.\n    """\n'
+        'def e():\n    """Every chapter."""\n'
+        'def hidden():\n    """Not listed."""\n'
+    )
+    assert definitions_without_chapter(tree) == ["b", "c", "d"]
+    assert len(BOOK) >= 11
+
+
+def test_every_public_definition_names_its_chapter() -> None:
+    """Issue 49, item 6: a reader of any public function or class finds the chapter that
+    teaches it in its own docstring, whatever its module spans."""
+    wrong = {
+        name: found
+        for name, tree in modules()
+        if (found := definitions_without_chapter(tree))
+    }
+    assert not wrong, f"public definitions that name no chapter of the book: {wrong}"

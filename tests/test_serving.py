@@ -116,8 +116,6 @@ def test_the_stats_say_when_each_request_arrived_and_got_each_token(model: GPT) 
     for s in range(3):
         decoding = sum(s in stats.token_steps[r][0] for r in range(s))
         assert stats.scheduled[s] == len(reqs[s].prompt) + decoding
-    assert (engine.history, engine.trace) == (stats.history, stats.trace)
-    assert engine.scheduled is stats.scheduled
 
 
 def own_keys(model: GPT, tokens: list[int]) -> list[torch.Tensor]:

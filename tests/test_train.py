@@ -64,7 +64,9 @@ def test_time_budget_stops_early(monkeypatch):
     """A fake clock makes every step take one second: max_seconds=3.5 stops after step 4,
     whatever the machine's speed (and a broken budget ends at max_iters, not never)."""
     ticks = iter(range(10**6))
-    monkeypatch.setattr("attnbook.train.time.perf_counter", lambda: float(next(ticks)))
+    monkeypatch.setattr(
+        "attnbook.train_log.time.perf_counter", lambda: float(next(ticks))
+    )
     data = torch.randint(0, 5, (500,))
     model = GPT(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8))
     result = train(
@@ -189,7 +191,7 @@ class _Clock:
 def _clocked_run(monkeypatch, **config):
     """A linear model trained by `train_loop` on a fake clock: every step takes 1 s, every
     evaluation 100 s (which the training time leaves out)."""
-    import attnbook.train as train_module
+    import attnbook.train_log as train_module  # the clock the run's log reads
 
     clock = _Clock()
     monkeypatch.setattr(train_module, "time", clock)

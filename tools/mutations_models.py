@@ -232,14 +232,14 @@ MUTATIONS = [
     ),
     Mutation(
         "training-time-keeps-the-last-segment",
-        "train.py",
+        "train_log.py",
         "self.result.train_seconds += time.perf_counter() - self.since",
         "self.result.train_seconds = time.perf_counter() - self.since",
         ("tests/test_train.py",),
     ),
     Mutation(
         "time-budget-forgets-earlier-segments",
-        "train.py",
+        "train_log.py",
         "elapsed = result.train_seconds + time.perf_counter()",
         "elapsed = time.perf_counter()",
         ("tests/test_train.py",),

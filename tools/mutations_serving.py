@@ -190,7 +190,7 @@ MUTATIONS = [
     ),
     Mutation(
         "mask-with-cache-ignores-cache-length",
-        "multihead.py",
+        "multihead_checks.py",
         "key.shape[1] + (0 if kv_cache is None else len(kv_cache)),",
         "key.shape[1],",
     ),

@@ -5,18 +5,20 @@ later chapter and by the exercises' tests:
 
 - ``attnbook.attention``   chapter 1: scaled dot-product attention, a self-attention layer,
                            row entropy of attention weights; ``attend``, the one softmax
-                           attention that every later chapter's layers call
+                           attention that every later chapter's layers call (its input
+                           checks: ``attention_checks``)
 - ``attnbook.lookup``      chapter 1: a lookup-table task and one head trained on it
 - ``attnbook.cross``       chapter 1: additive (Bahdanau) scores; cross-attention trained
                            to reverse a sequence
 - ``attnbook.plot``        every chapter: attention heatmaps with token labels
 - ``attnbook.notebook``    every chapter: verdicts against a tolerance, deliberate errors, glue
 - ``attnbook.explore``     chapters 1, 3, 6, 7, 9, 10: interactive attention views in the
-                           page (``explore_labels``: its axis labels; ``explore_picture``:
-                           its picture)
+                           page (``explore_inputs``: what it accepts; ``explore_labels``:
+                           its axis labels; ``explore_picture``: its picture)
 - ``attnbook.blockwise``   chapter 2: exact attention over key blocks with an online softmax
 - ``attnbook.timing``      chapters 2, 8, 11: the best of a few timings, growth rates
-- ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads
+- ``attnbook.multihead``   chapter 3: multi-head attention, split/merge heads (its input
+                           checks: ``multihead_checks``)
 - ``attnbook.multihead_weights``  chapter 3: the fused input projection, torch's layout
 - ``attnbook.marked_pairs``  chapter 3: two marked letters, two questions for two heads
 - ``attnbook.masks``       chapters 4, 8, 9: causal and padding masks, additive-mask
@@ -33,6 +35,7 @@ later chapter and by the exercises' tests:
 - ``attnbook.data``        chapters 2, 6-11: the shipped corpus, benchmark records, weights
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
+                           (what a run records: ``train_log``)
 - ``attnbook.cars``        chapter 7: car-sentence pairs, three splits, seven classifiers
 - ``attnbook.gqa``         chapter 8: grouped-query attention, the key/value cache's bytes
 - ``attnbook.memory``      chapters 2, 8, 9: the peak bytes of tensors a computation holds;

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import floating, positive_int, tensor
+from .attention_checks import check_inputs, check_mask
 from .masks import causal_mask
 
 __all__ = [
@@ -30,88 +31,6 @@ __all__ = [
     "SelfAttention",
     "row_entropy",
 ]
-
-
-def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
-    """Raise a ValueError/TypeError that names the problem, before torch does something cryptic."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions (..., tokens, features); "
-                f"got shape {tuple(t.shape)}"
-            )
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not t.dtype.is_floating_point:
-            raise TypeError(
-                f"{name} must be a floating-point tensor, got dtype {t.dtype}"
-            )
-    if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(
-            f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}"
-        )
-    if q.shape[-1] == 0:
-        raise ValueError(
-            f"q and k need at least one feature (d_k >= 1), got q of shape {tuple(q.shape)}"
-        )
-    if k.shape[-2] == 0:
-        raise ValueError(
-            f"k and v need at least one token (T_k >= 1), got k of shape {tuple(k.shape)}"
-        )
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"queries and keys must have the same width d_k: q has {q.shape[-1]} "
-            f"(shape {tuple(q.shape)}), k has {k.shape[-1]} (shape {tuple(k.shape)})"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"keys and values must have the same number of tokens: k has {k.shape[-2]} "
-            f"(shape {tuple(k.shape)}), v has {v.shape[-2]} (shape {tuple(v.shape)})"
-        )
-    try:
-        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the leading (batch) dimensions of q {tuple(q.shape)}, k {tuple(k.shape)} and "
-            f"v {tuple(v.shape)} do not broadcast together"
-        ) from None
-    _check_mask(
-        mask,
-        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]),
-        q.shape[-2],
-        k.shape[-2],
-    )
-
-
-def _check_mask(
-    mask: Tensor | None, batch: tuple[int, ...], t_q: int, t_k: int
-) -> None:
-    """A boolean mask that broadcasts to the weights' shape (*batch, t_q, t_k), or None."""
-    if mask is None:
-        return
-    if not isinstance(mask, Tensor):
-        raise TypeError(
-            f"mask must be a boolean torch.Tensor, got {type(mask).__name__}"
-        )
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
-            "for an additive 0/-inf mask, add it to the scores yourself or convert it with "
-            "`mask == 0`"
-        )
-    target = (*batch, t_q, t_k)
-    ok = mask.dim() >= 1
-    if ok:
-        try:
-            ok = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
-        except RuntimeError:
-            ok = False
-    if not ok:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the attention weights' "
-            f"shape {target} (..., T_q={t_q}, T_k={t_k})"
-        )
 
 
 def scaled_dot_product_attention(
@@ -132,7 +51,7 @@ def scaled_dot_product_attention(
         ``weights`` sum to 1, except a query whose keys are all masked: its weights and its
         output are exactly zero (never NaN).
     """
-    _check_inputs(q, k, v, mask)
+    check_inputs(q, k, v, mask)
     return _explicit(q, k, v, mask, None, 0.0)
 
 
@@ -180,7 +99,7 @@ def attention_from_scores(
         raise ValueError(
             "scores must be finite numbers or -inf (a blocked key), got NaN or +inf"
         )
-    _check_mask(mask, tuple(batch), scores.shape[-2], scores.shape[-1])
+    check_mask(mask, tuple(batch), scores.shape[-2], scores.shape[-1])
     return _weigh(scores, v, mask, 0.0, guard=True)
 
 
@@ -305,7 +224,7 @@ def attend(
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
     n_rep = H // H_kv
     # checked as if each key/value head were repeated n_rep times (views: nothing copied)
-    _check_inputs(q, _as_heads(k, H), _as_heads(v, H), mask)
+    check_inputs(q, _as_heads(k, H), _as_heads(v, H), mask)
     T_q, T_k = q.shape[-2], k.shape[-2]
     if is_causal and T_q > T_k:
         raise ValueError(

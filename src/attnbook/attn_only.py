@@ -66,7 +66,10 @@ class AttnOnlyConfig:
 
 class SmearedKeyAttention(MultiHeadAttention):
     """Causal self-attention whose keys are smeared one position back: head h uses
-    s_h k_j + (1 - s_h) k_{j-1} (key 0 keeps k_0), s_h = sigmoid(smear[h]), learned."""
+    s_h k_j + (1 - s_h) k_{j-1} (key 0 keeps k_0), s_h = sigmoid(smear[h]), learned.
+
+    Chapter 10.
+    """
 
     def __init__(self, d_model: int, n_head: int) -> None:
         super().__init__(d_model, n_head)
@@ -97,7 +100,10 @@ class SmearedKeyAttention(MultiHeadAttention):
 
 class AttnOnlyTransformer(nn.Module):
     """Token and position embeddings, `n_layer` causal attention layers added to the
-    residual stream, an unembedding (not tied to the embedding). No norms, no MLPs."""
+    residual stream, an unembedding (not tied to the embedding). No norms, no MLPs.
+
+    Chapter 10.
+    """
 
     def __init__(self, config: AttnOnlyConfig) -> None:
         super().__init__()

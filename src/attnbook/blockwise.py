@@ -27,7 +27,10 @@ __all__ = ["blockwise_attention", "blockwise_sdpa"]
 def blockwise_attention(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_size: int = 64
 ) -> np.ndarray:
-    """softmax(Q K^T / sqrt(d_k)) V for Q (T_q, d_k), K (T_k, d_k), V (T_k, d_v), keys in blocks."""
+    """softmax(Q K^T / sqrt(d_k)) V for Q (T_q, d_k), K (T_k, d_k), V (T_k, d_v), keys in blocks.
+
+    Chapter 2.
+    """
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     if Q.ndim != 2 or K.ndim != 2 or V.ndim != 2:
         raise ValueError(

@@ -67,7 +67,10 @@ def learn_bpe(text: str, num_merges: int) -> list[tuple[str, str]]:
 
 def bpe_segment(text: str, merges: Sequence[tuple[str, str]]) -> list[str]:
     """Split `text` into BPE tokens: each piece starts as characters and the learned merges
-    are applied in the order learned. "".join(tokens) == text."""
+    are applied in the order learned. "".join(tokens) == text.
+
+    Chapter 6.
+    """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     rank = {tuple(pair): r for r, pair in enumerate(merges)}

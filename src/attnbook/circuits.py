@@ -68,7 +68,10 @@ def path_ablation(
     """Logits (B, T, V) and layer 1's attention weights (B, H, T, T) of a two-layer model
     when what layer-0 head `head` wrote is removed from the inputs of layer 1's queries,
     keys and/or values named in `paths` ("" removes nothing, "qkv" all three), and kept in
-    the residual stream that reaches the unembedding."""
+    the residual stream that reaches the unembedding.
+
+    Chapter 10.
+    """
     model = _two_layers(model)
     head = _head_index("head", head, model.config.n_head)
     if not isinstance(paths, str) or set(paths) - set(PATHS):
@@ -92,7 +95,10 @@ def token_k_circuit(model: AttnOnlyTransformer, reader: int, writer: int) -> Ten
     """(V, V): entry [a, b] = W_E[a] W_QK^{1,reader} W_OV^{0,writer} W_E[b]^T, the score
     (before the 1/sqrt(d_head) scaling) that head 1.reader gives from a query holding token
     a to a key into which head 0.writer wrote token b. Induction wants its diagonal largest:
-    the query looks for the key whose previous token is its own."""
+    the query looks for the key whose previous token is its own.
+
+    Chapter 10.
+    """
     model = _two_layers(model)
     H = model.config.n_head
     reader, writer = _head_index("reader", reader, H), _head_index("writer", writer, H)
@@ -105,7 +111,10 @@ def token_k_circuit(model: AttnOnlyTransformer, reader: int, writer: int) -> Ten
 @torch.no_grad()
 def ov_circuit(model: AttnOnlyTransformer, layer: int, head: int) -> Tensor:
     """(V, V): entry [out, in] = the logit of token `out` that head layer.head adds when it
-    attends to a position holding token `in` (W_U W_OV W_E^T, without positions)."""
+    attends to a position holding token `in` (W_U W_OV W_E^T, without positions).
+
+    Chapter 10.
+    """
     if not isinstance(model, AttnOnlyTransformer):
         raise TypeError(
             f"model must be an AttnOnlyTransformer, got {type(model).__name__}"
@@ -118,7 +127,10 @@ def ov_circuit(model: AttnOnlyTransformer, layer: int, head: int) -> Tensor:
 
 def top1_diagonal(M: Tensor, skip: tuple[int, ...] = (BOS,)) -> float:
     """M (V, V) with one row per item: the fraction of rows r (r not in `skip`) whose
-    largest entry among the columns not in `skip` is M[r, r]. Chance is 1 / (V - len(skip))."""
+    largest entry among the columns not in `skip` is M[r, r]. Chance is 1 / (V - len(skip)).
+
+    Chapter 10.
+    """
     M = tensor("M", M, "(V, V)", dims=(2,))
     if M.shape[0] != M.shape[1]:
         raise ValueError(f"M must be square, got {tuple(M.shape)}")
@@ -140,7 +152,10 @@ def repeat_loss_grid(
 ) -> Tensor:
     """(len(periods), len(prefixes)): the mean loss of predicting x_2 .. x_n of the second
     copy in BOS, m random tokens, x_1 .. x_n, x_1 .. x_n (n a period, m a prefix; tokens
-    from 1 .. V - 1), NaN where 1 + m + 2n exceeds the model's block_size."""
+    from 1 .. V - 1), NaN where 1 + m + 2n exceeds the model's block_size.
+
+    Chapter 10.
+    """
     block = getattr(getattr(model, "config", None), "block_size", None)
     if not isinstance(block, int):
         raise TypeError("model must have a config with an int block_size")
@@ -171,7 +186,10 @@ def constant_writer(
 ) -> AttnOnlyTransformer:
     """A copy of `model` with the same logits in which head `head` of the last layer also
     writes W_O^head `vector` at every position (`vector` (d_head,) added to its values, whose
-    weights sum to 1), and the unembedding subtracts what that adds to the logits (a bias)."""
+    weights sum to 1), and the unembedding subtracts what that adds to the logits (a bias).
+
+    Chapter 10.
+    """
     if not isinstance(model, AttnOnlyTransformer):
         raise TypeError(
             f"model must be an AttnOnlyTransformer, got {type(model).__name__}"

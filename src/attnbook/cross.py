@@ -44,6 +44,8 @@ class AdditiveScore(nn.Module):
     ``forward(q, k)`` takes q (..., T_q, d_q) and k (..., T_k, d_k) and returns the scores
     (..., T_q, T_k). The tanh sits between query and key, so the score is no matrix product:
     the (..., T_q, T_k, d_a) tensor of hidden units is built in full.
+
+    Chapters 1 and 2.
     """
 
     def __init__(self, d_q: int, d_k: int, d_a: int) -> None:
@@ -86,7 +88,7 @@ def reversal_batch(
     n_symbols: int,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Random sources and their reversals.
+    """Random sources and their reversals (chapter 1).
 
     Returns ``(source, decoder_input, target)``, each (B, length) of ids: the source symbols,
     the decoder's input under teacher forcing (the start symbol ``n_symbols``, then the target
@@ -107,6 +109,8 @@ class Reverser(nn.Module):
     returns logits (B, T, n_symbols) and the cross-attention weights (B, T, T): row t is the
     output position, column j the source position. ``score`` is "dot" (scaled dot product of
     W_Q and W_K projections) or "additive" (`AdditiveScore` with d_a = d_model).
+
+    Chapter 1.
     """
 
     def __init__(
@@ -167,7 +171,10 @@ def train_reverser(
 ) -> list[float]:
     """Train ``model`` on fresh random sources with the package's loop (`train_loop`), plain
     Adam at a constant rate, teacher forcing and the cross-entropy of every target symbol.
-    Returns the loss of every step."""
+    Returns the loss of every step.
+
+    Chapter 1.
+    """
     if not isinstance(model, Reverser):
         raise TypeError(f"model must be a Reverser, got {type(model).__name__}")
     config = plain_adam(steps, batch_size, lr, seed)
@@ -188,7 +195,10 @@ def train_reverser(
 @torch.no_grad()
 def reverse_greedy(model: Reverser, source: Tensor) -> tuple[Tensor, Tensor]:
     """Decode without teacher forcing: each step feeds back the model's own previous symbol.
-    source (B, T) -> predicted target (B, T) and the weights of the last pass (B, T, T)."""
+    source (B, T) -> predicted target (B, T) and the weights of the last pass (B, T, T).
+
+    Chapter 1.
+    """
     tensor("source", source, "(B, T) of ids", dims=(2,))
     B, T = source.shape
     written = torch.full(
@@ -203,7 +213,10 @@ def reverse_greedy(model: Reverser, source: Tensor) -> tuple[Tensor, Tensor]:
 def reversal_scores(model: Reverser, source: Tensor) -> dict[str, float]:
     """How well ``model`` reverses ``source`` (B, T), decoding greedily: the share of
     sequences reversed without a single error, the share of symbols right, and the mean
-    weight an output position puts on its aligned source position T - 1 - t."""
+    weight an output position puts on its aligned source position T - 1 - t.
+
+    Chapter 1.
+    """
     predicted, weights = reverse_greedy(model, source)
     target = source.flip(-1)
     T = source.shape[1]

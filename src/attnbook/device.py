@@ -57,7 +57,10 @@ def _mps_available() -> bool:
 
 def as_device(device: DeviceLike) -> torch.device:
     """`device` as a torch.device that this machine has; a ValueError naming the problem
-    (an unknown name, no such GPU, a CUDA index past the last GPU) otherwise."""
+    (an unknown name, no such GPU, a CUDA index past the last GPU) otherwise.
+
+    Chapter 6.
+    """
     if isinstance(device, bool) or not isinstance(device, (str, torch.device)):
         raise TypeError(
             f"device must be a str or torch.device, got {type(device).__name__} {device!r}"
@@ -116,7 +119,10 @@ def pick_device(prefer: DeviceLike | None = None) -> torch.device:
 
 
 def model_device(model: nn.Module) -> torch.device:
-    """The device of a model's first parameter (or buffer); the CPU for a model without any."""
+    """The device of a model's first parameter (or buffer); the CPU for a model without any.
+
+    Chapter 6.
+    """
     for p in model.parameters():
         return p.device
     for b in model.buffers():
@@ -127,7 +133,10 @@ def model_device(model: nn.Module) -> torch.device:
 def to_device(batch: Iterable[Tensor], device: DeviceLike) -> tuple[Tensor, ...]:
     """Each tensor of a batch on `device`. Tensors already there are returned as they are; on
     CUDA a CPU tensor is copied from pinned (page-locked) memory without blocking the host,
-    so the next step's Python runs while the copy is under way."""
+    so the next step's Python runs while the copy is under way.
+
+    Chapter 6.
+    """
     dev = torch.device(device)
     moved = []
     for t in batch:
@@ -144,7 +153,10 @@ def to_device(batch: Iterable[Tensor], device: DeviceLike) -> tuple[Tensor, ...]
 
 def synchronize(device: DeviceLike) -> None:
     """Wait until the work queued on `device` is done (a no-op on the CPU): GPU calls return
-    before the GPU has finished, so a timer must call this before it reads the clock."""
+    before the GPU has finished, so a timer must call this before it reads the clock.
+
+    Chapter 6.
+    """
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
@@ -153,7 +165,10 @@ def synchronize(device: DeviceLike) -> None:
 
 
 def check_float64(device: DeviceLike, what: str) -> None:
-    """A ValueError saying that `what` needs float64, which MPS does not have."""
+    """A ValueError saying that `what` needs float64, which MPS does not have.
+
+    Chapter 6.
+    """
     if torch.device(device).type == "mps":
         raise ValueError(
             f"{what} needs float64, and Apple's MPS has no float64: use float32, or "
@@ -171,7 +186,10 @@ def float64_device(device: DeviceLike | None) -> torch.device:
 
 def supports_bf16(device: DeviceLike) -> bool:
     """Whether autocast to bfloat16 runs fast on `device`: CUDA GPUs from Ampere (A100, RTX 30xx)
-    on, and the CPU (slowly, but correctly). A T4 or V100 has no bf16: use fp16 there."""
+    on, and the CPU (slowly, but correctly). A T4 or V100 has no bf16: use fp16 there.
+
+    Chapter 6.
+    """
     dev = torch.device(device)
     if dev.type == "cuda":
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
@@ -279,7 +297,10 @@ class TrainingDevice:
 @contextmanager
 def evaluating(model: nn.Module) -> Iterator[nn.Module]:
     """Eval mode and no gradients inside the block; the previous mode is restored on the way
-    out, also when the block raises."""
+    out, also when the block raises.
+
+    Chapter 6.
+    """
     was_training = model.training
     model.eval()
     try:

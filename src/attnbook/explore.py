@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
+from .explore_inputs import MAX_WEIGHTS, as_weights, axis_names, layer_tokens, tokens_of
 from .explore_labels import big_map
 from .explore_picture import cell_name, picture_png, picture_uri, shown, spaced
 
@@ -41,10 +41,6 @@ __all__ = ["AttentionView", "explore", "MAX_WEIGHTS", "SCALE"]
 
 #: The weights are stored as integers in units of 1 / SCALE.
 SCALE = 1000
-#: At most this many weights in one view: keeps the page's HTML well under 200 KB.
-MAX_WEIGHTS = 40_000
-#: How far above 1 a weight or a row's sum may be (float rounding of a softmax).
-_SLACK = 1e-3
 #: The lines of explore.js that only views with one token list per layer need.
 _PER_LAYER = re.compile(
     r"\n *// per-layer tokens: begin\n.*?// per-layer tokens: end", re.DOTALL
@@ -53,96 +49,6 @@ _PER_LAYER = re.compile(
 
 def _asset(name: str) -> str:
     return importlib.resources.files("attnbook.data").joinpath(name).read_text("utf-8")
-
-
-def _as_array(weights: object) -> np.ndarray:
-    """The weights as a float64 (layers, heads, T_q, T_k) array, checked."""
-    if isinstance(weights, torch.Tensor):
-        if not weights.dtype.is_floating_point:
-            raise TypeError(
-                f"weights must hold floating-point numbers, got {weights.dtype}"
-            )
-        weights = weights.detach().cpu().double().numpy()
-    if not isinstance(weights, np.ndarray):
-        raise TypeError(
-            "weights must be a torch.Tensor or numpy array of shape (T_q, T_k), "
-            f"(heads, T_q, T_k) or (layers, heads, T_q, T_k), got {type(weights).__name__}"
-        )
-    if not np.issubdtype(weights.dtype, np.floating):
-        raise TypeError(
-            f"weights must hold floating-point numbers, got {weights.dtype}"
-        )
-    w = weights.astype(np.float64)
-    if w.ndim not in (2, 3, 4):
-        raise ValueError(
-            "weights must have shape (T_q, T_k), (heads, T_q, T_k) or "
-            f"(layers, heads, T_q, T_k), got {w.shape}"
-        )
-    w = w.reshape((1,) * (4 - w.ndim) + w.shape)
-    if 0 in w.shape:
-        raise ValueError(f"weights must not be empty, got shape {w.shape}")
-    if not np.isfinite(w).all():
-        raise ValueError("weights hold NaN or infinite values")
-    if w.min() < 0 or w.max() > 1 + _SLACK:
-        raise ValueError(
-            "weights must lie in [0, 1] (attention weights after the softmax), got values "
-            f"from {w.min():.4g} to {w.max():.4g}: pass the weights, not the scores"
-        )
-    sums = w.sum(-1)
-    if sums.max() > 1 + _SLACK:
-        raise ValueError(
-            f"each query's weights must sum to at most 1, a row sums to {sums.max():.4g}: "
-            "is the last axis the keys?"
-        )
-    if w.size > MAX_WEIGHTS:
-        raise ValueError(
-            f"{w.size} weights (shape {w.shape}) are too many for one view (at most "
-            f"{MAX_WEIGHTS}): show fewer tokens, layers or heads"
-        )
-    return w
-
-
-def _names(what: str, names: Sequence[str] | None, n: int) -> list[str]:
-    if names is None:
-        return [f"{what} {i}" for i in range(n)]
-    if isinstance(names, str) or not all(isinstance(s, str) for s in names):
-        raise TypeError(f"{what}_names must be a sequence of strings, got {names!r}")
-    if len(names) != n:
-        raise ValueError(f"{len(names)} {what}_names for {n} {what}s in the weights")
-    return list(names)
-
-
-def _tokens(what: str, tokens: object, n: int, axis: str) -> list[str]:
-    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-        raise TypeError(
-            f"{what} must be a list of strings, one per token, got {type(tokens).__name__}"
-        )
-    if not all(isinstance(t, str) for t in tokens):
-        raise TypeError(f"{what} must all be strings, got {list(tokens)[:5]!r}...")
-    if len(tokens) != n:
-        raise ValueError(f"{len(tokens)} {what} for {n} {axis} in the weights")
-    return list(tokens)
-
-
-def _per_layer(tokens: object, n_layer: int, n: int) -> list[list[str]] | None:
-    """One token list per layer when `tokens` is a list of lists, checked; else None."""
-    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-        return None  # `_tokens` names the problem
-    lists = [t for t in tokens if isinstance(t, Sequence) and not isinstance(t, str)]
-    if not lists:
-        return None
-    if len(lists) != len(tokens):
-        raise TypeError("tokens must be all strings or all lists of strings")
-    if len(tokens) != n_layer:
-        raise ValueError(
-            f"{len(tokens)} token lists for {n_layer} layers in the weights: pass one "
-            "list per layer"
-        )
-    per_layer = [_tokens(f"tokens[{l}]", t, n, "queries") for l, t in enumerate(tokens)]
-    breaks = {tuple(i for i, t in enumerate(seq) if t == "\n") for seq in per_layer}
-    if len(breaks) > 1:
-        raise ValueError("the token lists must put line breaks at the same places")
-    return per_layer
 
 
 class AttentionView:
@@ -168,13 +74,13 @@ class AttentionView:
         query: int | None = None,
         title: str | None = None,
     ) -> None:
-        w = _as_array(weights)
+        w = as_weights(weights)
         n_layer, n_head, n_q, n_k = w.shape
-        self.layer_tokens = _per_layer(tokens, n_layer, n_q)
+        self.layer_tokens = layer_tokens(tokens, n_layer, n_q)
         if self.layer_tokens is not None and key_tokens is not None:
             raise ValueError("one token list per layer needs key_tokens=None")
         if self.layer_tokens is None:
-            self.tokens = _tokens("tokens", tokens, n_q, "queries")
+            self.tokens = tokens_of("tokens", tokens, n_q, "queries")
         if key_tokens is None and n_k != n_q:
             raise ValueError(
                 f"the weights have {n_q} queries and {n_k} keys: pass key_tokens"
@@ -182,10 +88,10 @@ class AttentionView:
         self.key_tokens = (
             None
             if key_tokens is None
-            else _tokens("key_tokens", key_tokens, n_k, "keys")
+            else tokens_of("key_tokens", key_tokens, n_k, "keys")
         )
-        self.layer_names = _names("layer", layer_names, n_layer)
-        self.head_names = _names("head", head_names, n_head)
+        self.layer_names = axis_names("layer", layer_names, n_layer)
+        self.head_names = axis_names("head", head_names, n_head)
         query = n_q - 1 if query is None else query
         chosen = (
             ("layer", layer, n_layer),

@@ -33,13 +33,19 @@ STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500)
 
 def label_step(n_keys: int) -> int:
     """Label every k-th row and column: the smallest k in `STEPS` whose k rows hold a
-    line of label text at the narrowest map (the cells are square: its width / n_keys)."""
+    line of label text at the narrowest map (the cells are square: its width / n_keys).
+
+    Chapter 1.
+    """
     pitch = NARROWEST / n_keys
     return next(k for k in STEPS if k * pitch >= LINE)
 
 
 def label_text(token: str) -> str:
-    """A token as an axis label: as the view shows it, a space made visible too."""
+    """A token as an axis label: as the view shows it, a space made visible too.
+
+    Chapter 1.
+    """
     return "\u2423" if token == " " else shown(token)
 
 
@@ -55,7 +61,10 @@ def big_map(
     """The ``.attnx-big`` block: the canvas (drawn by the script), its labels and caption.
 
     query_lists, key_lists: every token list the view can show on each axis (one per layer
-    for a view with a sequence per layer); the labels show list `opening` of each."""
+    for a view with a sequence per layer); the labels show list `opening` of each.
+
+    Chapter 1.
+    """
     n_q, n_k = len(query_lists[0]), len(key_lists[0])
     step = label_step(n_k)
     tokens = step == 1

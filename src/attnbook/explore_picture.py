@@ -27,19 +27,28 @@ GRID_PICTURE = 16  # heads drawn in the picture's grid, at most
 
 
 def shown(token: str) -> str:
-    """A token as the view prints it: whitespace made visible where it would vanish."""
+    """A token as the view prints it: whitespace made visible where it would vanish.
+
+    Chapters 3, 8 and 10.
+    """
     return {"\n": "\u21b5", "\t": "\u21e5", "": "\u2205"}.get(token, token)
 
 
 def spaced(tokens: Sequence[str]) -> bool:
-    """Words (shown apart) rather than characters (shown as running text)."""
+    """Words (shown apart) rather than characters (shown as running text).
+
+    Chapter 1.
+    """
     return any(len(t) > 1 for t in tokens)
 
 
 def cell_name(
     layer_names: Sequence[str], head_names: Sequence[str], l: int, h: int
 ) -> str:
-    """A head's label in the grid: "L1 H2" for the default names, else the names."""
+    """A head's label in the grid: "L1 H2" for the default names, else the names.
+
+    Chapter 1.
+    """
     layer, head = layer_names[l], head_names[h]
     head = f"H{h}" if head == f"head {h}" else head
     if len(layer_names) == 1:
@@ -76,7 +85,10 @@ def picture_png(
     """A PNG of a view's opening state: the chosen head's shading of the keys for the
     chosen query, and the grid of heads (at most 16), in the course's colours.
 
-    weights: (layers, heads, T_q, T_k) in [0, 1]; start: (layer, head, query)."""
+    weights: (layers, heads, T_q, T_k) in [0, 1]; start: (layer, head, query).
+
+    Chapter 1.
+    """
     n_layer, n_head, _, _ = weights.shape
     layer, head, q = start
     keys = key_tokens or tokens
@@ -140,5 +152,8 @@ def picture_png(
 
 
 def picture_uri(png: bytes) -> str:
-    """The PNG as a data URI, for an ``<img src=…>`` that needs no file and no request."""
+    """The PNG as a data URI, for an ``<img src=…>`` that needs no file and no request.
+
+    Chapter 1.
+    """
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

@@ -126,7 +126,7 @@ def sample_next_token(
     generator: torch.Generator | None = None,
     top_p: float | None = None,
 ) -> Tensor:
-    """Sample one token id per row of `logits` (B, vocab) -> (B, 1).
+    """Sample one token id per row of `logits` (B, vocab) -> (B, 1) (chapter 6).
 
     Temperature divides the logits *before* the softmax (lower = sharper); `top_k` keeps the
     k largest logits (ties at the k-th value kept) and sets the rest to -inf. `top_p`
@@ -170,7 +170,8 @@ def sample_next_token(
 
 
 class GPT(nn.Module):
-    """Character- (or any token-) level decoder-only transformer."""
+    """Character- (or any token-) level decoder-only transformer (chapter 6; chapters 2-10
+    use it)."""
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()

@@ -101,7 +101,10 @@ def repeated_tokens(
     generator: torch.Generator | None = None,
     bos: bool = True,
 ) -> Tensor:
-    """(B, bos + 2n): [BOS] x_1 .. x_n x_1 .. x_n with x drawn uniformly from 1..V-1."""
+    """(B, bos + 2n): [BOS] x_1 .. x_n x_1 .. x_n with x drawn uniformly from 1..V-1.
+
+    Chapter 10.
+    """
     B, n, V = (
         positive_int("batch_size", batch_size),
         positive_int("n", n),
@@ -121,7 +124,10 @@ def _weights(weights: object) -> Tensor:
 
 
 def previous_token_score(weights: Tensor) -> Tensor:
-    """(B, H, T, T) -> (H,): mean over the batch and queries i = 1..T-1 of weight[i, i-1]."""
+    """(B, H, T, T) -> (H,): mean over the batch and queries i = 1..T-1 of weight[i, i-1].
+
+    Chapter 10.
+    """
     w = _weights(weights)
     if w.shape[-1] < 2:
         raise ValueError("previous_token_score needs T >= 2")
@@ -132,7 +138,10 @@ def induction_score(weights: Tensor, n: int, bos: bool = True) -> Tensor:
     """(B, H, T, T) on `repeated_tokens(..., n, bos=bos)` -> (H,): mean over the batch and
     the n queries of the second copy (i = bos + n .. bos + 2n - 1) of weight[i, i - n + 1],
     the token after the query's first occurrence. The key of the last query is the first
-    token of the second copy, which does follow x_n."""
+    token of the second copy, which does follow x_n.
+
+    Chapter 10.
+    """
     w, n = _weights(weights), positive_int("n", n)
     T = w.shape[-1]
     if T != int(bos) + 2 * n:
@@ -146,7 +155,10 @@ def induction_score(weights: Tensor, n: int, bos: bool = True) -> Tensor:
 
 def loss_per_position(model: nn.Module, idx: Tensor) -> Tensor:
     """(B, T) -> (T - 1,): the mean over the batch of the loss of predicting token t + 1
-    from tokens 0..t, for t = 0..T-2 (a model returning (logits, loss))."""
+    from tokens 0..t, for t = 0..T-2 (a model returning (logits, loss)).
+
+    Chapter 10.
+    """
     idx = tensor("idx", idx, "(B, T)", dims=(2,))
     if idx.shape[1] < 2:
         raise ValueError("loss_per_position needs T >= 2")
@@ -167,14 +179,20 @@ def _head(attn: MultiHeadAttention, head: int) -> slice:
 
 def ov_matrix(attn: MultiHeadAttention, head: int) -> Tensor:
     """W_OV = W_O^h W_V^h (d_model, d_model): what the head writes for a residual vector it
-    attends to (column convention: out = W_OV x)."""
+    attends to (column convention: out = W_OV x).
+
+    Chapter 10.
+    """
     rows = _head(attn, head)
     return attn.W_o.weight[:, rows] @ attn.W_v.weight[rows]  # (d, d_k) @ (d_k, d)
 
 
 def qk_matrix(attn: MultiHeadAttention, head: int) -> Tensor:
     """W_QK = W_Q^hT W_K^h (d_model, d_model): score(query x_q, key x_k) = x_q^T W_QK x_k
-    (before the 1/sqrt(d_head) scaling)."""
+    (before the 1/sqrt(d_head) scaling).
+
+    Chapter 10.
+    """
     rows = _head(attn, head)
     return attn.W_q.weight[rows].T @ attn.W_k.weight[rows]  # (d, d_k) @ (d_k, d)
 
@@ -186,7 +204,10 @@ def copying_score(
     """Eigenvalue summary of the OV circuit W_U W_OV W_E^T (V, V), the logits the head adds
     for each token it attends to: sum(lambda) / sum(|lambda|), in [-1, 1]. Its non-zero
     eigenvalues are those of the small (d_head, d_head) W_V W_E^T W_U W_O, used here.
-    W_E: (V, d_model) token embedding, W_U: (V, d_model) unembedding."""
+    W_E: (V, d_model) token embedding, W_U: (V, d_model) unembedding.
+
+    Chapter 10.
+    """
     rows = _head(attn, head)
     for name, M in (("W_E", W_E), ("W_U", W_U)):
         tensor(name, M, "(V, d_model)", dims=(2,))
@@ -201,7 +222,10 @@ def copying_score(
 
 def composition_score(A: Tensor, B: Tensor) -> float:
     """||A B||_F / (||A||_F ||B||_F) for A (m, k), B (k, n): how much of what B writes A
-    reads, in [0, 1] (Elhage et al., 2021)."""
+    reads, in [0, 1] (Elhage et al., 2021).
+
+    Chapter 10.
+    """
     A = tensor("A", A, "(m, k)", dims=(2,))
     B = tensor("B", B, "(k, n)", dims=(2,))
     if A.shape[1] != B.shape[0]:
@@ -218,7 +242,10 @@ def composition_score(A: Tensor, B: Tensor) -> float:
 def k_composition(reader: MultiHeadAttention, writer: MultiHeadAttention) -> Tensor:
     """(H_reader, H_writer): composition_score(W_QK^r, W_OV^w) for every pair of a head r of
     the later layer `reader` and a head w of the earlier layer `writer`: how much the keys
-    of r are built from what w writes (K-composition)."""
+    of r are built from what w writes (K-composition).
+
+    Chapter 10.
+    """
     return torch.tensor(
         [
             [
@@ -233,7 +260,10 @@ def k_composition(reader: MultiHeadAttention, writer: MultiHeadAttention) -> Ten
 def in_context_score(losses: Tensor, early: int = 4, late: int = 4) -> float:
     """losses (T - 1,) from `loss_per_position` -> mean of the last `late` positions minus
     mean of the first `early`: negative when the context helps (Olsson et al.'s
-    "in-context learning score", loss late in the context minus loss early)."""
+    "in-context learning score", loss late in the context minus loss early).
+
+    Chapter 10.
+    """
     losses = tensor("losses", losses, "(T - 1,)", dims=(1,))
     early, late = positive_int("early", early), positive_int("late", late)
     if early + late > losses.shape[0]:
@@ -245,7 +275,10 @@ def in_context_score(losses: Tensor, early: int = 4, late: int = 4) -> float:
 
 def copy_losses(losses: Tensor, n: int, bos: bool = True) -> tuple[float, float]:
     """losses (bos + 2n - 1,) of `loss_per_position` on `repeated_tokens` -> the mean loss
-    of predicting x_2..x_n in the first copy and in the second (n - 1 positions each)."""
+    of predicting x_2..x_n in the first copy and in the second (n - 1 positions each).
+
+    Chapter 10.
+    """
     losses, n = tensor("losses", losses, "(T - 1,)", dims=(1,)), positive_int("n", n)
     if n < 2 or losses.shape[0] != int(bos) + 2 * n - 1:
         raise ValueError(

@@ -107,7 +107,10 @@ def induction_metrics(
     """On `task.eval_data()`: loss_first and loss_repeat (nats, `copy_losses`), induction
     (the largest induction score among the last layer's heads), induction_sum (their sum),
     previous_token (the largest previous-token score among layer 0's heads) and in_context
-    (`in_context_score` on the training-like batch)."""
+    (`in_context_score` on the training-like batch).
+
+    Chapter 10.
+    """
     rep, train_like = data
     first, repeat = copy_losses(loss_per_position(model, rep), task.eval_n)
     weights = attention_weights(model, rep)  # n_layer x (B, H, T, T)
@@ -129,7 +132,10 @@ def train_on_repeats(
     eval_seed: int = 1234,
 ) -> TrainResult:
     """Train `model` on `task.batch(cfg.batch_size, ...)` with `train_loop`; its history
-    holds `induction_metrics` every cfg.eval_interval steps, step_losses each step's loss."""
+    holds `induction_metrics` every cfg.eval_interval steps, step_losses each step's loss.
+
+    Chapter 10.
+    """
     data = task.eval_data(eval_seed)
     return train_loop(
         model,
@@ -148,7 +154,10 @@ def chapter_model(
 ) -> AttnOnlyTransformer:
     """The chapter's model: `n_layer` layers of 2 heads, width 32, initialised from `seed`
     (`smear_keys`: Olsson et al.'s smeared keys in every layer, `attn_only`). The caller's
-    random state is left as it was."""
+    random state is left as it was.
+
+    Chapter 10.
+    """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return AttnOnlyTransformer(
@@ -160,7 +169,10 @@ def chapter_model(
 
 def chapter_train_config(seed: int = 0, steps: int = 600) -> TrainConfig:
     """The chapter's recipe: batch 32, AdamW at 1e-2 (20 warm-up steps, cosine to 1e-3),
-    no weight decay, no clipping, an evaluation every 25 steps."""
+    no weight decay, no clipping, an evaluation every 25 steps.
+
+    Chapter 10.
+    """
     return TrainConfig(
         max_iters=steps,
         batch_size=32,
@@ -181,7 +193,10 @@ SHIPPED_MODEL = "ch10_induction_model.pt"
 
 def shipped_recipe(seed: int = 0) -> dict:
     """What the shipped weights were trained with: the task and the training configuration,
-    as plain dicts; loading refuses weights whose recipe is not the current one."""
+    as plain dicts; loading refuses weights whose recipe is not the current one.
+
+    Chapter 10.
+    """
     return {
         "task": asdict(InductionTask()),
         "train": asdict(chapter_train_config(seed)),
@@ -190,7 +205,7 @@ def shipped_recipe(seed: int = 0) -> dict:
 
 @lru_cache(maxsize=2)
 def trained_chapter_model(seed: int = 0, shipped: bool = True) -> AttnOnlyTransformer:
-    """The chapter's two-layer model trained with `chapter_train_config(seed)` on
+    """Chapter 10's two-layer model trained with `chapter_train_config(seed)` on
     `InductionTask()`, once per process and then shared (exercise 10's checks read it):
     callers must not train it further or leave hooks on it.
 
@@ -258,7 +273,10 @@ def ablation_effects(
 ) -> Tensor:
     """(n_layer, n_head): how much the loss on the repeated copy (`copy_losses`) rises when
     one head is ablated, `mode` "zero" (it writes 0) or "mean" (it writes its mean output
-    over the batch at each position, (T, d_head))."""
+    over the batch at each position, (T, d_head)).
+
+    Chapter 10.
+    """
     if mode not in ("zero", "mean"):
         raise ValueError(f"mode must be 'zero' or 'mean', got {mode!r}")
     base = copy_losses(loss_per_position(model, rep), n)[1]

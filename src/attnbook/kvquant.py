@@ -101,7 +101,10 @@ def pack_codes(codes: Tensor, bits: int) -> Tensor:
 
 
 def unpack_codes(packed: Tensor, bits: int) -> Tensor:
-    """The inverse of `pack_codes`: (..., d * b / 8) -> (..., d) codes in 0 .. 2^b - 1."""
+    """The inverse of `pack_codes`: (..., d * b / 8) -> (..., d) codes in 0 .. 2^b - 1.
+
+    Chapter 9.
+    """
     tensor("packed", packed, "(..., d * b / 8) uint8", min_dims=1)
     if packed.dtype != torch.uint8:
         raise TypeError(
@@ -116,12 +119,18 @@ def unpack_codes(packed: Tensor, bits: int) -> Tensor:
 
 
 def quantize_packed(x: Tensor, bits: int, dim: int) -> tuple[Tensor, Tensor, Tensor]:
-    """`quantize` then `pack_codes`: (packed codes, scale, minimum) as a cache stores them."""
+    """`quantize` then `pack_codes`: (packed codes, scale, minimum) as a cache stores them.
+
+    Chapter 9.
+    """
     codes, scale, lo = quantize(x, bits, dim)
     return pack_codes(codes, bits), scale, lo
 
 
 def dequantize_packed(packed: Tensor, scale: Tensor, lo: Tensor, bits: int) -> Tensor:
     """The numbers behind packed codes (the inverse of `quantize_packed`, within half a
-    step)."""
+    step).
+
+    Chapter 9.
+    """
     return dequantize(unpack_codes(packed, bits), scale, lo)

@@ -44,7 +44,10 @@ LinearState = tuple[Tensor, Tensor]  # S (B, H, d_k, d_v), z (B, H, d_k)
 
 
 def elu_feature_map(x: Tensor) -> Tensor:
-    """phi(x) = elu(x) + 1, elementwise: positive, and close to 1 + x near 0."""
+    """phi(x) = elu(x) + 1, elementwise: positive, and close to 1 + x near 0.
+
+    Chapter 11.
+    """
     return F.elu(x) + 1.0
 
 
@@ -98,7 +101,10 @@ def linear_attention_recurrent(
 ) -> tuple[Tensor, LinearState]:
     """Causal linear attention one token at a time: (B, H, T, d_v) outputs and the state
     (S (B, H, d_k, d_v), z (B, H, d_k)) after the last token, to continue from (decoding).
-    q and k are raw: the feature map is applied here."""
+    q and k are raw: the feature map is applied here.
+
+    Chapter 11.
+    """
     q, k, v = _check_qkv(q, k, v)
     B, H, T, d_k = k.shape
     fq, fk = elu_feature_map(q), elu_feature_map(k)
@@ -122,7 +128,10 @@ def linear_attention_parallel(
     q: Tensor, k: Tensor, v: Tensor, eps: float = 1e-6
 ) -> Tensor:
     """Causal linear attention on all tokens at once: the (T, T) matrix phi(Q) phi(K)^T with
-    its upper triangle zeroed, each row divided by its sum (+ eps), times V: (B, H, T, d_v)."""
+    its upper triangle zeroed, each row divided by its sum (+ eps), times V: (B, H, T, d_v).
+
+    Chapter 11.
+    """
     q, k, v = _check_qkv(q, k, v)
     T = k.shape[2]
     scores = elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)  # (B, H, T, T)
@@ -163,7 +172,10 @@ def delta_rule_recurrent(
 ) -> tuple[Tensor, Tensor]:
     """The (gated) delta rule one token at a time: outputs (B, H, T, d_v) and the final state
     S (B, H, d_k, d_v). beta (B, H, T): write strengths; alpha (B, H, T) in (0, 1] or None:
-    the decay gate. Keys are used as given (a model normalises them first)."""
+    the decay gate. Keys are used as given (a model normalises them first).
+
+    Chapter 11.
+    """
     q, k, v = _check_qkv(q, k, v)
     beta, alpha = _check_gates(beta, alpha, k)
     B, H, T, d_k = k.shape
@@ -194,7 +206,10 @@ def delta_rule_parallel(
     The state is a sum of writes, S_t = sum_{i<=t} D[t, i] k_i^T u_i with D[t, i] the decay
     alpha_{i+1} ... alpha_t, and each correction u_t = beta_t (v_t - sum_{i<t} D[t, i]
     (k_t . k_i) u_i) depends on the earlier ones linearly: (I + diag(beta) L) U = diag(beta) V
-    with L the strictly lower triangle of (K K^T) * D, one triangular solve. Float32/64."""
+    with L the strictly lower triangle of (K K^T) * D, one triangular solve. Float32/64.
+
+    Chapter 11.
+    """
     q, k, v = _check_qkv(q, k, v)
     beta, alpha = _check_gates(beta, alpha, k)
     T = k.shape[2]
@@ -228,7 +243,10 @@ def state_bytes(
 ) -> int:
     """Bytes of the fixed state of `n_layer` layers of `n_head` heads: S (d_k x d_v) per head,
     plus z (d_k) with the linear-attention normaliser. It does not grow with the text
-    (compare `attnbook.caches.kv_cache_bytes`, which grows with every token)."""
+    (compare `attnbook.caches.kv_cache_bytes`, which grows with every token).
+
+    Chapter 11.
+    """
     for name, value in (
         ("n_layer", n_layer),
         ("n_head", n_head),

@@ -38,7 +38,10 @@ def _check_sizes(n_keys: int, n_values: int) -> None:
 
 
 def lookup_names(n_keys: int, n_values: int) -> list[str]:
-    """Names of the ``n_keys * (n_values + 1)`` token ids: ``a0, a1, ..., a?, b0, ...``."""
+    """Names of the ``n_keys * (n_values + 1)`` token ids: ``a0, a1, ..., a?, b0, ...``.
+
+    Chapter 1.
+    """
     _check_sizes(n_keys, n_values)
     slots = [str(v) for v in range(n_values)] + ["?"]
     return [chr(ord("a") + c) + s for c in range(n_keys) for s in slots]
@@ -50,7 +53,7 @@ def lookup_batch(
     n_values: int,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Random lookup tables, each followed by one question per letter.
+    """Random lookup tables, each followed by one question per letter (chapter 1).
 
     Returns ``(tokens, source, answer)`` with shapes (B, 2 n_keys), (B, n_keys) and
     (B, n_keys): the token ids (entries first, then questions), the position of the entry
@@ -81,6 +84,8 @@ class LookupHead(nn.Module):
     ``?``), so ``c2`` and ``c?`` share the part that says "c". ``forward(tokens)`` takes
     (B, T) ids and returns logits (B, T, n_values) and the head's weights (B, T, T). No
     positions are given to the model: the task needs none.
+
+    Chapter 1.
     """
 
     def __init__(self, n_keys: int, n_values: int, d_model: int = 16) -> None:
@@ -108,7 +113,10 @@ class LookupHead(nn.Module):
 def lookup_scores(
     model: LookupHead, tokens: Tensor, source: Tensor, answer: Tensor
 ) -> dict:
-    """Accuracy of the questions and the mean weight each question puts on its entry."""
+    """Accuracy of the questions and the mean weight each question puts on its entry.
+
+    Chapter 1.
+    """
     with torch.no_grad():
         logits, weights = model(tokens)  # (B, T, n_values), (B, T, T)
     n = model.n_keys
@@ -129,7 +137,10 @@ def train_lookup_head(
 ) -> list[float]:
     """Train ``model`` on fresh random tables with the package's loop (`train_loop`), plain
     Adam at a constant rate; the loss is the cross-entropy of the questions' answers (the
-    entries' outputs are not scored). Returns the loss of every step."""
+    entries' outputs are not scored). Returns the loss of every step.
+
+    Chapter 1.
+    """
     config = plain_adam(steps, batch_size, lr, seed)
     n = model.n_keys
 

@@ -36,7 +36,10 @@ __all__ = [
 
 
 def pair_names(n_letters: int) -> list[str]:
-    """Names of the ``3 * n_letters`` ids: ``a, b, ...``, then ``A, B, ...``, then ``a*, b*, ...``."""
+    """Names of the ``3 * n_letters`` ids: ``a, b, ...``, then ``A, B, ...``, then ``a*, b*, ...``.
+
+    Chapter 3.
+    """
     if not 2 <= n_letters <= 26:
         raise ValueError(f"n_letters must be between 2 and 26, got {n_letters}")
     lower = [chr(ord("a") + c) for c in range(n_letters)]
@@ -49,7 +52,7 @@ def marked_pair_batch(
     n_letters: int,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Random sequences with two marked letters each.
+    """Random sequences with two marked letters each (chapter 3).
 
     Returns ``(tokens, marked, answers)`` with shapes (B, T), (B, 2) and (B, 2): the token
     ids, the positions of the first- and second-marked tokens (always different), and the
@@ -80,6 +83,8 @@ class TwoQuestionLayer(nn.Module):
 
     ``forward(tokens)`` takes (B, T) ids and returns logits (B, T, 2, n_letters) and the
     heads' weights (B, H, T, T).
+
+    Chapter 3.
     """
 
     def __init__(self, n_letters: int, d_model: int = 16, n_head: int = 2) -> None:
@@ -108,7 +113,10 @@ def weight_on_marks(
     model: TwoQuestionLayer, tokens: Tensor, marked: Tensor, answers: Tensor
 ) -> tuple[Tensor, Tensor]:
     """Mean weight each head puts on the first- and the second-marked key, (H, 2), and the
-    accuracy of each question over all positions, (2,)."""
+    accuracy of each question over all positions, (2,).
+
+    Chapter 3.
+    """
     with torch.no_grad():
         logits, weights = model(tokens)  # (B, T, 2, n), (B, H, T, T)
     rows = torch.arange(len(tokens))[:, None]
@@ -129,7 +137,10 @@ def train_two_questions(
 ) -> list[float]:
     """Train ``model`` on fresh random batches with the package's loop (`train_loop`) at a
     constant learning rate (plain Adam, as `lookup.train_lookup_head`). Returns the loss of
-    every step."""
+    every step.
+
+    Chapter 3.
+    """
     config = plain_adam(steps, batch_size, lr, seed)
 
     def next_batch(gen: torch.Generator) -> tuple[Tensor, Tensor]:

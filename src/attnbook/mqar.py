@@ -59,7 +59,10 @@ def mqar_batch(
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Inputs and targets, each (batch_size, 3 n_pairs) int64 (see the module docstring);
-    the same generator state gives the same batch."""
+    the same generator state gives the same batch.
+
+    Chapter 11.
+    """
     _check_sizes(batch_size, n_pairs, vocab_size)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(
@@ -129,7 +132,10 @@ class RecallTask:
 
 
 def recall_loss(model: nn.Module, batch: tuple[Tensor, ...]) -> Tensor:
-    """Mean cross-entropy over the queries of a batch (the pairs are not scored)."""
+    """Mean cross-entropy over the queries of a batch (the pairs are not scored).
+
+    Chapter 11.
+    """
     inputs, targets = batch
     logits = model(inputs)  # (B, T, vocab)
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
@@ -145,7 +151,10 @@ def recall_accuracy(
     batch_size: int = 64,
 ) -> float:
     """Share of the queries of `n_examples` fresh sequences (their own seed) whose most
-    likely next token is the right value."""
+    likely next token is the right value.
+
+    Chapter 11.
+    """
     positive_int("n_examples", n_examples)
     g = torch.Generator().manual_seed(seed)
     right = total = 0
@@ -166,7 +175,10 @@ def train_recall(
     kind: str, seed: int, task: RecallTask | None = None
 ) -> tuple[RecallModel, TrainResult, dict[int, float]]:
     """Train a model of this kind (`recall_models.MODEL_KINDS`) from seed `seed` on the task;
-    return it, the training record and its accuracy at each of task.eval_pairs."""
+    return it, the training record and its accuracy at each of task.eval_pairs.
+
+    Chapter 11.
+    """
     task = RecallTask() if task is None else task
     integer("seed", seed)
     torch.manual_seed(seed)

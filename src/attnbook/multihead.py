@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import boolean, positive_int, tensor
+from ._checks import positive_int, tensor
 from .attention import attend
 from .caches import KVCache  # the cache family lives in `caches` (chapter 9)
+from .multihead_checks import checked_inputs
 from .multihead_weights import (
     ProjectionRows,
     from_torch,
@@ -54,7 +55,10 @@ __all__ = [
 
 
 def split_heads(x: Tensor, n_head: int) -> Tensor:
-    """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1."""
+    """(B, T, d_model) -> (B, H, T, d_k): head h gets features h*d_k .. (h+1)*d_k - 1.
+
+    Chapters 3, 5 and 6.
+    """
     tensor("x", x, "(B, T, d_model)", dims=(3,))
     positive_int("n_head", n_head)
     if x.shape[-1] % n_head:
@@ -69,7 +73,10 @@ def _split(x: Tensor, n_head: int) -> Tensor:
 
 
 def merge_heads(x: Tensor) -> Tensor:
-    """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`."""
+    """(B, H, T, d_k) -> (B, T, H * d_k): the inverse of `split_heads`.
+
+    Chapters 3 and 6.
+    """
     tensor("x", x, "(B, H, T, d_k)", dims=(4,))
     B, H, T, d_k = x.shape
     return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
@@ -198,8 +205,16 @@ class MultiHeadAttention(nn.Module):
         fused = (key is None or key is query) and (value is None or value is query)
         if positions is not None and not fused:
             raise ValueError("positions= is for self-attention (key and value None)")
-        query, key, value, mask, unbatched = self._checked(
-            query, key, value, mask, is_causal, kv_cache
+        query, key, value, mask, unbatched = checked_inputs(
+            self.d_model,
+            self.n_head,
+            self.alibi,
+            query,
+            key,
+            value,
+            mask,
+            is_causal,
+            kv_cache,
         )
         if fused:  # self-attention: one product for queries, keys and values
             q, k, v = self._qkv(query)
@@ -293,77 +308,6 @@ class MultiHeadAttention(nn.Module):
         if r == x.shape[-1]:
             return apply_rope(x, positions)
         return torch.cat([apply_rope(x[..., :r], positions), x[..., r:]], dim=-1)
-
-    def _checked(
-        self,
-        query: Tensor,
-        key: Tensor | None,
-        value: Tensor | None,
-        mask: Tensor | None,
-        is_causal: bool,
-        kv_cache: KVCache | None,
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
-        """The inputs batched (B, T, d_model) (key and value default to query), the mask with a
-        head axis (B|1, H|1, T_q|1, T_k) and whether the inputs were unbatched; a clear error
-        for anything that does not fit."""
-        key = query if key is None else key
-        value = key if value is None else value
-        shape = f"(B, T, d_model={self.d_model}) or (T, d_model)"
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            tensor(name, x, shape)
-            if x.dim() not in (2, 3) or x.shape[-1] != self.d_model:
-                raise ValueError(f"{name} must be {shape}, got {tuple(x.shape)}")
-            if x.shape[-2] == 0:
-                raise ValueError(
-                    f"{name} must hold at least one token, got {tuple(x.shape)}"
-                )
-        if not query.dim() == key.dim() == value.dim():
-            raise ValueError(
-                "query, key and value must all be batched (B, T, d) or all unbatched (T, d)"
-            )
-        unbatched = query.dim() == 2
-        if unbatched:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        if key.shape[:2] != value.shape[:2]:
-            raise ValueError(
-                f"key {tuple(key.shape)} and value {tuple(value.shape)} must have the same B and T"
-            )
-        if key.shape[0] != query.shape[0]:
-            raise ValueError(
-                f"query {tuple(query.shape)} and key {tuple(key.shape)} have different batch sizes"
-            )
-        if kv_cache is not None and not isinstance(kv_cache, KVCache):
-            raise TypeError(
-                f"kv_cache must be a KVCache, got {type(kv_cache).__name__}"
-            )
-        if self.alibi and not is_causal:
-            raise ValueError(
-                "alibi=True is implemented for causal attention only: pass is_causal=True"
-            )
-        if mask is None:
-            return query, key, value, None, unbatched
-        boolean("mask", mask)
-        target = (
-            query.shape[0],
-            self.n_head,
-            query.shape[1],
-            key.shape[1] + (0 if kv_cache is None else len(kv_cache)),
-        )
-        # (B, T_q|1, T_k) gets a head axis
-        heads = mask.unsqueeze(1) if mask.dim() == 3 else mask
-        try:
-            ok = (
-                mask.dim() in (2, 3, 4)
-                and torch.broadcast_shapes(heads.shape, target) == target
-            )
-        except RuntimeError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {target}: "
-                "give it as (T_q, T_k), (B, T_q or 1, T_k) or (B, H or 1, T_q or 1, T_k)"
-            )
-        return query, key, value, heads, unbatched
 
     def extra_repr(self) -> str:
         rope = ", rope=True" if self.rope else ""

@@ -33,7 +33,7 @@ __all__ = [
 
 
 class FusedLayer(Protocol):
-    """What these functions read of a `multihead.MultiHeadAttention`."""
+    """What these functions read of a `multihead.MultiHeadAttention` (chapter 3)."""
 
     d_model: int
     n_head: int
@@ -91,7 +91,10 @@ class ProjectionRows:
 def init_as_separate_linears(layer: FusedLayer) -> None:
     """Fill W_q, W_k and W_v, in that order, as `nn.Linear` fills its weight and bias: the
     fused layer draws the very random numbers the three separate layers drew, so that seeded
-    results (the book's stored outputs, the shipped benchmark records) stay the same."""
+    results (the book's stored outputs, the shipped benchmark records) stay the same.
+
+    Chapter 3.
+    """
     bound = 1 / math.sqrt(layer.d_model)  # nn.Linear's bias bound, 1 / sqrt(fan_in)
     with torch.no_grad():
         for rows in (layer.W_q, layer.W_k, layer.W_v):
@@ -101,7 +104,10 @@ def init_as_separate_linears(layer: FusedLayer) -> None:
 
 
 def to_torch(layer: FusedLayer) -> nn.MultiheadAttention:
-    """A `nn.MultiheadAttention(batch_first=True)` computing the same function as `layer`."""
+    """A `nn.MultiheadAttention(batch_first=True)` computing the same function as `layer`.
+
+    Chapters 3 and 4.
+    """
     if layer.rope:
         raise ValueError(
             "nn.MultiheadAttention has no rotary positions: to_torch needs rope=False"
@@ -133,7 +139,10 @@ def from_torch(
     build: Callable[[int, int, bool], Layer], mha: nn.MultiheadAttention
 ) -> Layer:
     """`build(d_model, n_head, bias)` (a MultiHeadAttention) with the weights of `mha`
-    (equal q/k/v widths), on the CPU."""
+    (equal q/k/v widths), on the CPU.
+
+    Chapter 3.
+    """
     if not isinstance(mha, nn.MultiheadAttention):
         raise TypeError(
             f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}"

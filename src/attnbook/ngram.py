@@ -50,6 +50,8 @@ def ngram_losses(
 
     All orders score the same positions: every token of val_data from index max_n - 1 on,
     each with its own preceding tokens of val_data as the context.
+
+    Chapters 6 and 8.
     """
     tensor("train_data", train_data, "(N,) tensor of token ids", dims=(1,))
     tensor("val_data", val_data, "(N,) tensor of token ids", dims=(1,))

@@ -22,6 +22,8 @@ def expect_error(*expected: type[BaseException], width: int = 88) -> Iterator[No
 
     Prints ``TypeName: message``, wrapped to ``width`` characters. Raises ``AssertionError``
     if the block finishes without an error; an exception of another type propagates.
+
+    Chapters 3-9.
     """
     if width < 20:
         raise ValueError(f"width must be at least 20 characters, got {width}")
@@ -45,6 +47,8 @@ def agree(label: str, actual, expected, atol: float) -> bool:
     below 1e-06`` — never the difference itself, whose last digits depend on the CPU's
     kernels, the thread count and the library versions. On a failure the difference is
     printed, so ``assert agree(...)`` explains itself.
+
+    Every chapter.
     """
     import numpy as np
 
@@ -90,6 +94,8 @@ def glue(name: str, value, display: bool = False) -> None:
     The prose quotes it as ``{glue:text}`name:.2f```, so the page and the cell's output always
     agree. Where myst-nb is not installed (Colab, Binder) nothing is stored; the value is
     shown when ``display`` is true.
+
+    Every chapter.
     """
     value = plain_number(value)
     try:

@@ -54,7 +54,10 @@ COLUMN_WIDTH = 7.0
 
 
 def use_course_style() -> None:
-    """Set the course's plotting style (called once when ``attnbook.plot`` is imported)."""
+    """Set the course's plotting style (called once when ``attnbook.plot`` is imported).
+
+    Chapter 6.
+    """
     mpl.rcParams.update(
         {
             "axes.prop_cycle": cycler(color=PALETTE),
@@ -133,6 +136,8 @@ def attention_heatmap(
 
     ``key_tokens`` defaults to ``query_tokens`` (self-attention). Cells are annotated with
     their values when the matrix is small (at most 10 x 10) unless ``annot`` says otherwise.
+
+    Chapters 1 and 5.
     """
     w = _as_matrix(weights)
     key_tokens = list(query_tokens if key_tokens is None else key_tokens)

@@ -61,7 +61,7 @@ MODEL_KINDS = ("softmax", "linear", "delta", "gated_delta", "hybrid")
 
 @dataclass(frozen=True)
 class RecallModelConfig:
-    """Sizes shared by every kind of model (equal width)."""
+    """Sizes shared by every kind of model (equal width) (chapter 11)."""
 
     vocab_size: int = 128
     d_model: int = 32
@@ -93,7 +93,10 @@ class RecallModelConfig:
 
 
 class TokenMixer(nn.Module):
-    """One layer's mixing of tokens, of kind LAYER_KINDS: x (B, T, C) -> (B, T, C)."""
+    """One layer's mixing of tokens, of kind LAYER_KINDS: x (B, T, C) -> (B, T, C).
+
+    Chapter 11.
+    """
 
     def __init__(self, kind: str, cfg: RecallModelConfig) -> None:
         super().__init__()
@@ -145,7 +148,10 @@ class TokenMixer(nn.Module):
 
 
 class RecallModel(nn.Module):
-    """Tokens (B, T) -> next-token logits (B, T, vocab_size), layers of `kind`'s stack."""
+    """Tokens (B, T) -> next-token logits (B, T, vocab_size), layers of `kind`'s stack.
+
+    Chapter 11.
+    """
 
     def __init__(self, kind: str, cfg: RecallModelConfig | None = None) -> None:
         super().__init__()

@@ -55,7 +55,10 @@ RESERVE = ("none", "max", "request")
 class Request:
     """A prompt (token ids) and how to answer it: up to `max_new_tokens` tokens, ending early
     after a `stop` token; `n` samples, sample i drawn with a generator seeded `seed + i`
-    (`temperature`, `top_k` as in `gpt.sample_next_token`; top_k=1 is greedy)."""
+    (`temperature`, `top_k` as in `gpt.sample_next_token`; top_k=1 is greedy).
+
+    Chapter 9.
+    """
 
     prompt: list[int]
     max_new_tokens: int
@@ -134,12 +137,6 @@ class Engine:
         self.running: list[Sequence] = []
         self.outputs: dict[int, list[list[int]]] = {}
         self.stats = EngineStats()
-
-    # chapter 9 reads three of the `stats` from the engine: per step, the requests that
-    # read prompt tokens and those decoded; (running, slots held, tokens cached); tokens
-    history = property(lambda self: self.stats.history)
-    trace = property(lambda self: self.stats.trace)
-    scheduled = property(lambda self: self.stats.scheduled)
 
     # -- requests ------------------------------------------------------------------------
     def add(self, request: Request) -> int:

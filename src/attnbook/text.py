@@ -95,11 +95,17 @@ SHIPPED_TINY_SHAKESPEARE = "data/tinyshakespeare.txt.gz"
 
 
 class ChecksumError(ValueError):
-    """A shipped, downloaded or cached file does not have the expected sha256."""
+    """A shipped, downloaded or cached file does not have the expected sha256.
+
+    Chapter 6.
+    """
 
 
 def load_python_corpus(modules: Iterable[str] = STDLIB_MODULES) -> str:
-    """Concatenated source of the given standard-library modules (pure Python only)."""
+    """Concatenated source of the given standard-library modules (pure Python only).
+
+    Chapter 6.
+    """
     if isinstance(modules, str):
         raise TypeError(
             f"modules must be a list of module names, not the single string {modules!r}"
@@ -233,7 +239,10 @@ def load_corpus(name: str = "shakespeare") -> str:
 
 
 class CharTokenizer:
-    """One token per character; the vocabulary is fixed when the tokenizer is made."""
+    """One token per character; the vocabulary is fixed when the tokenizer is made.
+
+    Chapters 6 and 8.
+    """
 
     def __init__(self, chars: Sequence[str]) -> None:
         if len(chars) == 0:
@@ -292,7 +301,10 @@ class CharTokenizer:
 
 
 def split_train_val(data: Tensor, val_fraction: float = 0.1) -> tuple[Tensor, Tensor]:
-    """First (1 - val_fraction) of the tokens for training, the rest for validation."""
+    """First (1 - val_fraction) of the tokens for training, the rest for validation.
+
+    Chapters 6-10.
+    """
     tensor("data", data, "(N,) tensor of token ids", dims=(1,))
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
@@ -317,7 +329,10 @@ def get_batch(
     The windows are cut where `data` lives and then moved to `device` (default: stay there).
     For a GPU run, put `data` on the GPU once: only the B start positions then cross to it.
     The starts are drawn on the generator's device, so a CPU generator draws the same
-    windows whatever device `data` is on."""
+    windows whatever device `data` is on.
+
+    Chapters 6, 8 and 9.
+    """
     tensor("data", data, "(N,) tensor of token ids", dims=(1,))
     positive_int("block_size", block_size)
     positive_int("batch_size", batch_size)

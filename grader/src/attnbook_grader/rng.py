@@ -1,5 +1,6 @@
 """The global random states that cross the wire with every call: PyTorch's,
-NumPy's and Python's `random` module's, in that order.
+NumPy's and Python's `random` module's, in that order (`attnbook.exercise_checks.rules`
+takes them and names them, for the grader as for the public checks).
 
 In a child that must not hold PyTorch (`torchless`), PyTorch's state is kept as it came, in
 wire form, and sent back unchanged: nothing in that process can draw from it.
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from attnbook.exercise_checks import rules
 from attnbook_grader import wire
 from attnbook_grader.torchless import has_torch, torch
 
@@ -22,14 +24,8 @@ _HELD: list[Any] = []  # PyTorch's state in wire form, where PyTorch is absent
 
 def rng_states() -> dict[str, Any]:
     """The global random states of PyTorch, NumPy and Python's random module (PyTorch's:
-    None where it is absent)."""
-    version, internal, gauss = random.getstate()
-    return {
-        "torch": torch.get_rng_state() if has_torch() else None,
-        "numpy": np.random.get_state(),
-        # Python's 625 numbers as one array: one field on the wire, not 625
-        "random": (version, np.array(internal, dtype=np.uint32), gauss),
-    }
+    None where it is absent): the snapshot the public checks take (`rules.rng_states`)."""
+    return rules.rng_states(with_torch=has_torch())
 
 
 def set_rng_states(states: dict[str, Any]) -> None:

@@ -43,6 +43,7 @@ from attnbook_grader.rng import (
     wire_states,
 )
 from attnbook_grader.torchless import has_torch, torch
+from attnbook.exercise_checks.rules import exception_from as _exception
 from attnbook_grader.watched import labelled as _labelled, watched as _watched
 from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
 
@@ -268,13 +269,6 @@ def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
     if "raised" in reply:
         raise _exception(reply["raised"])
     return wire.decode(reply["result"])
-
-
-def _exception(raised: dict) -> BaseException:
-    kind = getattr(builtins, str(raised.get("type")), None)
-    if not (isinstance(kind, type) and issubclass(kind, Exception)):
-        kind = RuntimeError
-    return kind(str(raised.get("message", "")))
 
 
 def report_exception(err: BaseException) -> dict:

@@ -28,7 +28,9 @@ from attnbook_grader.child import (
     _Late,
 )
 from attnbook.exercise_checks.probes import Remote, shape_of
+from attnbook.exercise_checks.rules import moved_states
 from attnbook_grader.rng import rng_states, set_rng_states
+from attnbook.exercise_checks.rules import exception_from as _exception
 
 __all__ = [
     "Session",
@@ -136,7 +138,8 @@ class Session(Child):
             if found:
                 raise AssertionError(found)
         sent_args, sent_kwargs = wire.encode([list(args), kwargs])  # one frame
-        sent_rng = wire.encode(rng_states())
+        states = rng_states()
+        sent_rng = wire.encode(states)
         self.recorded = []
         reply = self.call_raw(
             name, sent_args, sent_kwargs, sent_rng, rules, grad, record, None, seconds
@@ -168,12 +171,7 @@ class Session(Child):
             wire.update_in_place(old, new)
         for key, old in kwargs.items():
             wire.update_in_place(old, after_kwargs.get(key))
-        moved = [
-            what
-            for what in ("torch", "numpy", "random")
-            if json.dumps(sent_rng["$d"][_RNG_ORDER[what]])
-            != json.dumps(reply["rng"]["$d"][_RNG_ORDER[what]])
-        ]
+        moved = moved_states(states, rng_after)
         set_rng_states(rng_after)
         self._note(name, reply)
         if rules is not None:
@@ -215,9 +213,6 @@ class Session(Child):
         return rows
 
 
-_RNG_ORDER = {"torch": 0, "numpy": 1, "random": 2}  # the order of rng_states()
-
-
 def _echo(text: Any, limit: int = 200) -> str:
     """What the child sent, as the grader repeats it in a message: at most `limit`
     characters (a name or a crash report can be as long as the submission makes it)."""
@@ -243,21 +238,7 @@ def _second_opinion(reply: dict) -> None:
     """The child's profiler watcher: it can only take points away."""
     found = reply.get("watcher")
     if found:
-        raise AssertionError(
-            f"shortcut: your function calls {found}; "
-            "the question asks you to write this step yourself"
-        )
-
-
-def _exception(raised: dict) -> BaseException:
-    import builtins
-
-    kind = getattr(builtins, str(raised.get("type")), None)
-    if not (isinstance(kind, type) and issubclass(kind, Exception)):
-        kind = RuntimeError
-    name = str(raised.get("name", ""))
-    message = str(raised.get("message", ""))
-    return kind(message if name == kind.__name__ else f"{name}: {message}")
+        raise AssertionError(verdicts.shortcut(found))
 
 
 class RemoteFunction(Remote):

@@ -6,15 +6,21 @@ the global random states, and where each input and each returned item lives in m
 dtype). From those, here, in the grader: an input changed in place, a global random state
 moved, an input (or a view of all of it) returned instead of a new object, a view returned
 where the question asks for a new tensor (``no_views``), a process started, memory refused.
-Each function returns the message of the first rule broken, or raises AssertionError with it.
-Imports nothing else of the grading package.
+Each function returns the message of the first rule broken, or raises AssertionError with it;
+the messages (and the names of the random states) are the course package's
+`attnbook.exercise_checks.rules`, the ones the public checks give. Imports nothing else of
+the grading package.
 """
 
 from __future__ import annotations
 
+from attnbook.exercise_checks import rules as messages
+from attnbook.exercise_checks.rules import RNG_NAMES, shortcut
+
 __all__ = [
     "RNG_NAMES",
     "house_rules",
+    "shortcut",
     "returned_inputs",
     "shared_results",
     "process_events",
@@ -22,11 +28,6 @@ __all__ = [
     "MEMORY_MESSAGE",
 ]
 
-RNG_NAMES = {
-    "torch": "PyTorch's global generator (torch.manual_seed or a draw without generator=)",
-    "numpy": "NumPy's global generator (np.random.seed or a draw from np.random.*)",
-    "random": "Python's random module (random.seed or a draw from random.*)",
-}
 MEMORY_MESSAGE = (
     "memory: the code asked for more memory than the grader gives a submission "
     "(a few GiB; an allocation of many GB?): scored 0 on this question"
@@ -35,18 +36,11 @@ MEMORY_MESSAGE = (
 
 def house_rules(changed: list[str], moved: list[str], rules: dict) -> None:
     """The rules on inputs and global random states, from the data."""
-    if changed:
-        raise AssertionError(
-            f"your function changed its input `{changed[0]}` in place: "
-            "work on a copy, the caller still needs the original"
-        )
-    for what in moved:
-        if what == "torch" and rules.get("global_torch_rng"):
-            continue
-        raise AssertionError(
-            f"your function changed the global random state of {RNG_NAMES[what]}: "
-            "use a local generator made from the seed or the one you are given"
-        )
+    broken = messages.inputs_and_states(
+        changed, moved, bool(rules.get("global_torch_rng"))
+    )
+    if broken:
+        raise AssertionError(broken)
 
 
 def _alias(a: dict, b: dict) -> bool:
@@ -80,10 +74,7 @@ def returned_inputs(facts: dict, rules: dict) -> str | None:
     "results": [fact, ...]}."""
     for item in facts.get("results", []):
         if item.get("subclass"):
-            return (
-                f"your function returned a {item['subclass']}, a subclass of a tensor or "
-                "an array: return a plain torch.Tensor or numpy.ndarray"
-            )
+            return messages.returned_subclass(item["subclass"])
     if not rules.get("new_object", True) and not rules.get("no_views"):
         return None
     for item in facts.get("results", []):
@@ -94,16 +85,9 @@ def returned_inputs(facts: dict, rules: dict) -> str | None:
                 "list",
             )
             if rules.get("new_object", True) and (same or _alias(item, value)):
-                return (
-                    f"your function returned its input `{label}` itself (or a "
-                    "view of all of it, such as x[:] or x.view_as(x)); return a "
-                    "new object (the caller's one must stay as it was)"
-                )
+                return messages.returned_input(label)
             if rules.get("no_views") and (same or _shares_memory(item, value)):
-                return (
-                    f"your function returned a view of its input `{label}` "
-                    "(the two share memory): return a new tensor or array"
-                )
+                return messages.returned_view(label)
     return None
 
 
@@ -122,12 +106,7 @@ def shared_results(facts: dict, rules: dict) -> str | None:
                 "list",
             )
             if same or _shares_memory(item, old):
-                return (
-                    "your function returned memory that an earlier call's result also "
-                    "holds (a table kept between calls and returned again?): a caller who "
-                    "changes one result changes the other; return a new array each call "
-                    "(a copy of what you keep)"
-                )
+                return messages.SHARED_RESULTS
     return None
 
 

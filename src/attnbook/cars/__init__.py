@@ -1,7 +1,7 @@
 """The car classifier of chapter 7: is the white car on the left?
 
 - `attnbook.cars.data`: phrasings in families, the pair generator (every pair bag-of-words
-  identical, labels from the scene), JSON, the three splits;
+  identical, labels from the scene), JSON; `attnbook.cars.splits`: the three splits;
 - `attnbook.cars.vocab`: tokens, bag of words, the vocabulary, padded id batches;
 - `attnbook.cars.models`: bag-of-words, position x word and n-gram MLPs, the attention
   classifier built from the package's transformer block, predictions and attention maps;
@@ -23,19 +23,16 @@ from .data import (
     FAMILIES,
     NOUNS,
     PHRASINGS,
-    SPLITS,
     VERBS,
     WHERE,
     Sentence,
     generate_pairs,
     load_sentences,
-    make_split,
     mirror_phrasing,
-    overlap_share,
     render,
     save_sentences,
-    split_pairs,
 )
+from .splits import SPLITS, make_split, overlap_share, split_pairs
 from .vocab import PAD, UNK, Vocabulary, bag_of_words, encode_batch, tokenize
 from .experiment import (
     CHAPTER_CONFIG,

@@ -53,12 +53,15 @@ PREFIXES = {4: "beside a red truck", 8: "near a red bus and a blue van"}
 
 
 def study_sentences(seed: int) -> list[Sentence]:
-    """The `STUDY_PAIRS` pairs of one seed (`generate_pairs(264, seed)`)."""
+    """The `STUDY_PAIRS` pairs of one seed (`generate_pairs(264, seed)`) (chapter 7)."""
     return generate_pairs(STUDY_PAIRS, seed=seed)
 
 
 def length_pool(seed: int) -> list[Sentence]:
-    """The pool the length split of `seed` draws from (its own generator seed)."""
+    """The pool the length split of `seed` draws from (its own generator seed).
+
+    Chapter 7.
+    """
     return generate_pairs(LENGTH_POOL_PAIRS, seed=seed + _LENGTH_SEED_OFFSET)
 
 
@@ -69,7 +72,10 @@ def balanced_length_split(
     family with at most `LENGTH_MAX_TRAIN` tokens (train) and `LENGTH_TEST_PAIRS` pairs of
     every family with more (test), drawn with `seed`; `sentences` holds just those pairs, so
     train and test are indices into it. Both sides have every family in equal shares, and
-    every test sentence is longer than every training sentence."""
+    every test sentence is longer than every training sentence.
+
+    Chapter 7.
+    """
     pool = length_pool(seed)
     short: defaultdict[str, list[int]] = defaultdict(list)
     long_: defaultdict[str, list[int]] = defaultdict(list)
@@ -91,7 +97,10 @@ def balanced_length_split(
 def tuning_sentences(seeds: Iterable[int] = STUDY_SEEDS) -> list[Sentence]:
     """Pairs to tune learning rates on: `STUDY_PAIRS` pairs drawn with their own generator
     seed, less every pair with a sentence that also occurs in the data of any of `seeds`
-    (`study_sentences` and `length_pool`), so no tuning sentence is any study test sentence."""
+    (`study_sentences` and `length_pool`), so no tuning sentence is any study test sentence.
+
+    Chapter 7.
+    """
     return list(_tuning_sentences(tuple(seeds)))
 
 
@@ -117,7 +126,10 @@ def prefixed_descriptions(
     description behind the neutral clause `PREFIXES[k]` (k real tokens, colours that are not
     the cars'), as a distractor placed "before" is in the data. Every word moves k places
     right and k tokens are added, so every model sees a different input and can change its
-    answer; a model that reads the description wherever it stands does not."""
+    answer; a model that reads the description wherever it stands does not.
+
+    Chapter 7.
+    """
     if k not in PREFIXES:
         raise ValueError(f"no prefix of {k} tokens; choose one of {sorted(PREFIXES)}")
     bare = [_sentence(sentences[i].description) for i in idx]

@@ -21,7 +21,8 @@ from torch import Tensor, nn
 from ..device import DeviceLike, as_device, evaluating, model_device, to_device
 from ..masks import padding_mask
 from ..train import TrainConfig, TrainResult, train_loop
-from .data import Sentence, make_split, overlap_share
+from .data import Sentence
+from .splits import make_split, overlap_share
 from .vocab import Vocabulary, encode_batch
 from .models import build_model
 
@@ -57,7 +58,10 @@ CHAPTER_CONFIG = TrainConfig(
 
 def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
     """The same recipe with `steps` training steps: warm-up over a tenth of them, one
-    evaluation at the end (how `benchmarks/cars_seeds.py --iters` scales the recipe)."""
+    evaluation at the end (how `benchmarks/cars_seeds.py --iters` scales the recipe).
+
+    Chapter 7.
+    """
     return replace(
         config, max_iters=steps, eval_interval=steps, warmup_iters=max(1, steps // 10)
     )
@@ -73,7 +77,10 @@ def _trim(ids: Tensor) -> Tensor:
 
 @torch.no_grad()
 def accuracy(model: nn.Module, ids: Tensor, labels: Tensor) -> float:
-    """Share of sentences whose logit has the sign of the label; ids (N, T), labels (N,)."""
+    """Share of sentences whose logit has the sign of the label; ids (N, T), labels (N,).
+
+    Chapter 7.
+    """
     with evaluating(model):
         logits = model(_trim(ids).to(model_device(model))).cpu()  # (N,)
     return float(((logits > 0).float() == labels.cpu()).float().mean())
@@ -90,7 +97,10 @@ def train_classifier(
     """Train a car classifier with `train_loop`: each step a random batch of `config.
     batch_size` sentences (ids (N, T), labels (N,) float), binary cross-entropy on the logits.
     `evaluate_on` maps a name to (ids, labels) whose accuracy the history records. `device`:
-    where to train (default: where the model is); the sentences are copied there once."""
+    where to train (default: where the model is); the sentences are copied there once.
+
+    Chapter 7.
+    """
     if ids.dim() != 2 or labels.shape != ids.shape[:1]:
         raise ValueError(
             f"ids must be (N, T) and labels (N,); got {tuple(ids.shape)}, {tuple(labels.shape)}"
@@ -122,7 +132,7 @@ def train_classifier(
 
 @dataclass
 class SeedRun:
-    """One model trained on one split for one seed by `run_seed`."""
+    """One model trained on one split for one seed by `run_seed` (chapter 7)."""
 
     kind: str
     split: str
@@ -158,7 +168,10 @@ def run_seed(
     """Split with `seed` (`held_out`: see `make_split`), build the vocabulary from the
     training sentences, build a `kind` model with weights seeded by `seed` (on the CPU, so
     the same weights on every device), train it on `device` (default: the CPU; batches drawn
-    with `seed` too)."""
+    with `seed` too).
+
+    Chapter 7.
+    """
     start = time.perf_counter()
     train_idx, test_idx = make_split(split, sentences, seed, held_out=held_out)
     vocab = Vocabulary.build(sentences[i].text for i in train_idx)
@@ -191,14 +204,20 @@ def run_seed(
 
 
 def summarise(values: Iterable[float]) -> tuple[float, float]:
-    """(mean, sample standard deviation) of a few numbers (std 0 for one number)."""
+    """(mean, sample standard deviation) of a few numbers (std 0 for one number).
+
+    Chapter 7.
+    """
     values = list(values)
     return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """The numbers of one `run_seed`, without the model (what `run_grid` collects)."""
+    """The numbers of one `run_seed`, without the model (what `run_grid` collects).
+
+    Chapter 7.
+    """
 
     kind: str
     split: str
@@ -239,7 +258,10 @@ def run_grid(
     **model_kwargs,
 ) -> list[RunSummary]:
     """`run_seed` for every kind x split x seed, in `workers` processes of one thread each
-    (every run seeds itself, so the numbers do not depend on which process ran it)."""
+    (every run seeds itself, so the numbers do not depend on which process ran it).
+
+    Chapter 7.
+    """
     jobs = [
         (k, sp, s, list(sentences), config, model_kwargs)
         for sp in splits
@@ -262,7 +284,10 @@ LONG_GRID = "chapter_grid_960.json"
 
 
 def load_chapter_grid(name: str = CHAPTER_GRID) -> tuple[dict, list[RunSummary]]:
-    """(the record: command, recipe, versions; its runs as `RunSummary`) of a stored grid."""
+    """(the record: command, recipe, versions; its runs as `RunSummary`) of a stored grid.
+
+    Chapter 7.
+    """
     import json
     from importlib.resources import files
 

@@ -69,7 +69,10 @@ def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
 
 
 def bag_of_words_counts(ids: Tensor, vocab_size: int, pad_id: int = 0) -> Tensor:
-    """(B, T) token ids -> (B, vocab_size) counts of each token (padding not counted)."""
+    """(B, T) token ids -> (B, vocab_size) counts of each token (padding not counted).
+
+    Chapter 7.
+    """
     counts = torch.zeros(ids.shape[0], vocab_size, device=ids.device)  # (B, V)
     counts.scatter_add_(1, ids, torch.ones_like(ids, dtype=counts.dtype))
     counts[:, pad_id] = 0.0
@@ -87,7 +90,10 @@ def _mlp(n_in: int, hidden: int) -> nn.Sequential:
 
 
 class BagOfWordsMLP(nn.Module):
-    """Word counts -> MLP -> one logit. It sees a sentence as a multiset of words."""
+    """Word counts -> MLP -> one logit. It sees a sentence as a multiset of words.
+
+    Chapter 7.
+    """
 
     def __init__(self, vocab_size: int, hidden: int = 64, pad_id: int = 0) -> None:
         super().__init__()
@@ -104,7 +110,10 @@ class BagOfWordsMLP(nn.Module):
 
 class PositionWordMLP(nn.Module):
     """One-hot (position, word) features for the first `max_len` positions -> MLP. It knows
-    which word stands where, but a word seen only at other positions is new to it."""
+    which word stands where, but a word seen only at other positions is new to it.
+
+    Chapter 7.
+    """
 
     def __init__(
         self, vocab_size: int, max_len: int = 48, hidden: int = 64, pad_id: int = 0
@@ -131,7 +140,10 @@ class PositionWordMLP(nn.Module):
 
 class NGramMLP(nn.Module):
     """Counts of word unigrams, bigrams and trigrams (each n-gram hashed to one of `buckets`
-    features) -> MLP. It sees local word order anywhere in the sentence."""
+    features) -> MLP. It sees local word order anywhere in the sentence.
+
+    Chapter 7.
+    """
 
     def __init__(
         self, vocab_size: int, buckets: int = 4096, hidden: int = 64, pad_id: int = 0
@@ -302,14 +314,20 @@ def build_model(kind: str, vocab_size: int, max_len: int = 64, **kwargs) -> nn.M
 
 
 def predict_logits(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
-    """The model's logit for each sentence, (len(texts),), computed in eval mode."""
+    """The model's logit for each sentence, (len(texts),), computed in eval mode.
+
+    Chapter 7.
+    """
     ids = encode_batch(texts, vocab)  # (B, T)
     with evaluating(model):
         return model(ids.to(next(model.parameters()).device)).cpu()  # (B,)
 
 
 def predict(model: nn.Module, vocab: Vocabulary, texts: Sequence[str]) -> Tensor:
-    """Probability that the white car is on the left, for each sentence: (len(texts),)."""
+    """Probability that the white car is on the left, for each sentence: (len(texts),).
+
+    Chapter 7.
+    """
     return torch.sigmoid(predict_logits(model, vocab, texts))
 
 

@@ -24,7 +24,8 @@ from torch import Tensor
 
 from ..device import evaluating, model_device
 from ..train import TrainConfig
-from .data import Sentence, split_pairs
+from .data import Sentence
+from .splits import split_pairs
 from .design import prefixed_descriptions
 from .experiment import CHAPTER_CONFIG, _trim, accuracy, train_classifier, with_steps
 from .models import build_model
@@ -85,7 +86,10 @@ def study_config(learning_rate: float, steps: int) -> TrainConfig:
 def shift_right(ids: Tensor, k: int, max_len: int | None = None) -> Tensor:
     """ids (B, T), right-padded -> (B, T + k) with k padding tokens (id 0) in front of every
     sentence: each word moves k positions right, nothing else changes (padding is masked).
-    `max_len`: drop trailing columns beyond it (an error if a real token would be cut)."""
+    `max_len`: drop trailing columns beyond it (an error if a real token would be cut).
+
+    Chapter 7.
+    """
     if ids.dim() != 2 or k < 0:
         raise ValueError(f"ids must be (B, T) and k >= 0, got {tuple(ids.shape)}, {k}")
     shifted = torch.cat([ids.new_zeros(ids.shape[0], k), ids], dim=1)  # (B, T + k)
@@ -103,7 +107,10 @@ def validation_split(
     fraction: float = 0.2,
 ) -> tuple[list[int], list[int]]:
     """Split the training sentences `train_idx` by pairs into (fit, validation) indices of
-    `sentences`; the test sentences are never touched."""
+    `sentences`; the test sentences are never touched.
+
+    Chapter 7.
+    """
     fit, val = split_pairs([sentences[i].pair for i in train_idx], fraction, seed)
     return [train_idx[j] for j in fit], [train_idx[j] for j in val]
 
@@ -112,7 +119,10 @@ def unk_share(
     sentences: Sequence[Sentence], train_idx: Sequence[int], test_idx: Sequence[int]
 ) -> tuple[float, Counter]:
     """(share of test tokens that are `<unk>` for a vocabulary built on the training
-    sentences, Counter of those unknown words)."""
+    sentences, Counter of those unknown words).
+
+    Chapter 7.
+    """
     known = {t for i in train_idx for t in tokenize(sentences[i].text)}
     tokens = [t for i in test_idx for t in tokenize(sentences[i].text)]
     unknown = Counter(t for t in tokens if t not in known)
@@ -143,7 +153,10 @@ def train_and_measure(
     "<name>_inrange<k>_accuracy" (those sentences) and "<name>_shift<k>_accuracy" (moved
     right by k padding tokens, masked), and "<name>_bare<k>_accuracy" (their descriptions
     alone) and "<name>_prefix<k>_accuracy" (behind `PREFIXES[k]`), with the share of
-    answers each move changes ("<name>_shift<k>_changed", "<name>_prefix<k>_changed")."""
+    answers each move changes ("<name>_shift<k>_changed", "<name>_prefix<k>_changed").
+
+    Chapter 7.
+    """
     if model_name not in STUDY_MODELS:
         raise ValueError(
             f"unknown model {model_name!r}; choose one of {list(STUDY_MODELS)}"
@@ -201,7 +214,10 @@ def train_and_measure(
 
 @dataclass(frozen=True)
 class Paired:
-    """Paired differences model - baseline over matched runs (same split, same seed)."""
+    """Paired differences model - baseline over matched runs (same split, same seed).
+
+    Chapter 7.
+    """
 
     mean: float  # mean difference
     std: float  # sample standard deviation of the differences (0 for one)
@@ -230,7 +246,10 @@ def paired_differences(
 
 
 def load_study() -> tuple[dict, dict[tuple[str, str, int], dict]]:
-    """(the stored record of `benchmarks/cars_study.py`, its runs by (model, split, seed))."""
+    """(the stored record of `benchmarks/cars_study.py`, its runs by (model, split, seed)).
+
+    Chapter 7.
+    """
     from ..data import benchmark_record
 
     record = benchmark_record(STUDY_RECORD)

@@ -40,7 +40,10 @@ _T95[9] = 2.262
 
 def pair_scores(correct: str) -> np.ndarray:
     """(n_pairs,) accuracy of each pair (0, 0.5 or 1) from a "1"/"0" string of even length
-    whose neighbours are twins."""
+    whose neighbours are twins.
+
+    Chapter 7.
+    """
     if len(correct) % 2 or set(correct) - {"0", "1"}:
         raise ValueError("correct must be an even-length string of '0' and '1'")
     bits = np.frombuffer(correct.encode(), dtype=np.uint8) - ord("0")  # (n,)
@@ -48,7 +51,10 @@ def pair_scores(correct: str) -> np.ndarray:
 
 
 def pair_counts(corrects: Sequence[str]) -> tuple[int, int, int]:
-    """(both right, one right, both wrong): pairs counted over all the runs' strings."""
+    """(both right, one right, both wrong): pairs counted over all the runs' strings.
+
+    Chapter 7.
+    """
     scores = np.concatenate([pair_scores(c) for c in corrects])
     return (
         int((scores == 1).sum()),
@@ -59,7 +65,10 @@ def pair_counts(corrects: Sequence[str]) -> tuple[int, int, int]:
 
 def pair_wins(model: Sequence[str], baseline: Sequence[str]) -> tuple[int, int]:
     """(pairs where `model` gets more twins right, pairs where `baseline` does), counted over
-    matched runs: model[i] and baseline[i] are "1"/"0" strings of the same test sentences."""
+    matched runs: model[i] and baseline[i] are "1"/"0" strings of the same test sentences.
+
+    Chapter 7.
+    """
     if len(model) != len(baseline) or not model:
         raise ValueError("need the same number (at least one) of runs for both models")
     ahead = behind = 0
@@ -73,7 +82,10 @@ def pair_wins(model: Sequence[str], baseline: Sequence[str]) -> tuple[int, int]:
 
 def sign_test(both_right: int, both_wrong: int) -> float:
     """Two-sided exact binomial p-value of both_wrong among both_right + both_wrong pairs
-    against one half (1.0 when there is no such pair)."""
+    against one half (1.0 when there is no such pair).
+
+    Chapter 7.
+    """
     if both_right < 0 or both_wrong < 0:
         raise ValueError("counts must be non-negative")
     n, k = both_right + both_wrong, min(both_right, both_wrong)
@@ -87,7 +99,10 @@ def bootstrap_interval(
     corrects: Sequence[str], n_boot: int = 2000, level: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile interval of the mean over runs of their test accuracy, resampling each
-    run's test pairs with replacement (`n_boot` times, generator seeded by `seed`)."""
+    run's test pairs with replacement (`n_boot` times, generator seeded by `seed`).
+
+    Chapter 7.
+    """
     if not corrects or not 0 < level < 1:
         raise ValueError("need at least one run and 0 < level < 1")
     rng = np.random.default_rng(seed)
@@ -102,7 +117,10 @@ def bootstrap_interval(
 
 
 def seed_interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, low, high): the 95 % t interval of the mean of one number per seed."""
+    """(mean, low, high): the 95 % t interval of the mean of one number per seed.
+
+    Chapter 7.
+    """
     values = list(values)
     if not 2 <= len(values) <= 10:
         raise ValueError(f"need 2 to 10 seeds, got {len(values)}")

@@ -18,20 +18,29 @@ PAD, UNK = "<pad>", "<unk>"
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase, drop punctuation, split on whitespace: "The white car." -> [the, white, car]."""
+    """Lowercase, drop punctuation, split on whitespace: "The white car." -> [the, white, car].
+
+    Chapter 7.
+    """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     return re.sub(r"[^\w\s]", " ", text.lower()).split()
 
 
 def bag_of_words(text: str) -> Counter:
-    """The multiset of tokens of a sentence (what a bag-of-words model sees)."""
+    """The multiset of tokens of a sentence (what a bag-of-words model sees).
+
+    Chapter 7.
+    """
     return Counter(tokenize(text))
 
 
 @dataclass
 class Vocabulary:
-    """Token <-> id. Id 0 is `<pad>`, id 1 is `<unk>` (any token not seen when building)."""
+    """Token <-> id. Id 0 is `<pad>`, id 1 is `<unk>` (any token not seen when building).
+
+    Chapter 7.
+    """
 
     itos: list[str] = field(default_factory=lambda: [PAD, UNK])
 

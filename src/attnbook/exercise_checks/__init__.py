@@ -4,7 +4,8 @@
 The files under this folder are generated from the master notebooks by ``make exercises-publish``;
 only *public* tests are ever written here (``tests/test_exercises.py`` checks it). The hidden
 tests live only in the instructors' autograder zips. Beside them, what the checks import:
-`grading` (the house rules), `probes`, `watch`, `loop_rule` and `answer_allowlist`. The
+`grading` (the house rules), `rules` (their messages, which the grading engine
+uses too), `probes`, `watch`, `loop_rule` and `answer_allowlist`. The
 engine that grades for credit is not here: it is the distribution ``attnbook-grader``
 (``grader/`` of the repository), which imports this package; this package never imports it.
 """

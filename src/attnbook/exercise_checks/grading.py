@@ -21,7 +21,8 @@ checked here, around the call (the shortcut rules with `watch.Watcher`). While g
 is a function of the submission's process (a `probes.Remote`): ``guarded`` only attaches the
 rules, and the grader decides them itself, from the submitted source and the data that
 comes back (`source_rules` and `verdicts` of the grading engine, the separate distribution
-attnbook-grader); nothing of this module runs in the submission's process.
+attnbook-grader); nothing of this module runs in the submission's process. Both places
+word each rule, and snapshot the global random states, with `rules`.
 
 ``grad_of`` (the gradients of a function's output, chapter 4's fully masked rows) and
 ``calls_of`` (the calls a function makes to the step it is asked to use, chapter 2's online
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from attnbook.exercise_checks import rules as messages
 from attnbook.exercise_checks.probes import Remote, calls_of, grad_of, gradient_call
 from attnbook.exercise_checks.answer_allowlist import local_refusal
 from attnbook.exercise_checks.loop_rule import local_loop
@@ -105,23 +107,6 @@ def _same(now: Any, before: Any) -> bool:
         return bool(now == before)
     except Exception:  # noqa: BLE001
         return True
-
-
-def _rng_states() -> dict[str, Any]:
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
-    return {
-        "Python's random module (random.seed or a draw from random.*)": random.getstate(),
-        "NumPy's global generator (np.random.seed or a draw from np.random.*)": (
-            kind,
-            np.asarray(keys).tobytes(),
-            pos,
-            has_gauss,
-            cached,
-        ),
-        "PyTorch's global generator (torch.manual_seed or a draw without generator=)": torch.get_rng_state()
-        .numpy()
-        .tobytes(),
-    }
 
 
 def _size(value: Any) -> int:
@@ -196,7 +181,7 @@ def guarded(
             for k, v in labelled.items()
             if _size(v) <= _MAX_INPUT_BYTES and not isinstance(v, _GENERATORS)
         }
-        states = _rng_states()
+        states = messages.rng_states()
         watcher = Watcher(libraries, names, allow_attnbook)
         previous = sys.getprofile()
         sys.setprofile(watcher)
@@ -206,29 +191,14 @@ def guarded(
             replaced = sys.getprofile() is not watcher
             sys.setprofile(previous)
             if watcher.found:
-                raise AssertionError(
-                    f"shortcut: your function calls {watcher.found[0]}; "
-                    "the question asks you to write this step yourself"
-                )
+                raise AssertionError(messages.shortcut(watcher.found[0]))
         if replaced:
-            raise AssertionError(
-                "your function changed the profiler (sys.setprofile) used by the grader"
-            )
-        for label, old in before.items():
-            if not _same(labelled[label], old):
-                raise AssertionError(
-                    f"your function changed its input `{label}` in place: "
-                    "work on a copy, the caller still needs the original"
-                )
-        after = _rng_states()
-        for what, state in states.items():
-            if what.startswith("PyTorch") and global_torch_rng:
-                continue
-            if after[what] != state:
-                raise AssertionError(
-                    f"your function changed the global random state of {what}: "
-                    "use a local generator made from the seed or the one you are given"
-                )
+            raise AssertionError(messages.PROFILER_REPLACED)
+        changed = [k for k, old in before.items() if not _same(labelled[k], old)]
+        moved = messages.moved_states(states, messages.rng_states())
+        broken = messages.inputs_and_states(changed, moved, global_torch_rng)
+        if broken:
+            raise AssertionError(broken)
         if new_object:
             items = result if isinstance(result, tuple) else (result,)
             for item in items:
@@ -237,16 +207,9 @@ def guarded(
                         item is value
                         and isinstance(value, (torch.Tensor, np.ndarray, list))
                     ) or _alias(item, value):
-                        raise AssertionError(
-                            f"your function returned its input `{label}` itself (or a "
-                            "view of all of it, such as x[:] or x.view_as(x)); return a "
-                            "new object (the caller's one must stay as it was)"
-                        )
+                        raise AssertionError(messages.returned_input(label))
                     if no_views and _shares_memory(item, value):
-                        raise AssertionError(
-                            f"your function returned a view of its input `{label}` "
-                            "(the two share memory): return a new tensor or array"
-                        )
+                        raise AssertionError(messages.returned_view(label))
         if separate_results:
             _check_separate(result, earlier)
         return result
@@ -262,12 +225,7 @@ def _check_separate(result: Any, earlier: list) -> None:
         for item in items:
             array = isinstance(item, (torch.Tensor, np.ndarray, list))
             if (item is old and array) or _shares_memory(item, old):
-                raise AssertionError(
-                    "your function returned memory that an earlier call's result also "
-                    "holds (a table kept between calls and returned again?): a caller who "
-                    "changes one result changes the other; return a new array each call "
-                    "(a copy of what you keep)"
-                )
+                raise AssertionError(messages.SHARED_RESULTS)
     earlier[:] = [*earlier, *items][-4:]
 
 
