@@ -250,7 +250,7 @@ MUTATIONS = [
     ),
     Mutation(
         "custom-exception-loses-its-name",
-        "attnbook_grader/session.py",
+        "exercise_checks/rules.py",
         'return kind(message if name == kind.__name__ else f"{name}: {message}")',
         "return kind(message)",
         EDGES,
@@ -308,9 +308,9 @@ MUTATIONS = [
     ),
     Mutation(
         "session-random-state-unseen",
-        "attnbook_grader/session.py",
-        'for what in ("torch", "numpy", "random")',
-        'for what in ("torch", "numpy")',
+        "exercise_checks/rules.py",
+        "for what in RNG_NAMES",
+        'for what in RNG_NAMES if what != "random"',
         _row("E1-random-state-moved"),
     ),
     Mutation(

@@ -260,7 +260,7 @@ MUTATIONS = [
     ),
     Mutation(
         "evaluations-in-training-mode",
-        "train.py",
+        "train_log.py",
         "with evaluating(self.model):",
         "if True:",
         ("tests/test_train.py",),
