@@ -294,10 +294,10 @@ def ablation_effects(
 def repeat_loss_falls(
     history: list[dict], window: int = 50, drop: float = 3.0
 ) -> tuple[float, int | None]:
-    """How fast the loss on the repeat fell during training, from the evaluations of
-    `train_on_repeats` (dicts with "iter" and "loss_repeat", in step order): the largest
-    fall within `window` steps (nats; 0.0 if it only rose), and the fewest steps over which
-    it fell by more than `drop` (None: it never did)."""
+    """How fast the loss on the repeat fell during training (chapter 10), from the
+    evaluations of `train_on_repeats` (dicts with "iter" and "loss_repeat", in step order):
+    the largest fall within `window` steps (nats; 0.0 if it only rose), and the fewest steps
+    over which it fell by more than `drop` (None: it never did)."""
     window = positive_int("window", window)
     drop = positive_float("drop", drop)
     if not history or any("iter" not in h or "loss_repeat" not in h for h in history):
