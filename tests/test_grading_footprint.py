@@ -8,8 +8,8 @@
   so its garbage collections leave the pages it shares with the server alone.
 
 The numbers are `benchmarks/grading_footprint.py`'s (`--by-process`: what each process
-holds), not a test's. Cost: ~15 s on the shared 2-core machine (one fresh Python, one
-process server).
+holds), not a test's. Cost: 9.6 s on the shared 2-core machine at load ~3 (a fresh Python
+3.2 s; the usual process server's start 6.2 s, less where an earlier test started it).
 """
 
 from __future__ import annotations
