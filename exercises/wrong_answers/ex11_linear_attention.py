@@ -54,6 +54,11 @@ WRONG_ANSWERS = {
          "        read = torch.einsum('bk,bkv->bv', fq[:, t], S)\n"
          "        outputs.append(read / (torch.einsum('bk,bk->b', fq[:, t], z)[:, None] + EPS))"),
     ],
+    "linear_attention_recurrent: the state made without device= (right on the CPU only)": [
+        ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i\n"
+         "    z = k.new_zeros(B, d_k)  # the normaliser: sum of phi(k_i)",
+         "    S = torch.zeros(B, d_k, v.shape[-1])\n    z = torch.zeros(B, d_k)"),
+    ],
     "non-solving (q1): only the shapes: zeros of (B, T, d_v)": [
         ("    B, T, d_k = k.shape\n    fq, fk = phi(q), phi(k)\n",
          "    return torch.zeros_like(v)\n    B, T, d_k = k.shape\n    fq, fk = phi(q), phi(k)\n"),

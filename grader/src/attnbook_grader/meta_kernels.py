@@ -1,4 +1,4 @@
-"""Loaded by the grader's process server before any submission starts (exercises 3 and 8).
+"""Loaded by the grader's process server before any submission starts (exercises 8 and 11).
 
 The first operation on a tensor of PyTorch's ``meta`` device (shapes and dtypes, no numbers:
 the hidden tests use it for "any device") imports some 800 modules of PyTorch's Python side

@@ -10,7 +10,8 @@ submission's child is prepared without the grader's main module (`_through`), wh
 would otherwise import again with everything that module imports. The usual server starts
 when a child first needs it (an exercise whose every question rules PyTorch out never
 starts it), with PyTorch's meta-device modules only where the exercise's tests use that
-device (`want_meta`).
+device (`want_meta`). Every server's last preload (`server_ready`) freezes what it holds,
+so that the children's garbage collections do not copy the pages they share with it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ _PRELOAD = [
 # PyTorch's lazy imports for the meta device (~70 MiB): preloaded only where an exercise's
 # tests use that device (exercises 8 and 11, `want_meta`)
 _META = "attnbook_grader.meta_kernels"
+# always the last preload: every object a server holds by then is left out of the children's
+# garbage collections (their pages stay shared)
+_READY = "attnbook_grader.server_ready"
 _meta: dict[str, bool] = {"wanted": True, "usual": False}
 _NEED_TORCH = (
     "torch",
@@ -109,7 +113,7 @@ def _processes() -> Any:
             os.environ.setdefault(name, value)
         processes.become_subreaper()
         _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(_PRELOAD)
+        _context.set_forkserver_preload(_PRELOAD + [_READY])
     return _context
 
 
@@ -132,7 +136,8 @@ def server_for(without: frozenset[str]) -> Any:
     # them where the usual server lacks them gets a server of its own
     if not heavy:
         if frozenset() not in _servers:
-            context.set_forkserver_preload(_PRELOAD + [_META] * _meta["wanted"])
+            preload = _PRELOAD + [_META] * _meta["wanted"]
+            context.set_forkserver_preload(preload + [_READY])
             _start_server(_ensure_running)
             _servers[frozenset()], _meta["usual"] = None, _meta["wanted"]
         if _meta["usual"] or not _meta["wanted"]:
@@ -150,7 +155,7 @@ def server_for(without: frozenset[str]) -> Any:
             if heavy == {"+meta"}
             else (preload, {WITHOUT_ENV: ",".join(sorted(heavy))})
         )
-        server.set_forkserver_preload(preload)
+        server.set_forkserver_preload(preload + [_READY])
         _start_server(server.ensure_running, env)
         _servers[heavy] = server
         first = context.Process(target=os.getpid, daemon=True)
