@@ -137,6 +137,25 @@ WRONG_ANSWERS = {
          "    out = torch.zeros(z.shape)\n"
          "    out[...] = z\n"),
     ],
+    # batch slips: a score or a loss read from one sequence, or one query, of the batch
+    "warned (q2): induction_score reads the first sequence of the batch only": [
+        (_SCORE, "    return weights[0, :, q, q - n + 1].mean(-1)"),
+    ],
+    "warned (q2): induction_score takes the largest over the batch, not the mean": [
+        (_SCORE, "    return weights[:, :, q, q - n + 1].mean(dim=2).amax(dim=0)"),
+    ],
+    "warned (q2): induction_score reads the last query of the second copy only": [
+        (_SCORE, "    return weights[:, :, -1, -n].mean(0)"),
+    ],
+    "warned (q3): previous_token_score reads the first sequence of the batch only": [
+        (_PREV, "    return weights[0].diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)"),
+    ],
+    "warned (q6): repeat_loss reads the first sequence of the batch only": [
+        (_CE, "    loss = torch.nn.functional.cross_entropy(predicted[0], targets[0])\n"),
+    ],
+    "warned (q6): find_heads looks for the previous-token head in layer 1": [
+        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[1]).argmax())\n"),
+    ],
     "tampering (q2, q3): every kind at once (TAMPER), and both functions wrong": [
         ("def induction_score(weights, n, bos):", TAMPER + "def induction_score(weights, n, bos):"),  # noqa: F821
         (_SCORE, "    return weights[:, :, q, q - n].mean(dim=(0, 2))"),

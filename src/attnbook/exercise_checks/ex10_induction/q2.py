@@ -41,16 +41,23 @@ def test_induction_second_copy_only(induction_score):
     w[0, 0, 4:, 0] = 1.0
     got = induction_score(w, n, True)
     assert torch.allclose(got, torch.zeros(1)), f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
+    half = pattern(9, lambda i: i - 4 + 1)
+    half[0, 0, 6::2] = 0.0
+    half[0, 0, 6::2, 0] = 1.0
+    got = induction_score(half, 4, True)
+    assert torch.allclose(got, torch.full((1,), 0.5)), f"n = 4 with BOS: queries 5 and 7 of the second copy on the right key, queries 6 and 8 on BOS: expected 2 of 4, 0.5, got {got.tolist()}: average the weights of all n queries of the second copy, not one query's (its first or its last)"
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
-    got = induction_score(heads.repeat(3, 1, 1, 1), n, True)
-    assert got.shape == (2,) and torch.allclose(got, torch.tensor([1.0, 0.0])), f'3 sequences and 2 heads, the first an induction head, the second on the earlier occurrence: one score per head, [1.0, 0.0], averaged over the batch and the queries, got {got.tolist()}'
-    got = induction_score(heads.double().repeat(3, 1, 1, 1), n, True)
+    batch = torch.cat([heads, heads, heads.flip(1)])
+    want = torch.tensor([2 / 3, 1 / 3])
+    got = induction_score(batch, n, True)
+    assert got.shape == (2,) and torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is an induction head in sequences 0 and 1 and looks at the earlier occurrence in sequence 2, head 1 the other way round. Expected one score per head, averaged over the batch (dim 0) and the queries, [0.667, 0.333]; got {got.tolist()}. A score read from the first sequence alone gives [1.0, 0.0], the largest over the batch [1.0, 1.0]'
+    got = induction_score(batch.double(), n, True)
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: index and average the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
-    assert torch.allclose(got, torch.tensor([1.0, 0.0], dtype=torch.float64)), f'the same 3 sequences and 2 heads in float64: expected [1.0, 0.0], got {got.tolist()}'
-    moved = heads.repeat(3, 1, 1, 1).transpose(1, 2).contiguous().transpose(1, 2)
+    assert torch.allclose(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.667, 0.333], got {got.tolist()}'
+    moved = batch.transpose(1, 2).contiguous().transpose(1, 2)
     try:
         got = induction_score(moved, n, True)
     except RuntimeError as error:
         raise AssertionError(f'the same weights with the heads axis moved by a transpose (not contiguous in memory) raised RuntimeError: {error}; index the weights, or flatten with .reshape, which work on any layout, not .view') from None
-    assert torch.allclose(got, torch.tensor([1.0, 0.0])), f'the same weights with the heads axis moved by a transpose: expected [1.0, 0.0], got {got.tolist()}'
+    assert torch.allclose(got, want), f'the same weights with the heads axis moved by a transpose: expected [0.667, 0.333], got {got.tolist()}'
 

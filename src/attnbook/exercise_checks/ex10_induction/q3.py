@@ -21,14 +21,16 @@ def test_previous_hand_patterns(previous_token_score):
     assert torch.allclose(got, torch.ones(1)), f'a perfect previous-token head scores 1, got {got.tolist()}: query 0 has no previous token, leave it out of the mean'
     got = previous_token_score(pattern(6, lambda i: 0))
     assert torch.allclose(got, torch.full((1,), 0.2)), f'a head that always looks at position 0 is on key i - 1 only for query 1, one of the five queries 1..5: 0.2, got {got.tolist()}'
-    heads = torch.cat([pattern(6, lambda i: i - 1), pattern(6, lambda i: 0)], dim=1).repeat(2, 1, 1, 1)
+    heads = torch.cat([pattern(6, lambda i: i - 1), pattern(6, lambda i: 0)], dim=1)
+    heads = torch.cat([heads, heads, heads.flip(1)])
+    want = torch.tensor([2.2 / 3, 1.4 / 3])
     moved = heads.transpose(1, 2).contiguous().transpose(1, 2)
     try:
         got = previous_token_score(moved)
     except RuntimeError as error:
-        raise AssertionError(f'2 sequences, 2 heads, the heads axis moved by a transpose (not contiguous in memory): raised RuntimeError: {error}; take the diagonal, or flatten with .reshape, which work on any layout, not .view') from None
-    assert torch.allclose(got, torch.tensor([1.0, 0.2])), f'2 sequences, 2 heads (previous token, always position 0), heads axis moved by a transpose: expected [1.0, 0.2], got {got.tolist()}'
+        raise AssertionError(f'3 sequences, 2 heads, the heads axis moved by a transpose (not contiguous in memory): raised RuntimeError: {error}; take the diagonal, or flatten with .reshape, which work on any layout, not .view') from None
+    assert isinstance(got, torch.Tensor) and got.shape == (2,) and torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is a previous-token head (1.0) in sequences 0 and 1 and always on position 0 (0.2) in sequence 2, head 1 the other way round. Expected the mean over the batch (dim 0) and the queries, [0.733, 0.467]; got {(got.tolist() if isinstance(got, torch.Tensor) else got)}. A score read from the first sequence alone gives [1.0, 0.2]'
     got = previous_token_score(heads.double())
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: take the diagonal of the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
-    assert torch.allclose(got, torch.tensor([1.0, 0.2], dtype=torch.float64)), f'the same 2 sequences and 2 heads in float64: expected [1.0, 0.2], got {got.tolist()}'
+    assert torch.allclose(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.733, 0.467], got {got.tolist()}'
 

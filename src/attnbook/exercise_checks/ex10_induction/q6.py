@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q6"
-points = [0.1, 0.1]
+points = [0.3, 0.3]
 
 @test_case(points=None, hidden=False)
 def test_find_heads_hand_patterns(find_heads):
@@ -18,12 +18,12 @@ def test_find_heads_hand_patterns(find_heads):
         return w
     n = 4
     T = 1 + 2 * n
-    prev, bos, ind = (pattern(T, lambda i: i - 1), pattern(T, lambda i: 0), pattern(T, lambda i: i - n + 1))
-    for layer0, layer1, want in (((bos, prev), (ind, prev), (1, 0)), ((prev, bos), (bos, ind), (0, 1))):
-        weights = [torch.cat(layer0, dim=1), torch.cat(layer1, dim=1)]
+    kinds = {'previous token': pattern(T, lambda i: i - 1), 'BOS': pattern(T, lambda i: 0), 'induction': pattern(T, lambda i: i - n + 1)}
+    for layer0, layer1, want in ((('BOS', 'previous token'), ('induction', 'previous token'), (1, 0)), (('previous token', 'BOS'), ('BOS', 'induction'), (0, 1)), (('previous token', 'BOS'), ('induction', 'previous token'), (0, 0))):
+        weights = [torch.cat([kinds[k] for k in layer], dim=1) for layer in (layer0, layer1)]
         got = find_heads(weights, n)
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
-        assert got == want, f"layer 0's heads are {('(BOS, previous token)' if want[0] else '(previous token, BOS)')} and layer 1's {('(induction, previous token)' if want[0] else '(BOS, induction)')}: expected {want}, got {got}; the previous-token head is in layer 0 (weights[0]), the induction head in layer 1 (weights[1]), and each is the head with the highest score"
+        assert got == want, f"layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}): expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, and each is the head with the highest score"
 
 @test_case(points=None, hidden=False)
 def test_repeat_loss_hand_logits(repeat_loss):
@@ -51,9 +51,11 @@ def test_repeat_loss_hand_logits(repeat_loss):
     wrong[0, 5] = 0.0
     got = repeat_loss(wrong, tokens, n)
     assert abs(got - math.log(V) / 2) < 0.0001, f'one of the two predictable tokens of the repeat (n - 1 = 2) at ln 5, the other at 0: expected the mean {math.log(V) / 2:.4f}, got {got:.4f}'
+    both = torch.cat([wrong, torch.zeros(1, 7, V)])
+    want = (math.log(V) / 2 + math.log(V)) / 2
     try:
-        got = repeat_loss(wrong.repeat(2, 1, 1), tokens.repeat(2, 1), n)
+        got = repeat_loss(both, tokens.repeat(2, 1), n)
     except RuntimeError as error:
         raise AssertionError(f'a batch of two sequences raised RuntimeError: {error}; a slice logits[:, a:b] of a batch is not contiguous in memory: flatten it with .reshape (or use .transpose(1, 2)), not .view') from None
-    assert abs(got - math.log(V) / 2) < 0.0001, f'the same sequence twice (B = 2): expected the same mean, {math.log(V) / 2:.4f}, got {got:.4f}'
+    assert abs(got - want) < 0.0001, f'a batch of 2 different sequences, the one above ({math.log(V) / 2:.4f}) and one with uniform logits (ln 5 = {math.log(V):.4f} on both tokens): expected the mean over the batch (dim 0) and the tokens, {want:.4f}, got {got:.4f}; the first sequence alone gives {math.log(V) / 2:.4f}'
 
