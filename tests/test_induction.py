@@ -463,3 +463,29 @@ def test_repeat_loss_falls_reads_the_transition_from_the_evaluations() -> None:
         repeat_loss_falls(history([4.0, 1.0])[::-1])
     with pytest.raises(ValueError, match="window"):
         repeat_loss_falls(history([4.0, 1.0]), window=0)
+
+
+def test_initial_scales_are_the_scores_layer_0_softmaxes() -> None:
+    from attnbook.hooks import attention_weights
+    from attnbook.induction_run import InductionTask, chapter_model, initial_scales
+
+    task = InductionTask()
+    rep = task.eval_data()[0]  # (B, T)
+    B, T = rep.shape
+    for init in ("default", "gpt2"):
+        scales = initial_scales(task, init, seed=3)
+        assert scales["stream"].shape == (B, T, 32)
+        assert scales["scores"].shape == (B, 2, T * (T + 1) // 2)
+        # put the kept scores back in their rows: their softmax is what layer 0 uses
+        full = torch.full((B, 2, T, T), float("-inf"))
+        full[..., torch.ones(T, T, dtype=torch.bool).tril()] = scales["scores"]
+        weights = attention_weights(chapter_model(task, 2, init, seed=3), rep)[0]
+        torch.testing.assert_close(full.softmax(-1), weights, atol=1e-6, rtol=1e-5)
+    # the stream is a token plus a position vector: std sqrt(2) at N(0, 1) by default,
+    # 0.02 sqrt(2) when every weight is drawn from N(0, 0.02^2)
+    default = initial_scales(task, "default", seed=3)
+    gpt2 = initial_scales(task, "gpt2", seed=3)
+    assert default["stream"].std() == pytest.approx(math.sqrt(2), rel=0.1)
+    assert gpt2["stream"].std() == pytest.approx(0.02 * math.sqrt(2), rel=0.1)
+    with pytest.raises(ValueError, match="init"):
+        initial_scales(task, "xavier")

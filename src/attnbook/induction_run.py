@@ -32,6 +32,7 @@ from .induction import (
     repeated_tokens,
     repeating_batch,
 )
+from .multihead import split_heads
 from .train import TrainConfig, TrainResult, train_loop
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "head_scores",
     "ablation_effects",
     "repeat_loss_falls",
+    "initial_scales",
 ]
 
 
@@ -317,3 +319,27 @@ def repeat_loss_falls(
     fastest = max([0.0, *(fall for gap, fall in pairs if gap <= window)])
     span = min((gap for gap, fall in pairs if fall > drop), default=None)
     return fastest, span
+
+
+@torch.no_grad()
+def initial_scales(
+    task: InductionTask, init: str, seed: int = 0, n_layer: int = 2
+) -> dict[str, Tensor]:
+    """How large the untrained `chapter_model(task, n_layer, init, seed)` starts, on the
+    evaluation batch `task.eval_data()[0]` (B, T): "stream", the residual stream after the
+    embeddings (B, T, d_model), and "scores", layer 0's attention scores
+    q k^T / sqrt(d_head) of every head on the entries the causal mask keeps (B, H, n) with
+    n = T (T + 1) / 2, before the softmax.
+
+    Chapter 10.
+    """
+    model = chapter_model(task, n_layer, init, seed)  # checks `init`
+    rep = task.eval_data()[0]
+    stream = model.residual(rep)  # (B, T, d_model)
+    attn = attention_layers(model)[0]  # layer 0
+    q = split_heads(attn.W_q(stream), attn.n_head)  # (B, H, T, d_head)
+    k = split_heads(attn.W_k(stream), attn.n_head)  # (B, H, T, d_head)
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (B, H, T, T)
+    T = scores.shape[-1]
+    kept = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T): key j <= query i
+    return {"stream": stream, "scores": scores[..., kept]}
