@@ -4,8 +4,8 @@ and whole prefills, varied n / stop / max_new_tokens, requests arriving while ot
 
 After every engine step the pool must be consistent (each block's reference count equals the
 number of running tables holding it, the free queue holds exactly the unreferenced blocks, the
-prefix index and its inverse agree); at the end every block is free again, and every request's
-samples equal `GPT.generate`'s token for token.
+prefix index and its inverse agree) and the batch holds at most max_batch samples; at the end
+every block is free again, and every request's samples equal `GPT.generate`'s token for token.
 
 A seeded loop rather than Hypothesis: one workload costs about a second, so the suite runs a
 fixed handful of seeds (a failure names its seed); `ATTNBOOK_SERVING_WORKLOADS=N` runs N.
@@ -163,6 +163,7 @@ def test_random_workload_keeps_the_pool_consistent_and_matches_generate(
             ids.append(engine.add(pending.pop(0)))
         engine.step()
         check_pool(engine)
+        assert len(engine.running) <= max_batch  # samples, forked twins included
         steps += 1
         assert steps < 2000, "the engine stopped making progress"
 
