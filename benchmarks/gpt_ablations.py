@@ -4,6 +4,7 @@
     python benchmarks/gpt_ablations.py                  # every variant, seeds 0 and 1
     python benchmarks/gpt_ablations.py --only base,4-layers --seeds 0
     python benchmarks/gpt_ablations.py --long 4000      # also the chapter's model for 4000 steps
+    python benchmarks/gpt_ablations.py --seeds 0 --steps 3   # every variant runs (quick)
     python benchmarks/gpt_ablations.py --workers 16 --long 3000 \
         --save src/attnbook/data/benchmark_gpt_ablations.json   # the record chapter 6 quotes
     OMP_NUM_THREADS=1 python benchmarks/gpt_ablations.py --threads 1 --seeds 2 \
@@ -26,7 +27,6 @@ import argparse
 import math
 import sys
 import time
-import types
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
@@ -34,7 +34,8 @@ from functools import lru_cache
 import torch
 from torch import Tensor, nn
 
-from attnbook.gpt import GPT, GPTConfig
+from attnbook.gpt import GPT, Block, GPTConfig
+from attnbook.multihead import KVCache
 from attnbook.ngram import ngram_losses
 from attnbook.data import source_commit, write_benchmark_record
 from attnbook.text import CORPORA, CharTokenizer, load_corpus, split_train_val
@@ -43,35 +44,60 @@ from attnbook.train import TrainConfig, train
 BLOCK = 64
 
 
-def post_ln_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
+class PostLNBlock(Block):
     """The original transformer's order: add, then normalise (no final LayerNorm needed)."""
-    a, w = self.attn(
-        x,
-        mask=key_mask,
-        is_causal=self.causal,
-        need_weights=need_weights,
-        kv_cache=kv_cache,
-    )
-    x = self.ln_1(x + self.dropout(a))
-    x = self.ln_2(x + self.mlp(x))
-    return x, w
+
+    def forward(
+        self,
+        x: Tensor,
+        kv_cache: KVCache | None = None,
+        need_weights: bool = False,
+        key_mask: Tensor | None = None,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """x (B, T, C) -> (B, T, C), and the weights if `need_weights` (as `Block.forward`)."""
+        a, w = self.attn(
+            x,
+            mask=None if key_mask is None else key_mask.unsqueeze(1),
+            is_causal=self.causal,
+            need_weights=need_weights,
+            kv_cache=kv_cache,
+            positions=positions,
+        )
+        x = self.ln_1(x + self.dropout(a))  # (B, T, C)
+        x = self.ln_2(x + self.mlp(x))  # (B, T, C)
+        return x, w
 
 
-def no_residual_forward(self, x, kv_cache=None, need_weights=False, key_mask=None):
+class NoResidualBlock(Block):
     """Pre-LN block whose two steps replace the stream instead of adding to it."""
-    a, w = self.attn(
-        self.ln_1(x),
-        mask=key_mask,
-        is_causal=self.causal,
-        need_weights=need_weights,
-        kv_cache=kv_cache,
-    )
-    x = self.dropout(a)
-    x = self.mlp(self.ln_2(x))
-    return x, w
+
+    def forward(
+        self,
+        x: Tensor,
+        kv_cache: KVCache | None = None,
+        need_weights: bool = False,
+        key_mask: Tensor | None = None,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """x (B, T, C) -> (B, T, C), and the weights if `need_weights` (as `Block.forward`)."""
+        a, w = self.attn(
+            self.ln_1(x),
+            mask=None if key_mask is None else key_mask.unsqueeze(1),
+            is_causal=self.causal,
+            need_weights=need_weights,
+            kv_cache=kv_cache,
+            positions=positions,
+        )
+        x = self.dropout(a)  # (B, T, C)
+        x = self.mlp(self.ln_2(x))  # (B, T, C)
+        return x, w
 
 
 def build(variant: str, vocab: int) -> GPT:
+    """Chapter 6's model with `variant`'s one change (a name of VARIANTS)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     layers = 4 if variant.startswith("4-layers") else 2
     dropout = 0.2 if variant == "dropout-0.2" else 0.0
     model = GPT(
@@ -84,13 +110,15 @@ def build(variant: str, vocab: int) -> GPT:
             dropout=dropout,
         )
     )
+    # the variant's blocks keep the base model's parameters (the same initialisation for a
+    # seed) and take its class, whose forward has Block.forward's signature
     if variant.startswith("post-ln"):
         for block in model.blocks:
-            block.forward = types.MethodType(post_ln_forward, block)
+            block.__class__ = PostLNBlock
         model.ln_f = nn.Identity()
     elif variant == "no-residuals":
         for block in model.blocks:
-            block.forward = types.MethodType(no_residual_forward, block)
+            block.__class__ = NoResidualBlock
     elif variant == "no-layernorm":
         for block in model.blocks:
             block.ln_1, block.ln_2 = nn.Identity(), nn.Identity()
@@ -145,8 +173,11 @@ def corpus(name: str) -> tuple[int, Tensor, Tensor]:
     return tok.vocab_size, train_data, val_data
 
 
-def run(variant: str, seed: int, corpus_name: str, threads: int) -> dict:
-    """Train one variant with one seed; its losses on the whole validation text."""
+def run(
+    variant: str, seed: int, corpus_name: str, threads: int, max_steps: int = 0
+) -> dict:
+    """Train one variant with one seed (at most `max_steps` steps if given); its losses on
+    the whole validation text."""
     if threads:
         torch.set_num_threads(threads)
     vocab, train_data, val_data = corpus(corpus_name)
@@ -155,6 +186,8 @@ def run(variant: str, seed: int, corpus_name: str, threads: int) -> dict:
     else:
         _, steps, warmup = VARIANTS[variant]
         name = variant
+    if max_steps:
+        steps, warmup = min(steps, max_steps), min(warmup, max_steps)
     torch.manual_seed(seed)
     model = build(name, vocab)
     cfg = TrainConfig(
@@ -208,6 +241,12 @@ def main() -> None:
         "--workers", type=int, default=1, help="runs in parallel processes"
     )
     parser.add_argument("--corpus", default="shakespeare", choices=CORPORA)
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=0,
+        help="train each run at most this many steps (a quick check that every variant runs)",
+    )
     parser.add_argument("--save", default=None, help="write the runs as a JSON record")
     parser.add_argument(
         "--add-to",
@@ -215,6 +254,8 @@ def main() -> None:
         help="append the runs to this record (after each run), noting where they ran",
     )
     args = parser.parse_args()
+    if args.steps and (args.save or args.add_to):
+        parser.error("--steps is a quick check: its runs are not written to a record")
     threads = args.threads or (1 if args.workers > 1 else 0)
     if threads:
         torch.set_num_threads(threads)
@@ -243,7 +284,9 @@ def main() -> None:
     with ProcessPoolExecutor(
         args.workers, mp_context=multiprocessing.get_context("spawn")
     ) as pool:
-        futures = [pool.submit(run, v, s, args.corpus, threads) for v, s in runs]
+        futures = [
+            pool.submit(run, v, s, args.corpus, threads, args.steps) for v, s in runs
+        ]
         for future in futures:
             r = future.result()
             results.append(r)

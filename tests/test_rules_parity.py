@@ -21,6 +21,7 @@ from attnbook.exercise_checks.grading import guarded
 
 CELL = """\
 import random
+import sys
 import numpy as np
 import torch
 
@@ -55,6 +56,10 @@ def returns_its_table(x):
 def calls_softmax(x):
     return torch.softmax(x, dim=-1)
 
+def replaces_the_profiler(x):
+    sys.setprofile(None)
+    return x * 2
+
 def keeps_the_rules(x):
     return x * 2
 """
@@ -72,6 +77,7 @@ CASES = [
     ("returns_part_of_it_as_a_view", {"no_views": True}, 1),
     ("returns_its_table", {"separate_results": True}, 2),
     ("calls_softmax", {"names": ("softmax",)}, 1),
+    ("replaces_the_profiler", {}, 1),
     ("keeps_the_rules", {"no_views": True, "separate_results": True}, 2),
 ]
 
@@ -119,6 +125,8 @@ def test_a_rule_reads_the_same_in_the_public_check_and_in_the_grade(
         or (name == "returns_part_of_it_as_a_view" and not how)
     )
     assert (local is None) == keeps, local  # each breaking case is caught
+    if name == "replaces_the_profiler":
+        assert local == rules.PROFILER_REPLACED
 
 
 def test_the_random_states_are_named_and_compared_once():

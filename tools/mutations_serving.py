@@ -266,7 +266,7 @@ MUTATIONS = [
         "blocks.py",
         "return hashlib.sha256(parent + repr(tokens).encode()).digest()",
         "return hashlib.sha256(repr(tokens).encode()).digest()",
-        PREFIX,
+        (*PREFIX, "tests/test_serving_properties.py"),
     ),
     Mutation(
         "full-block-cached-a-token-late",

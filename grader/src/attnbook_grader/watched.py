@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from attnbook.exercise_checks.rules import PROFILER_REPLACED
 from attnbook.exercise_checks.watch import Watcher
 
 __all__ = ["labelled", "watched"]
@@ -25,7 +26,9 @@ def labelled(fn: Any, args: list, kwargs: dict) -> dict[str, Any]:
 
 
 def watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
-    """fn(*args, **kwargs) under the profiler watcher (a second opinion): (result, finding)."""
+    """fn(*args, **kwargs) under the profiler watcher (a second opinion): (result, finding),
+    the finding "" when the watcher saw nothing. A function that replaced the watcher (called
+    sys.setprofile) fails with `rules.PROFILER_REPLACED`, the public checks' message."""
     watcher = Watcher(
         rules.get("libraries", ()),
         rules.get("names", ()),
@@ -40,9 +43,6 @@ def watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
         sys.setprofile(previous)
     if watcher.found:
         return result, watcher.found[0]
-    if replaced:
-        return (
-            result,
-            "sys.setprofile (it changed the profiler the grader watches with)",
-        )
+    if replaced:  # the call fails as `grading.guarded` fails it, with the same message
+        raise AssertionError(PROFILER_REPLACED)
     return result, ""
