@@ -32,6 +32,7 @@ from .induction import (
     repeated_tokens,
     repeating_batch,
 )
+from .masks import causal_mask
 from .multihead import split_heads
 from .train import TrainConfig, TrainResult, train_loop
 
@@ -341,5 +342,5 @@ def initial_scales(
     k = split_heads(attn.W_k(stream), attn.n_head)  # (B, H, T, d_head)
     scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (B, H, T, T)
     T = scores.shape[-1]
-    kept = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T): key j <= query i
+    kept = causal_mask(T, device=scores.device)  # (T, T): key j <= query i
     return {"stream": stream, "scores": scores[..., kept]}
