@@ -187,3 +187,12 @@ WRONG_ANSWERS.update({
          "    return v.mean(dim=-2, keepdim=True).expand(*q.shape[:-1], v.shape[-1]).clone()"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # issue 45: .view after expand cannot merge the stride-0 axis into the heads, whatever the
+    # keys' layout: it raises for every n_rep > 1 with two or more key/value heads
+    "warned (q1): expand, then .view instead of .reshape (raises for every n_rep > 1)": [
+        ("    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
+         "    return copies.view(B, H_kv * n_rep, T, d)"),
+    ],
+})

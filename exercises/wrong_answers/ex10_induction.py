@@ -147,11 +147,19 @@ WRONG_ANSWERS = {
     "warned (q2): induction_score reads the last query of the second copy only": [
         (_SCORE, "    return weights[:, :, -1, -n].mean(0)"),
     ],
+    "warned (q2): induction_score slices the diagonal at offset 1 - n from entry n on "
+    "(diagonal(...)[..., n:]: the last queries of the second copy only)": [
+        (_SCORE, "    return weights.diagonal(offset=1 - n, dim1=-2, dim2=-1)[..., n:].mean(dim=(0, 2))"),
+    ],
     "warned (q3): previous_token_score reads the first sequence of the batch only": [
         (_PREV, "    return weights[0].diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)"),
     ],
     "warned (q6): repeat_loss reads the first sequence of the batch only": [
         (_CE, "    loss = torch.nn.functional.cross_entropy(predicted[0], targets[0])\n"),
+    ],
+    "warned (q6): find_heads scores the first sequence of the batch only": [
+        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0][:1]).argmax())\n"),
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1][:1], n, True).argmax())\n"),
     ],
     "warned (q6): find_heads looks for the previous-token head in layer 1": [
         (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[1]).argmax())\n"),

@@ -54,7 +54,7 @@ WRONG_ANSWERS = {
          "        read = torch.einsum('bk,bkv->bv', fq[:, t], S)\n"
          "        outputs.append(read / (torch.einsum('bk,bk->b', fq[:, t], z)[:, None] + EPS))"),
     ],
-    "linear_attention_recurrent: the state made without device= (right on the CPU only)": [
+    "warned (q1): linear_attention_recurrent makes its state without device= (right on the CPU only)": [
         ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i\n"
          "    z = k.new_zeros(B, d_k)  # the normaliser: sum of phi(k_i)",
          "    S = torch.zeros(B, d_k, v.shape[-1])\n    z = torch.zeros(B, d_k)"),

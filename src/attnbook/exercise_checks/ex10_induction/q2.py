@@ -41,11 +41,11 @@ def test_induction_second_copy_only(induction_score):
     w[0, 0, 4:, 0] = 1.0
     got = induction_score(w, n, True)
     assert torch.allclose(got, torch.zeros(1)), f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
-    half = pattern(9, lambda i: i - 4 + 1)
-    half[0, 0, 6::2] = 0.0
-    half[0, 0, 6::2, 0] = 1.0
-    got = induction_score(half, 4, True)
-    assert torch.allclose(got, torch.full((1,), 0.5)), f"n = 4 with BOS: queries 5 and 7 of the second copy on the right key, queries 6 and 8 on BOS: expected 2 of 4, 0.5, got {got.tolist()}: average the weights of all n queries of the second copy, not one query's (its first or its last)"
+    most = pattern(9, lambda i: i - 4 + 1)
+    most[0, 0, 8] = 0.0
+    most[0, 0, 8, 0] = 1.0
+    got = induction_score(most, 4, True)
+    assert torch.allclose(got, torch.full((1,), 0.75)), f"n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)"
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
     batch = torch.cat([heads, heads, heads.flip(1)])
     want = torch.tensor([2 / 3, 1 / 3])

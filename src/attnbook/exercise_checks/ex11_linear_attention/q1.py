@@ -15,6 +15,15 @@ def test_recurrent_shape(linear_attention_recurrent, q, k, v):
     y = linear_attention_recurrent(small, small, torch.tensor([[[1.0], [4.0]]]))
     assert tuple(y.shape) == (1, 2, 1), f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected (1, 2, 1), got {tuple(y.shape)}'
     torch.testing.assert_close(y.flatten(), torch.tensor([1.0, 3.0]), atol=1e-05, rtol=1e-05, msg=f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected [1, 3] (phi(q_1) = phi(k_1) = 2, so y_1 = 2 (1 * 1 + 2 * 4) / (2 (1 + 2)) = 3), got {y.flatten().tolist()}')
+    meta = [torch.empty(t.shape, device='meta') for t in (q, k, v)]
+    try:
+        out = linear_attention_recurrent(*meta)
+    except (RuntimeError, NotImplementedError, TypeError) as err:
+        if 'device' in str(err):
+            made_on = 'cpu' if 'cpu' in str(err) else 'another device'
+            raise AssertionError(f"q, k, v of the example's shapes on the meta device: your function made a tensor on {made_on} while the inputs were on meta: create the state and the normaliser with device=k.device (or k.new_zeros), so that it runs where its inputs are") from None
+        raise AssertionError(f"q, k, v of the example's shapes on the meta device (no numbers) failed with {type(err).__name__}: does your function read numbers out of a tensor (.item(), .tolist(), NumPy)? Stay in PyTorch, on the inputs' device") from None
+    assert out.device.type == 'meta' and tuple(out.shape) == (2, 5, 3), f'q, k, v on the meta device: expected a (2, 5, 3) output on meta, got {tuple(out.shape)} on {out.device}'
 
 @test_case(points=None, hidden=False)
 def test_recurrent_first_token_and_normaliser(linear_attention_recurrent, q, k, v):
