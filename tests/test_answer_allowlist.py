@@ -11,6 +11,9 @@ Cost: well under a second (no grading runs here).
 
 from __future__ import annotations
 
+import os as _os_module
+from os.path import join as _join
+
 import pytest
 
 from attnbook_grader import source_rules
@@ -91,12 +94,22 @@ SIDESTEPS = {
         2,
     ),
 }
+SIDESTEPS["functools.partial"] = (
+    "from functools import partial\nimport torch\nsm = partial(torch.softmax, dim=-1)\n"
+    "def scores_to_weights(s):\n    return sm(s)",
+    3,
+)
 REFUSED = {
     "reduce(getattr)": (
         "import functools, torch\n"
         "def scores_to_weights(s):\n"
         "    return functools.reduce(getattr, ['softmax'], torch)(s, -1)",
-        1,
+        3,
+    ),
+    "typing.get_type_hints (evaluates a string)": (
+        "import typing\ndef scores_to_weights(s: 'np.exp'):\n"
+        "    return typing.get_type_hints(scores_to_weights)",
+        3,
     ),
     "getattr by a built name": (
         "import torch\ndef scores_to_weights(s):\n"
@@ -107,11 +120,6 @@ REFUSED = {
         "import torch\ndef scores_to_weights(s):\n"
         "    return list(map(getattr, [torch], ['softmax']))[0](s, -1)",
         3,
-    ),
-    "functools.partial": (
-        "from functools import partial\nimport torch\nsm = partial(torch.softmax, dim=-1)\n"
-        "def scores_to_weights(s):\n    return sm(s)",
-        1,
     ),
     "a pickle through ForkingPickler": (
         "from multiprocessing.reduction import ForkingPickler\n"
@@ -125,7 +133,7 @@ REFUSED = {
     ),
     "inspect.getmodule": (
         "import inspect\nm = inspect.getmodule(otter.Notebook)\n"
-        "def scores_to_weights(s):\n    return s",
+        "def scores_to_weights(s):\n    return m(s)",
         1,
     ),
     "operator.attrgetter": (
@@ -160,12 +168,12 @@ REFUSED = {
         3,
     ),
     "an otter internal": (
-        "x = otter.test_files\ndef scores_to_weights(s):\n    return s",
+        "x = otter.test_files\ndef scores_to_weights(s):\n    return x(s)",
         1,
     ),
     "open": ("def scores_to_weights(s):\n    return open('/etc/passwd').read()", 2),
     "the shell": (
-        "shell = get_ipython()\ndef scores_to_weights(s):\n    return s",
+        "shell = get_ipython()\ndef scores_to_weights(s):\n    return shell(s)",
         1,
     ),
 }
@@ -204,12 +212,24 @@ def test_a_refused_statement_costs_the_questions_that_reach_it_only():
     ]
     lost = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1)
     assert set(lost) == {"q2"} and "imports inspect (cell 2, line 2" in lost["q2"], lost
-    # code that runs when its cell runs (here a default argument) costs every question
+    # refused code is never run, so code that would run when its cell runs (an import, a
+    # default argument) also costs only the questions whose functions read what it binds
     cells[2] = (
         "import inspect\ndef attention(q, k, v, s=inspect.stack()):\n    return q"
     )
     lost = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1)
-    assert set(lost) == {"q1", "q2"} and "(cell 2, line 1)" in lost["q1"], lost
+    assert set(lost) == {"q2"} and "(cell 2, line 1)" in lost["q2"], lost
+
+
+def test_refused_code_no_question_uses_costs_nothing_and_is_noted():
+    cells = [SETUP, "import os\nos.system('true')\n" + HONEST["a helper and a loop"]]
+    reading = source_rules.scan(cells, trusted=[SETUP])
+    lost, notes = reading.refusals(Q1)
+    assert lost == {}, lost
+    assert [c for c, _ in notes] == [1, 1], notes
+    assert "imports os (cell 1, line 1)" in notes[0][1] and "no points" in notes[0][1]
+    runnable = reading.runnable(cells)[1].split("\n")
+    assert runnable[:2] == ["pass", "pass"], runnable[:2]  # neither statement runs
 
 
 # ex09 q1 and q2 through the course's own quantiser (allow_attnbook=False)
@@ -229,6 +249,16 @@ def test_the_course_package_is_refused_in_an_answer(cell):
 
 # correct answers, written in several styles, pass every rule
 HONEST = {
+    "type hints, a dataclass and a cache (issue 45, N1)": (
+        "from __future__ import annotations\nfrom typing import Optional, Tuple\n"
+        "import functools, copy, time, warnings\nfrom dataclasses import dataclass\n"
+        "@dataclass\nclass Axis:\n    value: int = -1\n"
+        "@functools.lru_cache(maxsize=None)\ndef _axis() -> int:\n    return Axis().value\n"
+        "def scores_to_weights(s: np.ndarray, t: Optional[float] = None) -> np.ndarray:\n"
+        "    e = np.exp(s - s.max(_axis(), keepdims=True))\n"
+        "    return e / e.sum(_axis(), keepdims=True)\n"
+        "pair: Tuple[int, int] = (1, 2)"
+    ),
     "a helper and a loop": (
         "def _row_max(s):\n    return s.max(axis=-1, keepdims=True)\n"
         "def scores_to_weights(s):\n    e = np.exp(s - _row_max(s))\n"
@@ -305,6 +335,14 @@ def _honest(x):
     return np.exp(x - np.max(x))
 
 
+def _uses_a_module_imported_elsewhere(x):
+    return _os_module.getpid() + x
+
+
+def _uses_a_routine_imported_elsewhere(x):
+    return _join(x, "y")
+
+
 def test_the_public_check_warns_of_what_the_grader_refuses():
     from attnbook.exercise_checks.grading import guarded
 
@@ -315,6 +353,16 @@ def test_the_public_check_warns_of_what_the_grader_refuses():
     with pytest.raises(AssertionError, match=r"open .*\(_opens, line \d+\)"):
         guarded(_calls_a_helper_that_opens)("x")
     assert guarded(_honest)(0.0) == 1.0
+    # an import in another cell, used by the answer (the grader refuses the import and
+    # charges the question): named by the public check too
+    with pytest.raises(
+        AssertionError, match=r"uses _os_module, imported from the module os,"
+    ):
+        guarded(_uses_a_module_imported_elsewhere)(1)
+    with pytest.raises(
+        AssertionError, match=r"uses _join, imported from the module posixpath"
+    ):
+        guarded(_uses_a_routine_imported_elsewhere)("x")
 
 
 def test_the_switch_for_the_sandbox_tests_turns_the_allowlist_off(monkeypatch):
@@ -326,10 +374,28 @@ def test_the_switch_for_the_sandbox_tests_turns_the_allowlist_off(monkeypatch):
 
 def test_a_refused_decorated_function_is_blanked_with_its_decorators():
     cell = (
-        "import functools\n@functools.lru_cache\ndef table(d):\n    return d\n"
+        "import functools\n@functools.singledispatch\ndef table(d):\n    return d\n"
         "def scores_to_weights(s):\n    return s"
     )
     reading = source_rules.scan([SETUP, cell], trusted=[SETUP])
     runnable = reading.runnable([SETUP, cell])[1]
     compile(runnable, "cell", "exec")  # what is left still runs
-    assert "lru_cache" not in runnable and "def scores_to_weights" in runnable
+    assert "singledispatch" not in runnable and "def scores_to_weights" in runnable
+
+
+def test_a_refused_answer_costs_its_own_question_not_the_next_ones():
+    cells = [
+        SETUP,
+        "def scores_to_weights(s):\n    import inspect\n    return s",
+        "def attention(q, k, v):\n    return scores_to_weights(q @ k.T) @ v",
+    ]
+    swaps = {"scores_to_weights": [], "attention": ["scores_to_weights"]}
+    answers = {"scores_to_weights", "attention"}
+    reading = source_rules.scan(cells, trusted=[SETUP], answers=answers)
+    assert set(reading.tampering(Q1, swaps)) == {"q1"}
+    assert (
+        "def attention" in reading.runnable(cells)[2]
+    )  # runs, with the reference's q1
+    # without knowing the answers, the second function reads a name only refused code binds
+    unaware = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1, swaps)
+    assert set(unaware) == {"q1", "q2"}, unaware

@@ -148,11 +148,21 @@ HONEST = [
 
 
 @pytest.mark.parametrize("kind", sorted(TAMPERING))
-def test_dynamic_code_is_a_verdict_of_its_own(kind):
-    reading = source_rules.scan([TAMPERING[kind]])
-    lost = reading.tampering({"q1": {"f"}, "q2": {"g"}})
-    assert set(lost) == {"q1", "q2"} or (lost.keys() == {"q1"} and "in f" in lost["q1"])
-    assert lost["q1"].startswith("dynamic code / tampering:"), lost
+def test_dynamic_code_is_refused_never_run_and_costs_whoever_uses_it(kind):
+    cell = TAMPERING[kind]
+    reading = source_rules.scan([cell])
+    lost, notes = reading.refusals({"q1": {"f"}, "q2": {"g"}})
+    messages = [*lost.values(), *(note for _, note in notes)]
+    assert messages and all(m.startswith("dynamic code / tampering:") for m in messages)
+    if "def f" in cell:  # in f: f's question, no other
+        assert lost.keys() == {"q1"}, lost
+    elif "\ng = " in cell:  # binds g, q2's function: q2's
+        assert lost.keys() == {"q2"}, lost
+    else:  # used by no question: noted, at no cost
+        assert lost == {} and notes, (lost, notes)
+    runnable = reading.runnable([cell])[0].split("\n")
+    for _, line, _, _ in reading.findings:  # never run: blanked before the child starts
+        assert runnable[line - 1].strip() in ("pass", ""), (kind, runnable)
 
 
 @pytest.mark.parametrize("index", range(len(HONEST)))

@@ -1,4 +1,4 @@
-"""attnbook.notebook.expect_error: the chapters' way of showing a deliberate error."""
+"""attnbook.notebook: expect_error, the chapters' way of showing a deliberate error, and bound."""
 
 import pytest
 
@@ -88,3 +88,29 @@ def test_glue_stores_numpy_scalars_as_plain_numbers():
     array = np.arange(3)
     assert plain_number(array) is array  # arrays and other values pass through
     assert plain_number("text") == "text"
+
+
+@pytest.mark.parametrize(
+    "value, digits, side, expected",
+    [
+        (0.6954, 2, "lower", 0.69),  # "at least 0.69", not the rounded 0.70
+        (2.0457, 1, "upper", 2.1),  # "at most 2.1", not 2.0
+        (0.29, 2, "lower", 0.29),  # a value on the grid stays (0.29 * 100 = 28.999...)
+        (0.29, 2, "upper", 0.29),
+        (-0.081, 1, "lower", -0.1),
+        (8.388, 0, "upper", 9.0),
+    ],
+)
+def test_bound_rounds_outward_so_the_bound_holds(value, digits, side, expected):
+    from attnbook.notebook import bound
+
+    got = bound(value, digits, side)
+    assert got == pytest.approx(expected, abs=1e-12)
+    assert (got <= value) if side == "lower" else (got >= value)
+
+
+def test_bound_names_a_bad_side():
+    from attnbook.notebook import bound
+
+    with pytest.raises(ValueError, match="side must be"):
+        bound(1.0, 2, "below")

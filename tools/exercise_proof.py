@@ -1,6 +1,7 @@
 """The proofs of `make exercises-prove` (documented in `tools/exercises.py`): the reference
 solution scores 100 %, the untouched notebook 0, every listed wrong answer less, a tampering
-one exactly 0 on the questions it tampers with, a correct-but-different one 100 %, each
+one exactly 0 on the questions it tampers with, a correct-but-different one 100 % (the first
+with type hints' imports at the top of its first answer cell, `TYPING_PRELUDE`), each
 question has a mistake its public checks flag, and no mistake loses a question silently: a
 wrong answer that loses half or more of a question's points fails at least one public check of
 that question (multiple-choice questions are exempt, see `question_verdicts`).
@@ -8,7 +9,9 @@ that question (multiple-choice questions are exempt, see `question_verdicts`).
 Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
 label to a list of (old, new) text edits of the reference answer cells; every `old` must
 occur exactly once. A label "tampering (q1, q2): ..." must score 0 on the questions named (all
-of them without a list); a label starting with "correct:" must score 100 %; a label "warned
+of them without a list); a label "refused: ..." (code the allowlist refuses that no question's
+function uses: never run) must be noted and gain nothing, no question above its twin graded
+without the edits that only put code before a line (`exercise_verdicts.untampered`); a label starting with "correct:" must score 100 %; a label "warned
 (q1, q2): ..." must fail a public check of each named question it loses points on, however
 few; a label "non-solving (q1): ..." (a constant, only the right shapes, a catch-all `except`
 returning zeros) must score 0 on each named question (`tools.exercise_public_rule`). The
@@ -59,6 +62,8 @@ from tools.exercise_verdicts import (  # noqa: F401 - re-exported for tools.exer
     NO_ANSWER,
     REFERENCE,
     TAMPER_PREFIX,
+    REFUSED_PREFIX,
+    untampered,
     UNTOUCHED,
     check_proof,
     tampered_questions,
@@ -75,8 +80,8 @@ from tools.exercise_grading import (
 # Tampering preludes, by kind (the wrong-answer files get them as TAMPERS[kind], and all of
 # them at once as TAMPER): each would let a wrong answer through if the tests ran in the
 # submission's process. The grader reads each from the source ("dynamic code / tampering",
-# `attnbook_grader.source_rules`) and scores every question 0; were it not read,
-# the tests still run in the grader, on data.
+# `attnbook_grader.source_rules`) and never runs it (it costs the questions whose functions
+# use it); were it not read, the tests still run in the grader, on data.
 TAMPERS = {
     "grading module": """import attnbook.exercise_checks.grading as _grading
 _grading.guarded = lambda fn, **kwargs: fn
@@ -155,19 +160,39 @@ def reference_answer(built: Built, student_source: str) -> str:
     return found[0]
 
 
+# the lines otter keeps in the solution's cells; a student's notebook never holds them (and
+# with them, each untouched answer cell would equal the reference's cell: trusted, unread)
+SOLUTION_MARKERS = ("# BEGIN SOLUTION", "# END SOLUTION")
+# what a student may well put at the top of an answer cell (issue 45, N1: such a line cost
+# a correct notebook every point): given to each exercise's first correct variant
+TYPING_PRELUDE = (
+    "from __future__ import annotations\n\nimport functools\nfrom dataclasses import "
+    "dataclass\nfrom typing import Optional, Tuple\n\n"
+)
+
+
+def _as_pasted(source: str) -> str:
+    """A solution cell without otter's marker lines (a closing marker's line break kept, so
+    that an edit ending at the last solution line still matches)."""
+    lines = source.split("\n")
+    kept = [line for line in lines if line.strip() not in SOLUTION_MARKERS]
+    return "\n".join(kept + [""] * (lines[-1].strip() in SOLUTION_MARKERS))
+
+
 def make_submission(
-    built: Built, edits: list[tuple[str, str]] | None
+    built: Built, edits: list[tuple[str, str]] | None, prelude: str = ""
 ) -> nbformat.NotebookNode:
-    """The student notebook with its answer cells filled in from the reference solution,
-    after applying `edits` (each `old` must occur exactly once across the answers).
-    `edits=None` gives the untouched student notebook."""
+    """The student notebook with its answer cells filled in from the reference solution
+    (without otter's marker lines, as a student would paste it), after applying `edits`
+    (each `old` must occur exactly once across the answers), `prelude` put at the top of
+    the first answer cell. `edits=None` gives the untouched student notebook."""
     nb = copy.deepcopy(built.student_nb)
     if edits is None:
         return nb
     mine = answer_cells(nb)
     if not mine:
         raise ExerciseError(f"{built.name}: the student notebook has no answer cells")
-    sources = [reference_answer(built, cell.source) for cell in mine]
+    sources = [_as_pasted(reference_answer(built, cell.source)) for cell in mine]
     for old, new in edits:
         hits = sum(s.count(old) for s in sources)
         if hits != 1:
@@ -175,6 +200,7 @@ def make_submission(
                 f"{built.name}: wrong-answer edit {old!r} matches {hits} times, not once"
             )
         sources = [s.replace(old, new) for s in sources]
+    sources[0] = prelude + sources[0]
     for cell, source in zip(mine, sources):
         cell.source = source
     return nb
@@ -194,12 +220,27 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
     cases: dict[str, list[tuple[str, str]] | None] = {REFERENCE: [], UNTOUCHED: None}
     cases.update(load_wrong_answers(name))
     names = function_names(test_files)
+    typed = next((label for label in cases if label.startswith(CORRECT_PREFIX)), None)
     with Grader(built.autograder_zip) as grader:
         graded = {
             label: rename_tests(
-                grader.grade(make_submission(built, edits), label, timeout), names
+                grader.grade(
+                    make_submission(
+                        built, edits, TYPING_PRELUDE if label == typed else ""
+                    ),
+                    label,
+                    timeout,
+                ),
+                names,
             )
             for label, edits in cases.items()
+        }
+        twins = {  # each refused row graded again without its refused code
+            label: asdict(
+                grader.grade(make_submission(built, untampered(edits)), label, timeout)
+            )
+            for label, edits in cases.items()
+            if label.startswith(REFUSED_PREFIX) and edits
         }
         attacked = (
             attacks(built, grader, work, timeout, make_submission)
@@ -215,6 +256,7 @@ def prove_one(name: str, out_json: Path, timeout: float) -> None:
                 "problems": problems,
                 "questions": list(test_files),
                 "grades": {label: asdict(g) for label, g in graded.items()},
+                "twins": twins,
                 "attacks": attacked,
                 "variants": at_variants,
                 "seconds": round(time.monotonic() - start, 1),

@@ -21,6 +21,14 @@ REFERENCE, UNTOUCHED = "reference solution", "untouched student notebook"
 CORRECT_PREFIX = "correct:"
 NO_ANSWER = "No answer yet"  # what every test of an untouched question says (`case`)
 TAMPER_PREFIX = "tampering"  # labels "tampering: ..." or "tampering (q1, q2): ..."
+# code the allowlist refuses and no question's function uses: never run, it must gain nothing
+# (each question at most what the same answers score without it: its twin, graded too)
+REFUSED_PREFIX = "refused:"
+
+
+def untampered(edits: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A refused row's twin: its edits less those that only put code before a line."""
+    return [(old, new) for old, new in edits if not (new != old and new.endswith(old))]
 
 
 def tampered_questions(label: str, questions: list[str]) -> list[str]:
@@ -30,7 +38,9 @@ def tampered_questions(label: str, questions: list[str]) -> list[str]:
     return [q.strip() for q in named.group(1).split(",")] if named else list(questions)
 
 
-def _expectation(label: str, g: Grade, questions: list[str]) -> tuple[bool, str]:
+def _expectation(
+    label: str, g: Grade, questions: list[str], twin: Grade | None = None
+) -> tuple[bool, str]:
     pub, n_pub = g.passed(hidden=False)
     hid, n_hid = g.passed(hidden=True)
     if label == REFERENCE:
@@ -56,6 +66,15 @@ def _expectation(label: str, g: Grade, questions: list[str]) -> tuple[bool, str]
             g.status == "ok" and g.score == g.possible > 0 and hid == n_hid,
             "100 % (a correct answer)",
         )
+    if label.startswith(REFUSED_PREFIX):
+        noted = any(str(why).startswith("dynamic code") for _, why in g.cell_errors)
+        return (
+            g.status == "ok"
+            and noted
+            and twin is not None
+            and all(v <= twin.questions.get(q, 0.0) for q, v in g.questions.items()),
+            "refused, not run, noted; no question above its twin without the refused code",
+        )
     if label.startswith(TAMPER_PREFIX):
         tampered = tampered_questions(label, questions)
         return (
@@ -78,9 +97,11 @@ def check_proof(name: str, data: dict) -> bool:
     for label, g in grades.items():
         pub, n_pub = g.passed(hidden=False)
         hid, n_hid = g.passed(hidden=True)
-        good, expect = _expectation(label, g, data["questions"])
+        twin = data.get("twins", {}).get(label)
+        twin = Grade(**twin) if twin else None
+        good, expect = _expectation(label, g, data["questions"], twin)
         if label not in (REFERENCE, UNTOUCHED) and not label.startswith(
-            (TAMPER_PREFIX, CORRECT_PREFIX)
+            (TAMPER_PREFIX, CORRECT_PREFIX, REFUSED_PREFIX)
         ):
             flagged |= {
                 t["question"] for t in g.tests if not t["hidden"] and not t["passed"]
@@ -102,7 +123,9 @@ def check_proof(name: str, data: dict) -> bool:
             print(
                 f"      hidden tests say:  {hidden_msg[:150] or '(all hidden tests pass)'}"
             )
-            wrong = not label.startswith((TAMPER_PREFIX, CORRECT_PREFIX))
+            wrong = not label.startswith(
+                (TAMPER_PREFIX, CORRECT_PREFIX, REFUSED_PREFIX)
+            )
             for _, line, silent in question_verdicts(label, g) if wrong else []:
                 print(f"      {line[:150]}")
                 if silent:

@@ -300,6 +300,41 @@ MUTATIONS = [
         _row("G4-setup-alias"),
     ),
     Mutation(
+        "rules-unreached-refusal-costs-every-question",
+        "attnbook_grader/source_rules.py",
+        "                for q in questions:",
+        "                for q in questions or sorted(question_functions):",
+        (
+            "tests/test_answer_allowlist.py::test_refused_code_no_question_uses_costs_nothing_and_is_noted",
+        ),
+    ),
+    Mutation(
+        "rules-refused-answer-costs-the-next-question",
+        "attnbook_grader/source_rules.py",
+        "kept = answers | {b for u in units if not u.refused for b in u.binds}",
+        "kept = {b for u in units if not u.refused for b in u.binds}",
+        (
+            "tests/test_answer_allowlist.py::"
+            "test_a_refused_answer_costs_its_own_question_not_the_next_ones",
+        ),
+    ),
+    Mutation(
+        "allowlist-public-check-blind-to-imports-of-other-cells",
+        "exercise_checks/answer_allowlist.py",
+        'if name in ("__main__", own) or root.lstrip("_") in allowed:',
+        "if True:",
+        (
+            "tests/test_answer_allowlist.py::test_the_public_check_warns_of_what_the_grader_refuses",
+        ),
+    ),
+    Mutation(
+        "allowlist-get-type-hints-allowed",
+        "exercise_checks/answer_allowlist.py",
+        "    get_type_hints ForwardRef",
+        "    ForwardRef",
+        ("tests/test_answer_allowlist.py",),
+    ),
+    Mutation(
         "rules-hasattr-spells-nothing",
         "attnbook_grader/source_rules.py",
         'and node.func.id in ("getattr", "hasattr")',

@@ -59,7 +59,7 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "tampering (q1, q2, q3): every kind at once (TAMPER), and two of the three functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, never run), and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),
@@ -140,7 +140,7 @@ _TORCH_SOFTMAX = (
     "    import torch\n    return torch.softmax(torch.as_tensor(np.asarray(scores, dtype=float)), dim=-1).numpy()",
 )
 WRONG_ANSWERS.update({
-    "tampering: a default argument rebinds grading.guarded when the def runs, q1 handed to torch.softmax": [
+    "tampering (q1): a default argument rebinds grading.guarded when the def runs, q1 handed to torch.softmax": [
         ("def scores_to_weights(scores):",
          'def scores_to_weights(scores, _rules_off=setattr(__import__("attnbook.exercise_checks.grading", '
          'fromlist=["guarded"]), "guarded", lambda fn, **kwargs: fn)):'),

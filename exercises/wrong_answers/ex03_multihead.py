@@ -45,7 +45,7 @@ WRONG_ANSWERS = {
         ("    heads = weights @ v  # (B, H, T, d_k)",
          "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
     ],
-    "tampering (q1, q2, q3, q4): every kind at once (TAMPER), and three of the four functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, never run), and three of the four functions wrong": [
         ("def split_heads(x, n_head):", TAMPER + "def split_heads(x, n_head):"),
         ("return x.reshape(B, T, n_head, d_k).transpose(1, 2)", "return x.reshape(B, n_head, T, d_k)"),
         ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),
@@ -143,7 +143,7 @@ except OSError:
     pass
 '''
 WRONG_ANSWERS.update({
-    "tampering: sys.modules surgery (the grading module replaced by a stand-in), split_heads from the course package": [
+    "refused: tampering by sys.modules surgery (the grading module replaced by a stand-in), split_heads from the course package": [
         ("def split_heads(x, n_head):",
          "import sys as _sys, types as _types\n"
          "_sys.modules['attnbook.exercise_checks.grading'] = _types.SimpleNamespace(\n"
@@ -161,7 +161,7 @@ WRONG_ANSWERS.update({
          "    _ = torch.empty(5 * 2**30)  # 20 GB of float32\n"
          "    B, H, T, d_k = x.shape\n"),
     ],
-    "tampering (q3): q3's cell starts a detached watcher (fork, setsid) to rewrite results.json, correct otherwise": [
+    "refused: tampering by a detached watcher q3's cell starts (fork, setsid) to rewrite results.json, correct otherwise": [
         ("def multihead_attention(x, W_q, W_k, W_v, W_o, n_head):",
          _WATCHER + "def multihead_attention(x, W_q, W_k, W_v, W_o, n_head):"),
     ],

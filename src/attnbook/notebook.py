@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["agree", "expect_error", "glue"]
+__all__ = ["agree", "bound", "expect_error", "glue"]
 
 
 @contextmanager
@@ -107,3 +107,22 @@ def glue(name: str, value, display: bool = False) -> None:
             show(value)
         return
     myst_glue(name, value, display=display)
+
+
+def bound(value: float, digits: int, side: str) -> float:
+    """``value`` rounded outward to ``digits`` decimals, so that the prose's bound holds for
+    the number it quotes: ``side="lower"`` rounds down ("at least 0.69" for 0.6954),
+    ``side="upper"`` up ("at most 2.1" for 2.0457). Glue the result, formatted to ``digits``.
+
+    Every chapter that states a bound (chapters 7, 10 and 11 among them).
+    """
+    import math
+
+    if side not in ("lower", "upper"):
+        raise ValueError(f'side must be "lower" or "upper", got {side!r}')
+    scale = 10.0**digits
+    # the product's own rounding (0.29 * 100 = 28.999...) must not move a value already
+    # on the grid: snap to 9 significant digits first
+    scaled = float(f"{float(value) * scale:.9g}")
+    edge = math.floor(scaled) if side == "lower" else math.ceil(scaled)
+    return edge / scale

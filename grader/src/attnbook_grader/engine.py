@@ -14,8 +14,8 @@ reach the package (`reach`), and is not read from the source. The other shortcut
 routine of an allowed library that a question names, the loop rule) come from the submitted
 source (`source_rules`), read before the child starts; the rest from the data.
 
-Some verdicts cost a whole question (`question_verdicts`): dynamic code or tampering in the
-source, a process started, memory refused (in a call of the question's functions or in a
+Some verdicts cost a whole question (`question_verdicts`): refused code its functions reach
+(the allowlist, never run), a process started, memory refused (in a call of the question's functions or in a
 cell of the question), a process left running after the submission (every question). A
 child that runs past the submission's time is killed (status "timeout"): the questions
 graded before then keep their points, the others score 0.
@@ -203,9 +203,11 @@ def grade_notebook(
         "message": "",
     }
     source_checks = source_rules.checks_on(source_checks)  # the one switch
-    reading = source_rules.scan(sources, exercise.reference, None, source_checks)
+    answers = set().union(*exercise.functions.values())  # every question's functions
+    reading = source_rules.scan(
+        sources, exercise.reference, None, source_checks, answers
+    )
     swaps = exercise.swaps()
-
     judge = Judge(reading, swaps) if source_checks else None
 
     reference.refresh()  # a reference that ended (or was ended) is started again
@@ -244,10 +246,13 @@ def grade_notebook(
         result["reasons"] = {q: result["message"] for q in files}
         return result
     seen = Seen(sessions)
-    result["cell_errors"] = seen.ready["cell_errors"]
+    refused, notes = (
+        reading.refusals(exercise.functions, swaps) if source_checks else ({}, [])
+    )
+    result["cell_errors"] = seen.ready["cell_errors"] + [[c, n] for c, n in notes]
     if seen.how is None:
         result["message"] = f"{UNSAFE}. {result['message']}".strip()
-    lost = question_verdicts(exercise, sources, reading, seen, source_checks)
+    lost = question_verdicts(exercise, sources, refused, seen)
     for question in files:
         if question not in graded:
             lost.setdefault(question, result["message"])
@@ -328,18 +333,14 @@ def _question_of_cell(sources: list[str], index: int) -> str | None:
 def question_verdicts(
     exercise: Exercise,
     sources: list[str],
-    reading: source_rules.Reading,
+    refused: dict[str, str],
     student: Session | Seen,
-    source_checks: bool = True,
 ) -> dict[str, str]:
-    """question -> why it scores 0 whatever its tests say: dynamic code or tampering in
-    the source, a process started or memory refused (in its cells or its functions' calls),
-    a process left running after the submission that no question's code was seen starting
-    (every question)."""
+    """question -> why it scores 0 whatever its tests say: refused code it reaches (`refused`),
+    a process started or memory refused (in its cells or its functions' calls), a process
+    left running after the submission that no question's code was seen starting (every one)."""
     questions = list(exercise.functions)
-    lost = (
-        reading.tampering(exercise.functions, exercise.swaps()) if source_checks else {}
-    )
+    lost = dict(refused)
     trusted = set(exercise.reference)
     for index, what in student.ready.get("cell_events", []):
         if sources[int(index)] in trusted:

@@ -182,46 +182,38 @@ class Reading:
         question_functions: dict[str, set[str]],
         swaps: dict[str, list[str]] | None = None,
     ) -> dict[str, str]:
-        """question -> the message of the refused code that costs it: code in a function's
-        body costs the questions whose functions reach it; code that runs when its cell
-        runs (defaults and decorators too), or that no question reaches, every question."""
-        found: dict[str, str] = {}
+        """question -> the message of the refused code that costs it (`refusals`)."""
+        return self.refusals(question_functions, swaps)[0]
+
+    def refusals(
+        self,
+        question_functions: dict[str, set[str]],
+        swaps: dict[str, list[str]] | None = None,
+    ) -> tuple[dict[str, str], list[tuple[int, str]]]:
+        """({question: the message of the refused code that costs it}, [(cell, note) of the
+        refused code no question reaches]). A refused statement is never run (`runnable`),
+        so it changes nothing: it costs exactly the questions whose functions read what it
+        defines (`reach`), wherever it stands (a body, a default, a decorator, an import at
+        the top of a cell); one no question reaches costs nothing and is noted."""
         reached: dict[tuple[int, int], set[str]] = {}
         for q, fns in question_functions.items():
+            others = {g for p, gs in question_functions.items() if p != q for g in gs}
             for f in fns:
-                skip = (
-                    set(swaps.get(f, []))
-                    if swaps is not None
-                    else {
-                        g for p, gs in question_functions.items() if p != q for g in gs
-                    }
-                )
+                skip = set(swaps.get(f, [])) if swaps is not None else others
                 for unit, part in self.reach(f, skip)[0]:
                     for line, _ in unit.refused:
                         if part is None or _within(part, line):
                             reached.setdefault((id(unit), line), set()).add(q)
+        lost: dict[str, str] = {}
+        notes: list[tuple[int, str]] = []
         for unit in self.units:
-            bodies = [
-                n.body[0]
-                for n in ast.walk(unit.node)
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            ]
             for line, what in unit.refused:
-                where = f"{', in ' + unit.owner if unit.owner else ''}"
-                message = (
-                    f"dynamic code / tampering: not allowed in an answer cell: {what} "
-                    f"(cell {unit.cell}, line "
-                    f"{line}{where}); the grader did not run this statement, and the "
-                    "question that uses it scores 0"
-                )
-                in_body = any(
-                    b.lineno <= line <= (getattr(p, "end_lineno", None) or b.lineno)
-                    for b, p in zip(bodies, _owners(unit.node))
-                )
-                hit = reached.get((id(unit), line)) if in_body else None
-                for q in sorted(hit or question_functions):
-                    found.setdefault(q, message)
-        return found
+                questions = sorted(reached.get((id(unit), line), ()))
+                for q in questions:
+                    lost.setdefault(q, _refusal_message(unit, line, what))
+                if not questions:
+                    notes.append((unit.cell, _refusal_message(unit, line, what, False)))
+        return lost, notes
 
     def runnable(self, sources: list[str]) -> list[str]:
         """`sources` with every refused statement blanked out (a ``pass``, same lines)."""
@@ -240,18 +232,22 @@ class Reading:
         return out
 
 
+def _refusal_message(unit: _Unit, line: int, what: str, costs: bool = True) -> str:
+    where = f"{', in ' + unit.owner if unit.owner else ''}"
+    cost = (
+        "the question that uses it scores 0"
+        if costs
+        else "no question's functions use it, so it costs no points"
+    )
+    return (
+        f"dynamic code / tampering: not allowed in an answer cell: {what} (cell "
+        f"{unit.cell}, line {line}{where}); the grader did not run this statement, and {cost}"
+    )
+
+
 def _within(part: ast.AST, line: int) -> bool:
     first = getattr(part, "lineno", 0)
     return first <= line <= (getattr(part, "end_lineno", None) or first)
-
-
-def _owners(node: ast.AST) -> list[ast.AST]:
-    """The defs in `node`, in the order `ast.walk` gives them."""
-    return [
-        n
-        for n in ast.walk(node)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ]
 
 
 def _word(node: ast.AST) -> str | None:
@@ -304,11 +300,13 @@ def scan(
     trusted: Collection[str] = (),
     allowlist: Allowlist | None = None,
     source_checks: bool = True,
+    answers: Collection[str] = (),
 ) -> Reading:
     """Read a submission's code cells; cells whose source is in `trusted` (the reference
     notebook's own cells) are not read against the allowlist, which is (unless given) the
     modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports;
-    with the source checks off (`checks_on`), nothing is refused."""
+    with the source checks off (`checks_on`), nothing is refused. `answers`: the questions'
+    functions, which the reference's stand in for where another question calls them."""
     trusted = set(trusted)
     # off: the proof's attacks, the sandbox's tests (see NO_ALLOWLIST above)
     if not checks_on(source_checks):
@@ -341,19 +339,21 @@ def scan(
         unit.refused = sorted(
             set(allowlist.problems(unit.node, bound - {"__builtins__"}))
         )
-    _refuse_dependents(reading.units)
+    _refuse_dependents(reading.units, set(answers))
     for unit in reading.units:
         for line, what in unit.refused:
             reading.findings.append((unit.cell, line, unit.owner, what))
     return reading
 
 
-def _refuse_dependents(units: list[_Unit]) -> None:
+def _refuse_dependents(units: list[_Unit], answers: set[str]) -> None:
     """Refuse, too, the statements that read a name only refused statements bind (they
-    would fail, unrun, or run what was refused)."""
+    would fail, unrun, or run what was refused); not for a question's function, which the
+    reference's replaces in another question's call (`swaps`): a refused one costs its own
+    question, not the next one's."""
     changed = True
     while changed:
-        kept = {b for u in units if not u.refused for b in u.binds}
+        kept = answers | {b for u in units if not u.refused for b in u.binds}
         lost = {b: u for u in units if u.refused for b in u.binds if b not in kept}
         changed = False
         for unit in units:

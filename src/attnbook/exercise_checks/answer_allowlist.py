@@ -11,7 +11,10 @@ refused), every attribute the code reaches is written in it: the attributes thro
 allowed modules reach the machinery (other modules such as ``os``, ``pickle`` or
 ``multiprocessing``, file loaders, compilers; `REFUSED_ATTRIBUTES`), private and dunder
 attributes (but ``__init__``) and frame attributes are refused wherever they appear, and an
-attribute may be written only on the code's own objects (``self.x = ...``). `check` returns,
+attribute may be written only on the code's own objects (``self.x = ...``). Type hints and
+small helpers are allowed (``typing``, ``__future__``, ``functools``, ``dataclasses``, ``copy``,
+``time``, ``warnings``), less their routines that evaluate a string or write the attributes of
+another object (``get_type_hints``, ``singledispatch``, ``wraps``). `Allowlist.problems` gives,
 per statement, what it breaks, with the line; the grading engine's `source_rules`
 (attnbook-grader) decides what that costs.
 """
@@ -33,6 +36,7 @@ __all__ = [
 ALLOWED_MODULES = frozenset(
     """
     math cmath random statistics collections collections.abc itertools heapq bisect
+    __future__ typing functools dataclasses copy time warnings
     numpy numpy.random numpy.linalg numpy.fft numpy.testing
     torch torch.nn torch.nn.functional torch.nn.init torch.linalg torch.fft torch.special
     torch.autograd torch.testing torch.random
@@ -60,6 +64,7 @@ REFUSED_ATTRIBUTES = frozenset(
     copyreg multiprocessing subprocess threading signal ctypes ctypeslib gc types code
     codeop runpy pty socket shutil glob io pathlib tempfile weakref platform linecache
     traceback atexit faulthandler resource posix mmap typing dataclasses
+    get_type_hints ForwardRef update_wrapper wraps singledispatch singledispatchmethod
     lib f2py distutils extbuild utils hub jit ops classes library package fx export
     compiler overrides serialization distributed cpp cpp_extension profiler monitor
     load loads load_inline save savez savez_compressed savetxt loadtxt genfromtxt
@@ -291,7 +296,15 @@ def local_refusal(fn: Any) -> str | None:
         if read is None:
             continue
         tree, first = read
-        for line, what in Allowlist().problems(tree, set(current.__globals__)):
+        found = list(Allowlist().problems(tree, set(current.__globals__)))
+        found += [
+            (node.lineno, f"uses {node.id}, imported from {origin}")
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and node.id in current.__globals__
+            for origin in [_foreign(current.__globals__[node.id], current.__module__)]
+            if origin
+        ]
+        for line, what in sorted(found)[:1]:
             return (
                 f"not allowed in an answer cell: {what} ({current.__name__}, line "
                 f"{line + first - 1}); the grader reads your code before it runs "
@@ -299,3 +312,20 @@ def local_refusal(fn: Any) -> str | None:
                 "exercise allows, and attributes by their written name"
             )
     return None
+
+
+def _foreign(value: Any, own: str) -> str | None:
+    """The module a global an answer reads was imported from, where an answer cell may not
+    import it (an import in another cell: ``import os``, ``from os.path import join``);
+    None for the code's own objects (of its module `own`), data, and what is allowed."""
+    if isinstance(value, type(ast)):
+        name = value.__name__
+    elif callable(value) and isinstance(getattr(value, "__module__", None), str):
+        name = value.__module__
+    else:
+        return None
+    root = name.split(".")[0]
+    allowed = {m.split(".")[0] for m in ALLOWED_MODULES} | {"builtins", *_RESTRICTED}
+    if name in ("__main__", own) or root.lstrip("_") in allowed:
+        return None
+    return f"the module {name}, which an answer cell may not import"
