@@ -63,6 +63,8 @@ later chapter and by the exercises' tests:
 - ``attnbook.mqar``        chapter 11: multi-query associative recall, the recall run
 - ``attnbook.recall_models``  chapter 11: softmax, linear, delta-rule and hybrid models
                            of one width
+- ``attnbook.recall_view``  chapter 11: what a fixed state returns for each stored key as
+                           pairs are added, an interactive view with its picture
 - ``attnbook.exercise_checks``  the public checks of the graded exercises (the engine that
                            grades them is the distribution ``attnbook-grader``)
 """
