@@ -6,22 +6,34 @@
   with the line; whole-array code and functions the grader swaps for the reference's pass;
 * tensors on the ``meta`` device cross the wire (`wire`) as shape, dtype and device, both
   ways, and the memory rules (`verdicts`, `grading.guarded`) never call two meta tensors the
-  same memory (they hold none): only identity counts there.
+  same memory (they hold none): only identity counts there;
+* the edges of the memory, random-state and process rules (`verdicts`, `sandbox._call`,
+  `wire.update_in_place`): a square transpose is a view, not the input; arrays side by side
+  share no memory; `global_torch_rng` excuses PyTorch's generator alone; a kept table
+  returned again two calls later; `os.system`; a row written into an expanded input.
 
-Cost: a few milliseconds (no grading runs here; the proofs grade the exercises).
+Cost: about a second (one short interpreter for the process events; no grading runs here;
+the proofs grade the exercises).
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import random
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
 
 from attnbook_grader import reach, sandbox, source_rules, verdicts, wire
+from attnbook_grader.rng import rng_states, set_rng_states
 from attnbook.exercise_checks.grading import guarded
 from attnbook.exercise_checks.loop_rule import first_loop, local_loop
+from attnbook.exercise_checks.rules import RNG_NAMES, SHARED_RESULTS, moved_states
 
 NO_LOOPS = {"loops": False}
 
@@ -286,3 +298,130 @@ def test_what_an_isolated_child_enforces_is_not_read_from_the_source():
     assert without_attnbook["names"] == ["scaled_dot_product_attention", "exp"]
     assert without_attnbook["libraries"] == ["torch"]
     assert reach.left_to_read(rules, frozenset())["allow_attnbook"] is False
+
+
+# ------------------------------------------------ the memory, random-state and process rules
+# (round 5 of the code review: a square transpose, the scope of global_torch_rng, adjacent
+# arrays, a kept table handed out again later, a command run through os.system)
+def _child_call(namespace: dict, name: str, args: tuple, rules: dict) -> dict:
+    """One call as the child answers it (`sandbox._call`, here in this process): the reply."""
+    sent_args, sent_kwargs = wire.encode([list(args), {}])
+    request = {"name": name, "args": sent_args, "kwargs": sent_kwargs}
+    request.update(rng=wire.encode(rng_states()), rules=rules, grad=None, record=None)
+    return sandbox._call(None, namespace, {}, request)
+
+
+@pytest.mark.parametrize("lib", ["torch", "numpy"])
+def test_a_transpose_of_a_square_input_is_a_view_not_the_input(lib):
+    """Same first byte, shape and dtype, other strides: a new arrangement, allowed where
+    views are; still a view where the question asks for new memory."""
+    x = torch.arange(9.0).view(3, 3) if lib == "torch" else np.arange(9.0).reshape(3, 3)
+    facts = sandbox.memory_facts({"x": x}, x.T)
+    assert verdicts.returned_inputs(facts, {"new_object": True}) is None
+    assert "a view of its input `x`" in verdicts.returned_inputs(
+        facts, {"new_object": True, "no_views": True}
+    )
+    assert "returned its input `x`" in verdicts.returned_inputs(
+        sandbox.memory_facts({"x": x}, x.T.T), {"new_object": True}
+    )
+
+
+def test_arrays_side_by_side_in_one_buffer_share_no_memory():
+    """The input is one half of a buffer, the result the other: their bytes only touch."""
+    buffer = np.arange(8.0)
+    views = {"new_object": True, "no_views": True}
+    for given, returned in ((buffer[:4], buffer[4:]), (buffer[4:], buffer[:4])):
+        facts = sandbox.memory_facts({"x": given}, returned)
+        assert verdicts.returned_inputs(facts, views) is None
+        kept = sandbox.memory_facts({}, returned, [given])
+        assert verdicts.shared_results(kept, {"separate_results": True}) is None
+    overlapping = sandbox.memory_facts({"x": buffer[:5]}, buffer[4:])
+    assert verdicts.returned_inputs(overlapping, views) is not None
+
+
+def test_letting_pytorch_sample_leaves_numpy_and_random_guarded():
+    """global_torch_rng lets a question draw from PyTorch's global generator, no other."""
+    rules = {"global_torch_rng": True}
+    draws = {"torch": lambda: torch.rand(1), "numpy": np.random.rand}
+    draws["random"] = random.random
+    for what, draw in draws.items():
+        before = rng_states()
+        draw()
+        moved = moved_states(before, rng_states())
+        set_rng_states(before)
+        assert moved == [what]
+        if what == "torch":
+            verdicts.house_rules([], moved, rules)  # allowed
+            with pytest.raises(AssertionError, match="PyTorch's global generator"):
+                verdicts.house_rules([], moved, {})
+        else:
+            with pytest.raises(AssertionError, match=re.escape(RNG_NAMES[what])):
+                verdicts.house_rules([], moved, rules)
+
+
+def test_a_table_handed_out_again_two_calls_later_is_caught(monkeypatch):
+    """The child keeps a function's last results alive: one returned again after another
+    call in between still shares memory with what the caller holds."""
+    monkeypatch.setattr(sandbox, "_KEPT", {})
+    tables, calls = [np.zeros(3), np.ones(3)], []
+
+    def table(n):
+        calls.append(n)
+        return tables[len(calls) % 2]  # ones, zeros, ones again
+
+    rules = {"separate_results": True}
+    replies = [_child_call({"table": table}, "table", (3,), rules) for _ in range(3)]
+    found = [verdicts.shared_results(reply["memory"], rules) for reply in replies]
+    assert found == [None, None, SHARED_RESULTS]
+
+
+_PROCESSES = """
+import json, os, subprocess, sys
+from attnbook_grader import sandbox, wire
+sys.addaudithook(sandbox._audit)  # as the child does before it runs a cell
+def system(n):
+    os.system("true")
+    return n
+def popen(n):
+    subprocess.run(["true"], check=True)
+    return n
+def quiet(n):
+    return n
+args, kwargs = wire.encode([[1], {}])
+found = {}
+for fn in (system, popen, quiet):
+    request = {"name": fn.__name__, "args": args, "kwargs": kwargs, "rules": None,
+               "grad": None, "record": None, "rng": wire.encode(sandbox.rng_states())}
+    found[fn.__name__] = sandbox._call(None, {fn.__name__: fn}, {}, request)["events"]
+print(json.dumps(found))
+"""
+
+
+def test_a_command_run_through_os_system_costs_the_question():
+    """Every way to start a process is an event the child reports; the grader's verdict
+    names it (a separate interpreter: an audit hook cannot be removed)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROCESSES], capture_output=True, text=True, check=True
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found == {
+        "system": ["os.system"],
+        "popen": ["subprocess.Popen"],
+        "quiet": [],
+    }
+    assert "(os.system)" in verdicts.process_events(found["system"])
+    assert verdicts.process_events(found["quiet"]) is None
+
+
+def test_a_write_into_a_row_of_an_expanded_input_is_not_written_back():
+    """An expanded input (stride 0: its rows are one memory) crosses as one; the call may
+    write a row of it (every row changes). The caller's copy cannot take a whole new value
+    (copy_ into overlapping memory raises), so it is left as it was, and the changed-input
+    rule, which compares the values sent and sent back, decides."""
+    x = torch.zeros(1, 3).expand(3, 3)
+    changed = wire.decode(wire.encode([x]))[0]
+    assert changed.stride() == (0, 1)
+    changed[0].fill_(1.0)
+    sent_back = wire.decode(wire.encode([changed]))[0]
+    wire.update_in_place(x, sent_back)
+    assert not x.any() and sent_back.all()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from attnbook import attention
 from attnbook.gpt import GPT, GPTConfig
 from attnbook.multihead import KVCache
 from attnbook.blocks import BlockPool, BlockTable
@@ -315,6 +316,35 @@ def test_every_multi_head_model_is_served_exactly(
         engine.add(request)
     outputs = engine.run()
     assert outputs == {rid: generate(served, r) for rid, r in enumerate(reqs)}
+
+
+def test_rows_of_one_length_take_the_fused_kernel(
+    model: GPT, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sequence, or the samples of one prompt, need no mask: every step of theirs runs
+    PyTorch's fused attention (the explicit path, which materialises the weights, never
+    runs); rows of different lengths in one step keep their mask and the explicit path.
+    Either way the answers are generate's."""
+    explicit = []
+    original = attention._explicit
+
+    def counted(*args: object) -> object:
+        explicit.append(args[3] is not None)  # (q, k, v, mask, ...): a mask came
+        return original(*args)
+
+    monkeypatch.setattr(attention, "_explicit", counted)
+    alone = [Request([3, 1, 4, 1, 5, 9, 2], 6, seed=4), Request([2, 7], 5, n=3, seed=1)]
+    for request in alone:  # one at a time: every step's rows share one length
+        engine = Engine(model, pool(30), 8)
+        engine.add(request)
+        assert engine.run() == {0: generate(model, request)}
+    assert explicit == []
+    engine = Engine(model, pool(30), 8)
+    # together: a decode step holds rows of 8, 3, 3 and 3 tokens, then 9, 4, 4, 4...
+    for request in alone:
+        engine.add(request)
+    assert engine.run() == {i: generate(model, r) for i, r in enumerate(alone)}
+    assert explicit and all(explicit)
 
 
 def test_latent_attention_is_refused_before_anything_runs() -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tools import (
     mutations_grading,
+    mutations_grading2,
     mutations_induction,
     mutations_models,
     mutations_recall,
@@ -80,6 +81,7 @@ MUTATIONS = [
     *mutations_models.MUTATIONS,
     *mutations_serving.MUTATIONS,
     *mutations_grading.MUTATIONS,
+    *mutations_grading2.MUTATIONS,
     *mutations_recall.MUTATIONS,
     *mutations_induction.MUTATIONS,
     *mutations_tools.MUTATIONS,

@@ -62,8 +62,8 @@ MUTATIONS = [
     Mutation(
         "ragged-batch-masked-by-the-longest",
         "paged.py",
-        "return position_mask(positions.long(), torch.arange(len(self)))[:, None]",
-        "return position_mask(positions.long().amax(0).expand_as(positions), "
+        "return position_mask(positions, torch.arange(len(self)))[:, None]",
+        "return position_mask(positions.amax(0).expand_as(positions), "
         "torch.arange(len(self)))[:, None]",
         ("tests/test_paged.py", "tests/test_serving.py"),
     ),
@@ -295,5 +295,20 @@ MUTATIONS = [
         "if key not in self.cached and block not in self.hash_of:",
         "if block not in self.hash_of:",
         ("tests/test_blocks.py", *PREFIX),
+    ),
+    # the engine's attention (issue 49, item 3): rows of one length take the fused kernel
+    Mutation(
+        "rows-of-one-length-masked-anyway",
+        "paged.py",
+        "if self.uniform and positions.shape in shapes and bool((positions == last).all()):",
+        "if False:",
+        ("tests/test_serving.py::test_rows_of_one_length_take_the_fused_kernel",),
+    ),
+    Mutation(
+        "rows-of-one-length-read-empty-slots",
+        "paged.py",
+        "keys, values = keys[:, :, : self.width], values[:, :, : self.width]",
+        "pass",
+        ("tests/test_serving.py",),
     ),
 ]

@@ -55,8 +55,12 @@ class PagedBatchCache(KVCache):
     slots and returns every row's blocks end to end, (B, H, n_blocks * block_size, d): one
     index gather per layer and step (`gather_blocks`), into a temporary. `mask` keeps each
     query to the keys of its own row up to its own position: the empty slots and the padding
-    are never read. A fused kernel (vLLM's, FlashInfer's) reads each block straight from the
-    pool into on-chip memory instead and never writes the gathered copy."""
+    are never read. Rows of one length (one sequence, or the samples of one prompt) need no
+    mask: `append` returns their keys up to that length and, for queries at the last
+    positions, `mask` gives None, as a plain `KVCache` does, so the model's causal attention
+    takes PyTorch's fused kernel (`attention.attend`). A fused paged kernel (vLLM's,
+    FlashInfer's) reads each block straight from the pool into on-chip memory instead and
+    never writes the gathered copy."""
 
     def __init__(
         self, pool: BlockPool, layer: int, tables: Tensor, lengths: Tensor
@@ -80,10 +84,14 @@ class PagedBatchCache(KVCache):
             )
         self.pool, self.layer = pool, layer
         self.tables, self.lengths = tables.long(), lengths.long()
+        # rows of one length read their keys up to it, no empty slot among them
+        self.uniform = bool(lengths.numel()) and bool((lengths == lengths[0]).all())
+        self.width = int(lengths[0]) if self.uniform else slots
 
     def __len__(self) -> int:
-        """Slots the tables reach (each row reads its own up to its length)."""
-        return self.tables.shape[1] * self.pool.block_size
+        """Keys `append` returns per row: the rows' length when they share one, else every
+        slot the tables reach (each row reads its own up to its length)."""
+        return self.width
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Write k, v (B, H, T, d), the last T tokens of each row, into their slots; return
@@ -115,16 +123,29 @@ class PagedBatchCache(KVCache):
         )
         keys = gather_blocks(pool.k[self.layer], self.tables)  # (B, H, slots, d)
         values = gather_blocks(pool.v[self.layer], self.tables)
+        keys, values = keys[:, :, : self.width], values[:, :, : self.width]
         return keys.to(k.dtype), values.to(v.dtype)
 
-    def mask(self, positions: Tensor | None) -> Tensor:
-        """(B, 1, T, slots): the query at positions[b, i] reads row b's slots up to it."""
+    def mask(self, positions: Tensor | None) -> Tensor | None:
+        """(B, 1, T, len(self)): the query at positions[b, i] reads row b's slots up to it;
+        None when every row has the same length and the queries are its last T positions:
+        then that is the causal mask of the keys `append` returns (pass is_causal=True)."""
         if positions is None:
             raise ValueError(
                 "a PagedBatchCache holds rows of different lengths: give each row's "
                 "positions (GPT.forward(..., positions=))"
             )
-        return position_mask(positions.long(), torch.arange(len(self)))[:, None]
+        positions = positions.long()
+        T = positions.shape[-1]
+        last = self.lengths[:, None] - T + torch.arange(T)  # (B, T): the last positions
+        shapes = (last.shape, last.shape[1:])  # (B, T) or the same T for every row
+        if (
+            self.uniform
+            and positions.shape in shapes
+            and bool((positions == last).all())
+        ):
+            return None
+        return position_mask(positions, torch.arange(len(self)))[:, None]
 
 
 class PagedKVCache(KVCache):

@@ -8,7 +8,9 @@ come first served, while the batch, the pool and the step's `token_budget` have 
 budget, a prompt longer than what is left is split into chunks over several steps
 (`chunked=True`, as vLLM V1 always does) or waits for a step with room for all of it
 (`chunked=False`). The model runs its own blocks (`GPT.forward`) over a
-`paged.PagedBatchCache`: each row at its own positions, reading its own blocks. A sequence
+`paged.PagedBatchCache`: each row at its own positions, reading its own blocks (rows of one
+length, such as one sequence or the samples of one prompt, need no mask and take PyTorch's
+fused attention kernel; rows of different lengths are masked). A sequence
 that finishes frees its blocks at once, and the next waiting request takes its place in the
 following step.
 

@@ -1,0 +1,67 @@
+"""More mutations of `tools.mutations` in the grading engine: round 5's survivors that the
+code review of round 6 found unlisted (a square transpose called the input, the scope of
+`global_torch_rng`, adjacent arrays called overlapping, a kept table forgotten after one
+call, `os.system` not a process event) and the write-back into an expanded input. Each is
+caught by its own test in `tests/test_grading_rules.py`, without a grading run.
+
+Judged equivalent, so not listed (a mutant no test can catch is no gap in the tests):
+`kvquant.quantize`'s scale for a constant slice, 1 -> 1e-30 (round 6's K1): the slice's
+x - lo is exactly 0, so its codes are 0 and `dequantize` gives lo + 0 * scale = lo whatever
+the scale. (In float16 1e-30 underflows to 0, the codes become 0/0 = NaN before the cast to
+uint8, which PyTorch's CPU turns into 0, the same code: equivalent there too, by the cast.)"""
+
+from __future__ import annotations
+
+from tools.mutation_spec import Mutation
+
+RULES = "tests/test_grading_rules.py"
+
+
+def _test(name: str) -> tuple[str, ...]:
+    return (f"{RULES}::{name}",)
+
+
+MUTATIONS = [
+    Mutation(
+        "square-transpose-called-the-input",
+        "attnbook_grader/verdicts.py",
+        '        and a["strides"] == b["strides"]\n',
+        "",
+        _test("test_a_transpose_of_a_square_input_is_a_view_not_the_input"),
+    ),
+    Mutation(
+        "global-torch-rng-excuses-every-generator",
+        "exercise_checks/rules.py",
+        'if what == "torch" and global_torch_rng:',
+        "if global_torch_rng:",
+        _test("test_letting_pytorch_sample_leaves_numpy_and_random_guarded"),
+    ),
+    Mutation(
+        "adjacent-arrays-overlap",
+        "attnbook_grader/verdicts.py",
+        'return a["lo"] < b["hi"] and b["lo"] < a["hi"]',
+        'return a["lo"] <= b["hi"] and b["lo"] <= a["hi"]',
+        _test("test_arrays_side_by_side_in_one_buffer_share_no_memory"),
+    ),
+    Mutation(
+        "separate-results-keeps-one-earlier-result",
+        "attnbook_grader/sandbox.py",
+        "kept[:] = [*kept, result][-4:]",
+        "kept[:] = [*kept, result][-1:]",
+        _test("test_a_table_handed_out_again_two_calls_later_is_caught"),
+    ),
+    Mutation(
+        "os-system-not-a-process-event",
+        "attnbook_grader/sandbox.py",
+        '    "os.system",\n',
+        "",
+        _test("test_a_command_run_through_os_system_costs_the_question"),
+    ),
+    Mutation(
+        "expanded-input-written-back",
+        "attnbook_grader/wire.py",
+        "            and not _overlaps(target)\n",
+        "",
+        _test("test_a_write_into_a_row_of_an_expanded_input_is_not_written_back"),
+    ),
+]
