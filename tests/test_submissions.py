@@ -202,3 +202,26 @@ def test_cells_tagged_otter_ignore_run_empty_and_keep_the_indexes():
         json.dumps(nb)
     )  # a plain dict, as the engine reads the reference
     assert engine.code_sources(as_dict) == submissions.code_cells(nb)
+
+
+def test_a_house_rule_comes_first_and_an_unused_refusal_is_a_note():
+    rule = "dynamic code / tampering: not allowed in an answer cell: imports os"
+    result = {
+        **RESULT,
+        "tests": RESULT["tests"]
+        + [
+            {
+                "name": "q2 - house rules",
+                "question": "q2",
+                "hidden": True,
+                "passed": False,
+                "points": 0.0,
+                "message": rule,
+            }
+        ],
+        "cell_errors": [[3, rule + " ...; no question's functions use it"]],
+    }
+    text = feedback.feedback_text("bob.ipynb", result, POINTS)
+    q2 = text.split("## q2")[1].splitlines()
+    assert q2[1].startswith("- q2 - house rules (hidden test): dynamic code"), q2
+    assert "Note: dynamic code / tampering" in text.split("## q2")[0]

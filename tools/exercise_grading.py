@@ -282,6 +282,7 @@ def lost_summary(g: Grade) -> str:
     notes = []
     for question in sorted(g.questions):
         failed = [t for t in g.tests if t["question"] == question and not t["passed"]]
+        failed.sort(key=lambda t: not t["name"].endswith("house rules"))  # why, first
         if failed:
             t = failed[0]
             more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""

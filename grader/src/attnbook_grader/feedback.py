@@ -47,7 +47,9 @@ def hint(message: str, limit: int = 600) -> str:
 
 def failed_lines(failed: list[Mapping]) -> list[str]:
     """One line per failed test of a question, "name (hidden test|public check): hint"; one
-    line in all where every one of them says the question has no answer yet."""
+    line in all where every one of them says the question has no answer yet. A house rule's
+    verdict comes first: it says why the tests after it failed."""
+    failed = sorted(failed, key=lambda t: not str(t["name"]).endswith("house rules"))
     hints = [
         hint(t["message"], HIDDEN_LIMIT if t["hidden"] else 600) or "failed"
         for t in failed
@@ -83,6 +85,9 @@ def feedback_text(
     ]
     if result.get("message"):
         lines += ["", f"Note: {one_line(result['message'], 2000)}"]
+    for _, why in result.get("cell_errors", []):  # refused code no question uses
+        if str(why).startswith("dynamic code"):
+            lines += ["", f"Note: {one_line(why, 600)}"]
     for question, points in possible.items():
         got = float(result.get("questions", {}).get(question, 0.0))
         if got >= points:
