@@ -32,6 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from PIL import Image
 
 from .explore_picture import picture_uri
@@ -51,7 +52,7 @@ RULES = ("additive write", "linear attention", "delta rule")
 #: How the view names each rule.
 LABELS = {
     "additive write": "additive write, raw keys",
-    "linear attention": "additive write, elu+1 features (linear attention)",
+    "linear attention": "additive write, elu+1 (linear attention)",
     "delta rule": "delta rule, beta = 1",
 }
 #: The cosines are stored as integers in units of 1 / SCALE.
@@ -211,9 +212,19 @@ class RecallView:
             ax.axhline(0, color="0.3", lw=0.8)
             ax.set_ylim(-1, 1)
             ax.set_ylabel("cosine")
-            ax.set_title(f"{LABELS[rule]}: {int(h.sum())} of {n} recalled", fontsize=10,
+            ax.set_title(f"{LABELS[rule]}: {int(h.sum())} of {n}", fontsize=10,
                          loc="left")  # fmt: skip
-        axes[0].legend(fontsize=10, loc="lower left", ncols=2)
+        # the legend's own patches: a row with no missed key would draw "not recalled" blue
+        keys = [
+            Patch(color=PALETTE[0], label="recalled"),
+            Patch(
+                facecolor="white",
+                edgecolor=PALETTE[3],
+                hatch="///",
+                label="not recalled",
+            ),
+        ]
+        axes[0].legend(handles=keys, fontsize=10, loc="lower left", ncols=2)
         axes[-1].set_xlabel(f"stored key, oldest (1) to newest ({n})")
         fig.suptitle(self.summary(n).split(":")[0], fontsize=11)
         drawn = io.BytesIO()
