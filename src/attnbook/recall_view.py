@@ -1,6 +1,7 @@
 """The recall view of chapter 11: how well a fixed-size state returns each stored value as
-key-value pairs are added, for linear attention's additive write and the delta rule's
-overwrite, interactive in the page with a picture for where scripts do not run.
+key-value pairs are added, for an additive write on the raw keys, the same write on linear
+attention's elu+1 features and the delta rule's overwrite, interactive in the page with a
+picture for where scripts do not run.
 
 ``recall_by_pairs`` writes the same random unit-length pairs one at a time into a
 ``d x d`` state with each rule (`attnbook.linear_attention`'s recurrences, float64) and,
@@ -31,6 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from PIL import Image
 
 from .explore_picture import picture_uri
@@ -41,10 +43,18 @@ from .linear_attention import (
 )
 from .plot import COLUMN_WIDTH, PALETTE
 
-__all__ = ["RULES", "SCALE", "RecallView", "recall_by_pairs"]
+__all__ = ["LABELS", "RULES", "SCALE", "RecallView", "recall_by_pairs"]
 
-#: The write rules the view compares, in the order it draws them.
-RULES = ("linear attention", "delta rule")
+#: The write rules the view compares, in the order it draws them: an additive write of
+#: k^T v read with k (no feature map), the same write on elu+1 features (linear attention),
+#: and the delta rule with beta = 1.
+RULES = ("additive write", "linear attention", "delta rule")
+#: How the view names each rule.
+LABELS = {
+    "additive write": "additive write, raw keys",
+    "linear attention": "additive write, elu+1 (linear attention)",
+    "delta rule": "delta rule, beta = 1",
+}
 #: The cosines are stored as integers in units of 1 / SCALE.
 SCALE = 1000
 
@@ -96,8 +106,9 @@ def recall_by_pairs(
 ) -> dict[str, StateRecall]:
     """Write n_max random unit-length pairs (keys and values of width d, drawn from `seed`)
     one at a time into a d x d state with each rule of ``RULES``, and after every write read
-    back every stored key. Linear attention writes phi(k)^T v and reads
-    phi(k) S / (phi(k) . z); the delta rule writes with beta = 1 and reads k S.
+    back every stored key. The additive write adds k^T v and reads k S; linear attention
+    writes phi(k)^T v and reads phi(k) S / (phi(k) . z), phi = elu + 1; the delta rule
+    writes with beta = 1 and reads k S.
 
     Chapter 11.
     """
@@ -108,6 +119,7 @@ def recall_by_pairs(
     k4, v4 = keys[None, None], vals[None, None]  # (1, 1, n_max, d)
     one = torch.ones(1, 1, 1, dtype=torch.float64)
     lin_state, delta_state = None, None
+    add_state = torch.zeros(d, d, dtype=torch.float64)
     found: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {
         rule: ([], []) for rule in RULES
     }
@@ -115,9 +127,11 @@ def recall_by_pairs(
         pair = (k4[:, :, t : t + 1], k4[:, :, t : t + 1], v4[:, :, t : t + 1])
         _, lin_state = linear_attention_recurrent(*pair, state=lin_state)
         _, delta_state = delta_rule_recurrent(*pair, one, state=delta_state)
+        add_state = add_state + keys[t, :, None] * vals[t, None, :]  # k^T v
         S, z = lin_state[0][0, 0], lin_state[1][0, 0]
         f = elu_feature_map(keys[: t + 1])
         reads = {
+            "additive write": keys[: t + 1] @ add_state,
             "linear attention": (f @ S) / (f @ z + 1e-6)[:, None],
             "delta rule": keys[: t + 1] @ delta_state[0, 0],
         }
@@ -158,7 +172,7 @@ class RecallView:
     def payload(self) -> dict[str, Any]:
         """The data the page's script reads (its inline JSON)."""
         return {
-            "rules": list(RULES),
+            "rules": [LABELS[r] for r in RULES],
             "d": self.d,
             "start": self.start,
             "scale": SCALE,
@@ -187,7 +201,7 @@ class RecallView:
         """A PNG of the opening state: one row of bars per rule, in the course's colours."""
         n = self.start
         # narrower than the column: the picture stays legible when a phone shrinks it
-        fig = Figure(figsize=(0.72 * COLUMN_WIDTH, 4.0), layout="constrained")
+        fig = Figure(figsize=(0.72 * COLUMN_WIDTH, 5.6), layout="constrained")
         axes = fig.subplots(len(RULES), 1, sharex=True)
         x = np.arange(1, n + 1)
         for ax, rule, cos, hit in zip(axes, RULES, self.cosines, self.recalled):
@@ -198,9 +212,19 @@ class RecallView:
             ax.axhline(0, color="0.3", lw=0.8)
             ax.set_ylim(-1, 1)
             ax.set_ylabel("cosine")
-            ax.set_title(f"{rule}: {int(h.sum())} of {n} keys recalled", fontsize=11,
+            ax.set_title(f"{LABELS[rule]}: {int(h.sum())} of {n}", fontsize=10,
                          loc="left")  # fmt: skip
-        axes[0].legend(fontsize=10, loc="lower left", ncols=2)
+        # the legend's own patches: a row with no missed key would draw "not recalled" blue
+        keys = [
+            Patch(color=PALETTE[0], label="recalled"),
+            Patch(
+                facecolor="white",
+                edgecolor=PALETTE[3],
+                hatch="///",
+                label="not recalled",
+            ),
+        ]
+        axes[0].legend(handles=keys, fontsize=10, loc="lower left", ncols=2)
         axes[-1].set_xlabel(f"stored key, oldest (1) to newest ({n})")
         fig.suptitle(self.summary(n).split(":")[0], fontsize=11)
         drawn = io.BytesIO()
@@ -230,9 +254,9 @@ class RecallView:
             data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
         )
         rules = "".join(
-            f'<div class="recallx-rule"><p class="recallx-title">{html.escape(r)}: '
+            f'<div class="recallx-rule"><p class="recallx-title">{html.escape(LABELS[r])}: '
             '<span class="recallx-count"></span></p><canvas role="img" '
-            f'aria-label="{html.escape(r)}: one bar per stored key"></canvas></div>'
+            f'aria-label="{html.escape(LABELS[r])}: one bar per stored key"></canvas></div>'
             for r in RULES
         )
         return (
@@ -246,7 +270,7 @@ class RecallView:
             '<p class="recallx-help">One bar per stored key, oldest on the left: the cosine '
             "between what the state returns for that key and the value stored with it. "
             "Filled: recalled (closer to its own value than to any other stored one); "
-            f"hatched: not. The dotted line marks key {self.d}, the state's width.</p>"
+            f"hatched: not. The state is {self.d} x {self.d}.</p>"
             f'{rules}<p class="recallx-status" aria-live="polite"></p></div>'
             f'<script type="application/json" class="recallx-data">{data}</script>'
             f"<script>{_asset('recall_view.js').replace('__RECALLX_ID__', vid)}</script>"
@@ -263,6 +287,6 @@ class RecallView:
 
     def __repr__(self) -> str:
         return (
-            f"RecallView(1-{self.n_max} pairs, {' and '.join(RULES)}; "
+            f"RecallView(1-{self.n_max} pairs, {', '.join(RULES)}; "
             "interactive where scripts run, a picture elsewhere)"
         )

@@ -54,11 +54,6 @@
     }
     ctx.strokeStyle = fg; ctx.lineWidth = px;  // the zero line
     ctx.beginPath(); ctx.moveTo(x0, mid); ctx.lineTo(w, mid); ctx.stroke();
-    if (n > data.d) {  // the state's width: keys past it cannot all stay apart
-      ctx.setLineDash([2 * px, 3 * px]);
-      ctx.beginPath(); ctx.moveTo(x0 + data.d * slot, 0); ctx.lineTo(x0 + data.d * slot, h); ctx.stroke();
-      ctx.setLineDash([]);
-    }
     ctx.fillStyle = fg; ctx.font = Math.round(11 * px) + "px sans-serif";
     ctx.fillText("+1", 2 * px, 12 * px); ctx.fillText("\u22121", 2 * px, h - 3 * px);
   }
