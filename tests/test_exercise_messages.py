@@ -244,3 +244,36 @@ def test_library_messages_and_raised_text_count_as_returned_data(tmp_path):
     assert len(problems) == 2, problems
     assert "test_close" in problems[0] and "m.split()" in problems[0], problems
     assert "test_raises" in problems[1] and "shows {err}" in problems[1], problems
+
+
+def test_raise_assertion_error_is_read_and_a_choice_of_constants_shows_nothing(
+    tmp_path,
+):
+    test = textwrap.dedent(
+        """\
+        # HIDDEN
+        def test_device(f):
+            try:
+                f(1)
+            except RuntimeError as err:
+                where = "cpu" if "cpu" in str(err) else "another device"
+                raise AssertionError(f"a tensor made on {where}") from None
+            try:
+                f(2)
+            except RuntimeError as err:
+                raise AssertionError(f"failed with {err}") from None
+
+        test_device(f)"""
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_raw_cell("# BEGIN QUESTION\nname: q1\npoints: 1"),
+        nbformat.v4.new_raw_cell("# BEGIN TESTS"),
+        nbformat.v4.new_code_cell(test),
+        nbformat.v4.new_raw_cell("# END TESTS"),
+        nbformat.v4.new_raw_cell("# END QUESTION"),
+    ]
+    path = tmp_path / "ex97_raise.ipynb"
+    nbformat.write(nb, path)
+    problems = message_problems("ex97_raise", path)
+    assert len(problems) == 1 and "shows {err}" in problems[0], problems

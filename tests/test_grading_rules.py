@@ -425,3 +425,16 @@ def test_a_write_into_a_row_of_an_expanded_input_is_not_written_back():
     sent_back = wire.decode(wire.encode([changed]))[0]
     wire.update_in_place(x, sent_back)
     assert not x.any() and sent_back.all()
+
+
+def test_the_reference_swapped_in_is_called_as_the_students_own_function():
+    from attnbook_grader.watched import as_called
+
+    def own(weights, n, bos=True):  # the student's version, with a default
+        return weights
+
+    assert as_called(own, ("w", 5), {}) == (("w", 5, True), {})
+    assert as_called(own, ("w",), {"n": 5, "bos": False}) == (("w", 5, False), {})
+    # a call the student's own function refuses goes as it is (the reference decides)
+    assert as_called(own, ("w",), {"x": 1}) == (("w",), {"x": 1})
+    assert as_called(None, (1, 2), {"k": 3}) == ((1, 2), {"k": 3})

@@ -166,6 +166,12 @@ def _messages(node: ast.AST) -> list[ast.expr]:
     """The message expressions of an assertion node."""
     if isinstance(node, ast.Assert) and node.msg is not None:
         return [node.msg]
+    if (  # raise AssertionError(message): a failure's message too
+        isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and _call_name(node.exc) == "AssertionError"
+    ):
+        return list(node.exc.args)
     if isinstance(node, ast.Call):
         found = [k.value for k in node.keywords if k.arg in ("err_msg", "msg")]
         name = _call_name(node)
@@ -207,9 +213,19 @@ def _tainted(fn: ast.FunctionDef) -> set[str]:
                 if _names(body) & tainted:
                     tainted |= {h.name for h in node.handlers if h.name}
             for target, value in pairs:
-                if _names(value) & tainted:
+                if _names(_shown(value)) & tainted:
                     tainted |= _names(target)
     return tainted
+
+
+def _shown(value: ast.AST) -> ast.AST:
+    """What an assigned value can hold: of ``"cpu" if test else "other"`` only its two
+    branches (a choice between the test's own constants shows nothing returned)."""
+    if isinstance(value, ast.IfExp):
+        return ast.Tuple(
+            elts=[_shown(value.body), _shown(value.orelse)], ctx=ast.Load()
+        )
+    return value
 
 
 def _paired(

@@ -309,6 +309,16 @@ MUTATIONS = [
         ),
     ),
     Mutation(
+        "swapped-reference-called-without-the-students-defaults",
+        "attnbook_grader/watched.py",
+        "    bound.apply_defaults()\n",
+        "",
+        (
+            "tests/test_grading_rules.py::"
+            "test_the_reference_swapped_in_is_called_as_the_students_own_function",
+        ),
+    ),
+    Mutation(
         "rules-refused-answer-costs-the-next-question",
         "attnbook_grader/source_rules.py",
         "kept = answers | {b for u in units if not u.refused for b in u.binds}",

@@ -9,6 +9,26 @@ LAUNCH = ("tests/test_launch_rewrite.py",)
 
 MUTATIONS = [
     Mutation(
+        "hidden-message-raise-assertion-unread",
+        "tools/exercise_messages.py",
+        '        and _call_name(node.exc) == "AssertionError"\n',
+        '        and _call_name(node.exc) == "NoSuchError"\n',
+        (
+            "tests/test_exercise_messages.py::"
+            "test_raise_assertion_error_is_read_and_a_choice_of_constants_shows_nothing",
+        ),
+    ),
+    Mutation(
+        "hidden-message-choice-of-constants-tainted",
+        "tools/exercise_messages.py",
+        "                if _names(_shown(value)) & tainted:",
+        "                if _names(value) & tainted:",
+        (
+            "tests/test_exercise_messages.py::"
+            "test_raise_assertion_error_is_read_and_a_choice_of_constants_shows_nothing",
+        ),
+    ),
+    Mutation(
         "citation-of-two-keys-after-a-name-keeps-one",
         "tools/launch_copies.py",
         'if role != "cite:t" and len(keys) == 1 and before.endswith(names):',

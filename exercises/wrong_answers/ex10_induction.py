@@ -172,6 +172,13 @@ WRONG_ANSWERS = {
 }
 
 WRONG_ANSWERS.update({  # correct answers written differently: they must score 100 %
+    # the package's signature (bos=True by default) and chapter 10's call with two
+    # arguments: grading q6 swaps in the reference's induction_score, called as the
+    # student's own is (the reference has no default)
+    "correct: induction_score(weights, n, bos=True), find_heads calling it with two arguments": [
+        ("def induction_score(weights, n, bos):", "def induction_score(weights, n, bos=True):"),
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n).argmax())\n"),
+    ],
     "correct: a batch built with repeat, scores with loops and torch.diagonal": [
         ("    parts = [torch.zeros(batch_size, 1, dtype=torch.long)] if bos else []\n"
          "    return torch.cat([*parts, x, x], dim=1)",

@@ -44,7 +44,11 @@ from attnbook_grader.rng import (
 )
 from attnbook_grader.torchless import has_torch, torch
 from attnbook.exercise_checks.rules import exception_from as _exception
-from attnbook_grader.watched import labelled as _labelled, watched as _watched
+from attnbook_grader.watched import (
+    as_called,
+    labelled as _labelled,
+    watched as _watched,
+)
 from attnbook.exercise_checks.answer_allowlist import ALLOWED_MODULES
 
 __all__ = [
@@ -220,15 +224,16 @@ def _describe(namespace: dict, name: str) -> dict:
     return {"kind": "data", "value": wire.encode(value)}
 
 
-def _reference_stub(conn: Any, name: str) -> Any:
+def _reference_stub(conn: Any, name: str, own: Any) -> Any:
     """A function that asks the grader to run the reference solution's `name` (in another
-    process) on these inputs: the reference's code never enters this process."""
+    process) on these inputs, called as the student's own `name` would be (`as_called`):
+    the reference's code never enters this process."""
 
     def call_reference(*args: Any, **kwargs: Any) -> Any:
         watcher = sys.getprofile()  # the house rules watch the student's code, not this
         sys.setprofile(None)
         try:
-            return _ask(conn, name, args, kwargs)
+            return _ask(conn, name, *as_called(own, args, kwargs))
         finally:
             sys.setprofile(watcher)
 
@@ -294,7 +299,7 @@ def _call(
     take_wire_states(request["rng"])
     swapped = swaps.get(name, []) + [request["record"]] * bool(request.get("record"))
     replaced = {str(n): namespace.get(str(n)) for n in swapped}
-    namespace.update({n: _reference_stub(conn, n) for n in replaced})
+    namespace.update({n: _reference_stub(conn, n, f) for n, f in replaced.items()})
     reply: dict[str, Any] = {}
     rules = request.get("rules")
     take_events()

@@ -11,7 +11,7 @@ from typing import Any
 from attnbook.exercise_checks.rules import PROFILER_REPLACED
 from attnbook.exercise_checks.watch import Watcher
 
-__all__ = ["labelled", "watched"]
+__all__ = ["as_called", "labelled", "watched"]
 
 
 def labelled(fn: Any, args: list, kwargs: dict) -> dict[str, Any]:
@@ -23,6 +23,20 @@ def labelled(fn: Any, args: list, kwargs: dict) -> dict[str, Any]:
     except (TypeError, ValueError):
         bound = {}
     return bound or {f"argument {i + 1}": a for i, a in enumerate(args)}
+
+
+def as_called(own: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments of a call of the submission's own function `own`, its defaults filled
+    in: the reference that stands in for it (`sandbox`'s swaps) is called as the student's
+    code calls its own version, even where the reference has no such default."""
+    import inspect
+
+    try:
+        bound = inspect.signature(own).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # not a function, or a call it refuses: as it is
+        return tuple(args), dict(kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args), dict(bound.kwargs)
 
 
 def watched(fn: Any, rules: dict, args: list, kwargs: dict) -> tuple[Any, str]:
