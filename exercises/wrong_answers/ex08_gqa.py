@@ -196,3 +196,14 @@ WRONG_ANSWERS.update({
          "    return copies.view(B, H_kv * n_rep, T, d)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 52 (issue 45): the square mask of q's length passes the checks with T_q = T_k and with
+    # T_q = 1 (a (1, 1) mask broadcasts over the keys); it fails for 1 < T_q < T_k
+    "warned (q2): the causal mask square, (T, T) with T = q.shape[-2] (not (T_q, T_k))": [
+        ("        T_q, T_k = q.shape[-2], k.shape[-2]\n"
+         "        future = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).triu(T_k - T_q + 1)",
+         "        T = q.shape[-2]\n"
+         "        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)"),
+    ],
+})

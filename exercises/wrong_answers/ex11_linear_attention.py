@@ -124,3 +124,19 @@ WRONG_ANSWERS.update({  # mistakes students write that the lists above lacked
         ("    old = (k[:, None, :] @ S)[:, 0]", "    return S.clone()\n    old = (k[:, None, :] @ S)[:, 0]"),
     ],
 })
+
+WRONG_ANSWERS.update({  # review 52 (issue 45): mistakes that passed every public check
+    # phi > 0, so the normaliser is never 0 and EPS looks like a mere guard; without it the outputs
+    # move by about 1e-7 relative: invisible in float32, wrong at the hidden float64 tolerance
+    "warned (q1): linear_attention_recurrent: EPS left out of the normaliser": [
+        ("        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))",
+         "        outputs.append(read / (fq[:, t] * z).sum(-1, keepdim=True))"),
+    ],
+    "warned (q2): linear_attention_parallel: EPS left out of the row sums": [
+        ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
+         "    return (scores @ v) / scores.sum(-1, keepdim=True)"),
+    ],
+    "warned (q2): linear_attention_parallel: the mask made on the CPU, torch.tril(torch.ones(T, T))": [
+        ("torch.ones(T, T, dtype=torch.bool, device=q.device).tril()", "torch.tril(torch.ones(T, T))"),
+    ],
+})

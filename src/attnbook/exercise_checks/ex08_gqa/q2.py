@@ -85,4 +85,15 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
     assert out.shape == (1, 2, 1, 4) and out.dtype == torch.float64, f'float64 inputs, T_q = 1: expected a float64 (1, 2, 1, 4) output, got {out.dtype} {tuple(out.shape)}'
     weights = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
     torch.testing.assert_close(out, weights @ v, atol=1e-12, rtol=1e-12, msg='one query at the last of 3 positions, d_k = 4, float64: it sees every key (the mask is (T_q, T_k), aligned at the bottom-right), the scores are divided by sqrt(q.shape[-1]) = 2 (not a fixed number), and every step stays in float64')
+    q2 = torch.randn(1, 2, 2, 4, generator=g, dtype=torch.float64)
+    k4, v4 = (torch.randn(1, 1, 4, 4, generator=g, dtype=torch.float64) for _ in range(2))
+    hint = "two queries at the last 2 of 4 positions (T_q = 2, T_k = 4, a decoding step with a cache): the causal mask must be (T_q, T_k) = (2, 4), not (T, T) from q's length alone; query i sits at position T_k - T_q + i and may attend to the keys j <= T_k - T_q + i (torch.ones(T_q, T_k).triu(T_k - T_q + 1) marks the future)"
+    try:
+        out = gqa_attention(q2, k4, v4, True)
+    except RuntimeError as err:
+        raise AssertionError(f'{hint}; your function raised RuntimeError: {str(err).splitlines()[0]}') from None
+    assert tuple(out.shape) == (1, 2, 2, 4), f'{hint}; expected the shape of q, (1, 2, 2, 4), got {tuple(out.shape)}'
+    future = torch.tensor([[False, False, False, True], [False, False, False, False]])
+    weights = torch.softmax((q2 @ k4.transpose(-2, -1) / 2.0).masked_fill(future, float('-inf')), dim=-1)
+    torch.testing.assert_close(out, weights @ v4, atol=1e-12, rtol=1e-12, msg=f'{hint}: query 0 sees keys 0..2, query 1 sees all 4')
 
