@@ -120,6 +120,10 @@ WRONG_ANSWERS.update({  # mistakes students write that the lists above lacked
     "non-solving (q2): only the shapes: zeros of (B, T, d_v)": [
         ("    T = q.shape[-2]\n", "    return torch.zeros_like(v)\n    T = q.shape[-2]\n"),
     ],
+    "warned (q3): delta_update as a convex mix, (1 - beta) S + beta k^T v (every row decays)": [
+        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+         "    b = beta[:, None, None]\n    return (1 - b) * S + b * k[:, :, None] * v[:, None, :]"),
+    ],
     "non-solving (q3): the state returned unchanged (a copy, no write)": [
         ("    old = (k[:, None, :] @ S)[:, 0]", "    return S.clone()\n    old = (k[:, None, :] @ S)[:, 0]"),
     ],

@@ -47,6 +47,6 @@ def test_parallel_matches_the_loop(linear_attention_parallel, q, k, v):
     small = torch.tensor([[[0.0], [1.0]]], dtype=torch.float64)
     y = linear_attention_parallel(small, small, torch.tensor([[[1.0], [4.0]]], dtype=torch.float64))
     assert isinstance(y, torch.Tensor) and y.dtype == torch.float64, f"float64 inputs: expected a float64 output, got {getattr(y, 'dtype', type(y).__name__)}: keep the inputs' dtype"
-    want = torch.tensor([1.0 / (1.0 + 1e-06), 18.0 / (6.0 + 1e-06)], dtype=torch.float64)
-    torch.testing.assert_close(y.flatten(), want, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64 (the hidden tests compare float64 to 1e-10): expected [1 / (1 + EPS), 18 / (6 + EPS)] = {want.tolist()}, got {y.flatten().tolist()}: add EPS to every row sum, (A * M) 1 + EPS, as in the formula (the sums are positive, but EPS is part of the answer), and compute in float64 throughout')
+    exact = torch.tensor([1.0 / (1.0 + 1e-06), 18.0 / (6.0 + 1e-06)], dtype=torch.float64)
+    torch.testing.assert_close(y.flatten(), exact, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64 (the hidden tests compare float64 to 1e-10): expected [1 / (1 + EPS), 18 / (6 + EPS)] = {exact.tolist()}, got {y.flatten().tolist()}: add EPS to every row sum, (A * M) 1 + EPS, as in the formula (the sums are positive, but EPS is part of the answer), and compute in float64 throughout')
 

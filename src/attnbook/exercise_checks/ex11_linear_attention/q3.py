@@ -27,9 +27,10 @@ def test_delta_half_strength(delta_update):
     import torch
     S = torch.zeros(1, 2, 2, dtype=torch.float64)
     S[0, 0] = torch.tensor([4.0, 0.0], dtype=torch.float64)
+    S[0, 1] = torch.tensor([0.0, 6.0], dtype=torch.float64)
     k = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
     v = torch.tensor([[0.0, 2.0]], dtype=torch.float64)
     new = delta_update(S, k, v, torch.tensor([0.5], dtype=torch.float64))
-    want = torch.tensor([[[2.0, 1.0], [0.0, 0.0]]], dtype=torch.float64)
-    torch.testing.assert_close(new, want, msg='key e0 held (4, 0); beta = 0.5 moves it half way to v = (0, 2), to (2, 1), and leaves row e1 alone')
+    want = torch.tensor([[[2.0, 1.0], [0.0, 6.0]]], dtype=torch.float64)
+    torch.testing.assert_close(new, want, msg="key e0 held (4, 0) and key e1 (0, 6); beta = 0.5 moves e0's row half way to v = (0, 2), to (2, 1), and leaves e1's row at (0, 6): a write changes only the key's own direction (S + beta k^T (v - k S)); a mix (1 - beta) S + beta k^T v would shrink every row")
 
