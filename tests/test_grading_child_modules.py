@@ -46,7 +46,9 @@ def child():
 
 def _value(session: Session, name: str):
     described = session.describe(name)
-    assert described["kind"] == "data", (name, described)
+    # a name a cell did not bind: say why the cell stopped (its error, as the child reports it)
+    why = session.ready.get("cell_errors")
+    assert described["kind"] == "data", (name, described, why)
     return wire.decode(described["value"])
 
 
