@@ -22,10 +22,8 @@ several inputs through one layer: only such views carry the script lines that sw
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import html
-import importlib.resources
 import json
 import re
 from collections.abc import Sequence
@@ -35,7 +33,15 @@ import numpy as np
 
 from .explore_inputs import MAX_WEIGHTS, as_weights, axis_names, layer_tokens, tokens_of
 from .explore_labels import big_map
-from .explore_picture import cell_name, picture_png, picture_uri, shown, spaced
+from .explore_picture import (
+    PictureBundle,
+    asset,
+    cell_name,
+    picture_png,
+    picture_uri,
+    shown,
+    spaced,
+)
 
 __all__ = ["AttentionView", "explore", "MAX_WEIGHTS", "SCALE"]
 
@@ -47,11 +53,7 @@ _PER_LAYER = re.compile(
 )
 
 
-def _asset(name: str) -> str:
-    return importlib.resources.files("attnbook.data").joinpath(name).read_text("utf-8")
-
-
-class AttentionView:
+class AttentionView(PictureBundle):
     """An interactive view of attention weights (chapters 1, 3, 6, 7, 9, 10; build it with
     `explore`).
 
@@ -136,7 +138,7 @@ class AttentionView:
 
     def script(self) -> str:
         """The view's script, its id filled in; the per-layer token lines only where used."""
-        js = _asset("explore.js")
+        js = asset("explore.js")
         if self.layer_tokens is None:
             js = _PER_LAYER.sub("", js)
         return js.replace("__ATTNX_ID__", self.element_id())
@@ -226,7 +228,7 @@ class AttentionView:
         # one map per (layer, head): "maps", since a layer may be a model's state
         heads = f"all {n_layer * n_head} maps" if n_layer * n_head > 1 else "the map"
         return (
-            f'<div class="attnx" id="{vid}"><style>{_asset("explore.css")}</style>'
+            f'<div class="attnx" id="{vid}"><style>{asset("explore.css")}</style>'
             f'<img class="attnx-picture" src="{uri}" alt="{alt}" '
             'style="max-width: 100%; height: auto">'
             f'<div class="attnx-live" hidden="hidden"><div class="attnx-bar">{title}'
@@ -270,14 +272,6 @@ class AttentionView:
         )
         title = f"{self.title}. " if self.title else ""
         return f"A picture of the attention view. {title}{chosen}"
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        png = self.to_png()
-        return {
-            "text/html": self.to_html(png),
-            "image/png": base64.b64encode(png).decode("ascii"),
-            "text/plain": repr(self),
-        }
 
     def __repr__(self) -> str:
         n_layer, n_head, n_q, n_k = self.shape

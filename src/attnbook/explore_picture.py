@@ -157,3 +157,36 @@ def picture_uri(png: bytes) -> str:
     Chapter 1.
     """
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def asset(name: str) -> str:
+    """A file the views ship in ``attnbook/data`` (their script and style), as text.
+
+    Chapters 10 and 11.
+    """
+    import importlib.resources
+
+    return importlib.resources.files("attnbook.data").joinpath(name).read_text("utf-8")
+
+
+class PictureBundle:
+    """What a view shows in a notebook: its live HTML where scripts run, its PNG picture
+    elsewhere (a viewer that sanitises HTML, a launch copy), its one-line text in plain
+    output. A view provides ``to_png()`` and ``to_html(png)``.
+
+    Chapters 10 and 11.
+    """
+
+    def to_png(self) -> bytes:
+        raise NotImplementedError
+
+    def to_html(self, png: bytes) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        png = self.to_png()
+        return {
+            "text/html": self.to_html(png),
+            "image/png": base64.b64encode(png).decode("ascii"),
+            "text/plain": repr(self),
+        }

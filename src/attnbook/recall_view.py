@@ -19,10 +19,8 @@ same HTML on every run. The display bundle also holds the PNG and a one-line tex
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import html
-import importlib.resources
 import io
 import json
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from PIL import Image
 
-from .explore_picture import picture_uri
+from .explore_picture import PictureBundle, asset, picture_uri
 from .linear_attention import (
     delta_rule_recurrent,
     elu_feature_map,
@@ -57,10 +55,6 @@ LABELS = {
 }
 #: The cosines are stored as integers in units of 1 / SCALE.
 SCALE = 1000
-
-
-def _asset(name: str) -> str:
-    return importlib.resources.files("attnbook.data").joinpath(name).read_text("utf-8")
 
 
 @dataclass(frozen=True)
@@ -142,7 +136,7 @@ def recall_by_pairs(
     return {rule: StateRecall(*found[rule]) for rule in RULES}
 
 
-class RecallView:
+class RecallView(PictureBundle):
     """The chapter 11 recall view: a slider over the number of stored pairs, one bar per
     stored key (its read's cosine with its value; filled where the key is recalled), for
     each rule of ``RULES``.
@@ -260,7 +254,7 @@ class RecallView:
             for r in RULES
         )
         return (
-            f'<div class="recallx" id="{vid}"><style>{_asset("recall_view.css")}</style>'
+            f'<div class="recallx" id="{vid}"><style>{asset("recall_view.css")}</style>'
             f'<img class="recallx-picture" src="{uri}" alt="{html.escape(self.picture_alt())}" '
             'style="max-width: 100%; height: auto">'
             '<div class="recallx-live" hidden="hidden"><label class="recallx-bar">'
@@ -273,17 +267,9 @@ class RecallView:
             f"hatched: not. The state is {self.d} x {self.d}.</p>"
             f'{rules}<p class="recallx-status" aria-live="polite"></p></div>'
             f'<script type="application/json" class="recallx-data">{data}</script>'
-            f"<script>{_asset('recall_view.js').replace('__RECALLX_ID__', vid)}</script>"
+            f"<script>{asset('recall_view.js').replace('__RECALLX_ID__', vid)}</script>"
             "</div>"
         )
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        png = self.to_png()
-        return {
-            "text/html": self.to_html(png),
-            "image/png": base64.b64encode(png).decode("ascii"),
-            "text/plain": repr(self),
-        }
 
     def __repr__(self) -> str:
         return (
