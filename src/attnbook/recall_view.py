@@ -1,7 +1,7 @@
 """The recall view of chapter 11: how well a fixed-size state returns each stored value as
 key-value pairs are added, for an additive write on the raw keys, the same write on linear
-attention's elu+1 features and the delta rule's overwrite, interactive in the page with a
-picture for where scripts do not run.
+attention's elu+1 features and the delta rule's overwrite at full and at half strength,
+interactive in the page with a picture for where scripts do not run.
 
 ``recall_by_pairs`` writes the same random unit-length pairs one at a time into a
 ``d x d`` state with each rule (`attnbook.linear_attention`'s recurrences, float64) and,
@@ -45,13 +45,14 @@ __all__ = ["LABELS", "RULES", "SCALE", "RecallView", "recall_by_pairs"]
 
 #: The write rules the view compares, in the order it draws them: an additive write of
 #: k^T v read with k (no feature map), the same write on elu+1 features (linear attention),
-#: and the delta rule with beta = 1.
-RULES = ("additive write", "linear attention", "delta rule")
+#: and the delta rule with beta = 1 and with beta = 0.5 (which erases less of older pairs).
+RULES = ("additive write", "linear attention", "delta rule", "delta rule (beta 0.5)")
 #: How the view names each rule.
 LABELS = {
     "additive write": "additive write, raw keys",
     "linear attention": "additive write, elu+1 (linear attention)",
     "delta rule": "delta rule, beta = 1",
+    "delta rule (beta 0.5)": "delta rule, beta = 0.5",
 }
 #: The cosines are stored as integers in units of 1 / SCALE.
 SCALE = 1000
@@ -102,7 +103,7 @@ def recall_by_pairs(
     one at a time into a d x d state with each rule of ``RULES``, and after every write read
     back every stored key. The additive write adds k^T v and reads k S; linear attention
     writes phi(k)^T v and reads phi(k) S / (phi(k) . z), phi = elu + 1; the delta rule
-    writes with beta = 1 and reads k S.
+    writes with beta = 1 (and with beta = 0.5) and reads k S.
 
     Chapter 11.
     """
@@ -112,7 +113,7 @@ def recall_by_pairs(
     vals = F.normalize(torch.randn(n_max, d, generator=g, dtype=torch.float64), dim=-1)
     k4, v4 = keys[None, None], vals[None, None]  # (1, 1, n_max, d)
     one = torch.ones(1, 1, 1, dtype=torch.float64)
-    lin_state, delta_state = None, None
+    lin_state, delta_state, half_state = None, None, None
     add_state = torch.zeros(d, d, dtype=torch.float64)
     found: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {
         rule: ([], []) for rule in RULES
@@ -121,6 +122,7 @@ def recall_by_pairs(
         pair = (k4[:, :, t : t + 1], k4[:, :, t : t + 1], v4[:, :, t : t + 1])
         _, lin_state = linear_attention_recurrent(*pair, state=lin_state)
         _, delta_state = delta_rule_recurrent(*pair, one, state=delta_state)
+        _, half_state = delta_rule_recurrent(*pair, one / 2, state=half_state)
         add_state = add_state + keys[t, :, None] * vals[t, None, :]  # k^T v
         S, z = lin_state[0][0, 0], lin_state[1][0, 0]
         f = elu_feature_map(keys[: t + 1])
@@ -128,6 +130,7 @@ def recall_by_pairs(
             "additive write": keys[: t + 1] @ add_state,
             "linear attention": (f @ S) / (f @ z + 1e-6)[:, None],
             "delta rule": keys[: t + 1] @ delta_state[0, 0],
+            "delta rule (beta 0.5)": keys[: t + 1] @ half_state[0, 0],
         }
         for rule in RULES:
             own, hit = _judge(reads[rule], vals[: t + 1])
@@ -195,7 +198,7 @@ class RecallView(PictureBundle):
         """A PNG of the opening state: one row of bars per rule, in the course's colours."""
         n = self.start
         # narrower than the column: the picture stays legible when a phone shrinks it
-        fig = Figure(figsize=(0.72 * COLUMN_WIDTH, 5.6), layout="constrained")
+        fig = Figure(figsize=(0.72 * COLUMN_WIDTH, 7.2), layout="constrained")
         axes = fig.subplots(len(RULES), 1, sharex=True)
         x = np.arange(1, n + 1)
         for ax, rule, cos, hit in zip(axes, RULES, self.cosines, self.recalled):
