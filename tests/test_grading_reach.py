@@ -13,6 +13,10 @@ calls it may not make.
   cannot make a namespace, mount, trace or open a socket, at the chroot level create a file,
   and can still read, compute and write to what it holds.
 
+* a routine a question names in a library its answers keep (PyTorch's fused attention) is
+  taken away in the child (`disarm`): six spellings of it fail there, and work in a question
+  that does not name it.
+
 Cost: 148 s on the shared 2-core machine at load ~20 (an upper bound: the process servers,
 then nine gradings of a tiny exercise with three children each).
 """
@@ -300,3 +304,98 @@ def test_a_reference_whose_questions_all_rule_torch_out_runs_without_it(ruled):
         assert servers._meta["wanted"] is True
     finally:
         servers._meta["wanted"] = wanted
+
+
+# ------------------------------------------- a routine of a library the answers may use
+ATTEND_TEST = """from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "{q}"
+points = 2
+
+@test_case(points=2, hidden=True)
+def test_it({fn}):
+    from attnbook.exercise_checks.grading import guarded
+    import torch
+    checked = guarded({fn}, {rule})
+    q = torch.ones(1, 1, 2, 4)  # every weight 1/2: the output is v
+    torch.testing.assert_close(checked(q), q)
+"""
+ATTEND = "def {fn}(q):\n    return torch.softmax(q @ q.mT / 2, -1) @ q"
+ATTEND_REFERENCE = [
+    "import torch",
+    ATTEND.format(fn="attend"),
+    'grader.check("q1")',
+    ATTEND.format(fn="attend_freely"),
+    'grader.check("q2")',
+]
+_MHA = (
+    "    with torch.random.fork_rng():  # its initialisation leaves the global RNG alone\n"
+    "        m = torch.nn.MultiheadAttention(4, 1, bias=False, batch_first=True)\n"
+    "    m.in_proj_weight.data = torch.eye(4).repeat(3, 1)\n"
+    "    m.out_proj.weight.data = torch.eye(4)\n"
+    "    with torch.no_grad():\n"
+    "        return m(q[:, 0], q[:, 0], q[:, 0])[0][:, None]"
+)
+ROUTINE_SPELLINGS = {  # each answers q1 and q2 with PyTorch's own attention
+    "F": "    return torch.nn.functional.scaled_dot_product_attention(q, q, q)",
+    "torch._C._nn": "    return torch._C._nn.scaled_dot_product_attention(q, q, q)",
+    "torch.ops.aten": "    return torch.ops.aten.scaled_dot_product_attention(q, q, q)",
+    "the CPU kernel": "    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu("
+    "q, q, q)[0]",
+    "a dict item": "    f = vars(torch.nn.functional)['scaled_dot_' + 'product_attention']\n"
+    "    return f(q, q, q)",
+    "nn.MultiheadAttention": _MHA,
+}
+
+
+@pytest.fixture(scope="module")
+def routine_ruled():
+    """q1 `attend` names PyTorch's attention routines (PyTorch itself allowed), q2
+    `attend_freely` names none."""
+    rule = 'names=("scaled_dot_product_attention", "multi_head_attention_forward")'
+    tests = {
+        "q1": ATTEND_TEST.format(q="q1", fn="attend", rule=rule),
+        "q2": ATTEND_TEST.format(q="q2", fn="attend_freely", rule=""),
+    }
+    exercise = Exercise.load(tests, _nb(ATTEND_REFERENCE))
+    session = reference_session(exercise)
+    yield exercise, session
+    session.close()
+
+
+def test_a_named_routine_of_an_allowed_library_is_a_ruled_out_entry(routine_ruled):
+    exercise, _ = routine_ruled
+    taken = {
+        "routine:scaled_dot_product_attention",
+        "routine:multi_head_attention_forward",
+    }
+    assert exercise.reach == {"q1": {"attnbook"} | taken, "q2": {"attnbook"}}
+    rules = {"names": ["scaled_dot_product_attention", "softmax"], "libraries": []}
+    # read from the source only where the child does not take it away (softmax: compiled,
+    # no kernel family listed)
+    assert reach.left_to_read(rules, frozenset(exercise.reach["q1"]))["names"] == [
+        "softmax"
+    ]
+    assert reach.hidden(frozenset(taken)) == []  # no file hidden for a routine
+
+
+@pytest.mark.parametrize("spelling", sorted(ROUTINE_SPELLINGS))
+def test_each_spelling_of_a_named_routine_fails_where_it_is_ruled_out(
+    routine_ruled, monkeypatch, spelling
+):
+    exercise, session = routine_ruled
+    monkeypatch.setenv(source_rules.NO_ALLOWLIST, "1")  # the process alone must hold
+    body = ROUTINE_SPELLINGS[spelling]
+    sources = list(ATTEND_REFERENCE)
+    sources[1] = f"def attend(q):\n{body}"
+    sources[3] = f"def attend_freely(q):\n{body}"
+    result = grade_notebook(exercise, sources, session, 120, source_checks=False)
+    assert result["status"] == "ok", result
+    # q2 names no routine: the same code scores there, so the spelling itself works
+    assert result["questions"] == {"q1": 0.0, "q2": 2.0}, result
+    failed = [t["message"] for t in result["tests"] if not t["passed"]]
+    assert any("is ruled out in this question" in m for m in failed) or all(
+        t["hidden"] for t in result["tests"] if not t["passed"]
+    ), failed

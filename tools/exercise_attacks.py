@@ -21,9 +21,11 @@ rules out, reached the five ways the security review found (a module name lent b
 cell, a string run by `numpy.testing.measure`, attributes read by a ``match`` pattern, the
 builtins module through an attribute path of matplotlib, the module kept as an item of a
 NumPy dict): PyTorch in exercise 1's NumPy question, the package's `attnbook.kvquant` in
-exercise 9, `attnbook.induction` in exercise 10. Graded with the source rules off, each
-must score no more than the untouched notebook on the questions it answers: the answer's
-process (`attnbook_grader.reach`) holds none of that code.
+exercise 9, `attnbook.induction` in exercise 10; and PyTorch's fused attention in exercise
+8's question 2, where PyTorch itself is allowed, through those five ways and three more
+bindings of it (`ROUTINE_CELLS`). Graded with the source rules off, each must score no more
+than the untouched notebook on the questions it answers: the answer's process
+(`attnbook_grader.reach`, `attnbook_grader.disarm`) holds none of that code.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ __all__ = [
 ]
 
 # the exercises attacked: the security review's two get every attack of `ATTACKS`, and
-# these and exercise 10 the rule attacks of `RULE_ATTACKS`
-ATTACKED = ("ex01_attention", "ex09_kv_quant", "ex10_induction")
+# these and exercises 8 and 10 the rule attacks of `RULE_ATTACKS`
+ATTACKED = ("ex01_attention", "ex08_gqa", "ex09_kv_quant", "ex10_induction")
 _GENERIC = ("ex01_attention", "ex09_kv_quant")
 
 # the five ways to a module the question rules out: (cells before, an expression giving the
@@ -109,6 +111,31 @@ RULED = {
         "def previous_token_score(weights):\n    _M = GET\n"
         "    return _M.previous_token_score(weights)\n",
     ),
+    # a routine of a library the answers keep: PyTorch's fused attention (`disarm`)
+    "ex08_gqa": (
+        "torch.nn.functional",
+        ["q2"],
+        "def gqa_attention(q, k, v, causal):\n    _M = GET\n"
+        "    return _M.scaled_dot_product_attention(q, k, v, is_causal=causal, "
+        "enable_gqa=True)\n",
+    ),
+}
+# more ways to the same routine where the module itself is allowed: exercise -> spelling ->
+# the cell (the routine through PyTorch's other bindings and its CPU kernel)
+_EXPAND = "k, v = (x.repeat_interleave(q.shape[1] // x.shape[1], 1) for x in (k, v))"
+ROUTINE_CELLS = {
+    "ex08_gqa": {
+        "torch.ops.aten": "def gqa_attention(q, k, v, causal):\n"
+        "    return torch.ops.aten.scaled_dot_product_attention(q, k, v, "
+        "is_causal=causal, enable_gqa=True)\n",
+        "torch._C._nn": "def gqa_attention(q, k, v, causal):\n"
+        "    return torch._C._nn.scaled_dot_product_attention(q, k, v, "
+        "is_causal=causal, enable_gqa=True)\n",
+        "the CPU kernel": "def gqa_attention(q, k, v, causal):\n"
+        f"    {_EXPAND}\n"
+        "    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu("
+        "q, k, v, is_causal=causal)[0]\n",
+    },
 }
 
 
@@ -118,7 +145,7 @@ def rule_attack_cells(exercise: str) -> dict[str, str]:
     return {
         spelling: (before + body.replace("GET", get)).replace("MOD", repr(module))
         for spelling, (before, get) in SPELLINGS.items()
-    }
+    } | ROUTINE_CELLS.get(exercise, {})
 
 
 # Where the attacker looks: the grader's own paths, which a submission can guess or read

@@ -2,7 +2,9 @@
 code review of round 6 found unlisted (a square transpose called the input, the scope of
 `global_torch_rng`, adjacent arrays called overlapping, a kept table forgotten after one
 call, `os.system` not a process event) and the write-back into an expanded input. Each is
-caught by its own test in `tests/test_grading_rules.py`, without a grading run.
+caught by its own test in `tests/test_grading_rules.py`, without a grading run; and the
+named routines of an allowed library that the child takes away (`disarm`, issue 44), caught
+in `tests/test_grading_reach.py`.
 
 Judged equivalent, so not listed (a mutant no test can catch is no gap in the tests):
 `kvquant.quantize`'s scale for a constant slice, 1 -> 1e-30 (round 6's K1): the slice's
@@ -63,5 +65,36 @@ MUTATIONS = [
         "            and not _overlaps(target)\n",
         "",
         _test("test_a_write_into_a_row_of_an_expanded_input_is_not_written_back"),
+    ),
+    # issue 44: a named routine of an allowed library, taken away in the child
+    Mutation(
+        "named-routine-left-in-the-child",
+        "attnbook_grader/reach.py",
+        "    disarm.disarm(routines(ruled_out))\n",
+        "",
+        (
+            "tests/test_grading_reach.py::"
+            "test_each_spelling_of_a_named_routine_fails_where_it_is_ruled_out",
+        ),
+    ),
+    Mutation(
+        "named-routine-still-read-from-the-source",
+        "attnbook_grader/reach.py",
+        "if _defines(str(n), ruled_out) and str(n) not in taken",
+        "if _defines(str(n), ruled_out)",
+        (
+            "tests/test_grading_reach.py::"
+            "test_a_named_routine_of_an_allowed_library_is_a_ruled_out_entry",
+        ),
+    ),
+    Mutation(
+        "compiled-kernels-not-replaced",
+        "attnbook_grader/disarm.py",
+        "                    handle.impl(base, key, refuse)\n",
+        "                    pass\n",
+        (
+            "tests/test_grading_reach.py::"
+            "test_each_spelling_of_a_named_routine_fails_where_it_is_ruled_out",
+        ),
     ),
 ]

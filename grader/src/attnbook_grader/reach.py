@@ -20,12 +20,18 @@ there:
   allowlist (``os``, ``sys``, ``subprocess``, ``importlib``, ``otter``) are removed before
   the next cell runs (`scrub_lent`).
 
+* not callable: a routine a question names (``names=``) that a package its answers keep
+  defines (PyTorch's fused attention in a PyTorch question) is taken away in the child before
+  the first cell (`disarm`: a Python routine's code replaced in place, a compiled one's
+  ATen kernels replaced by ones that raise); its entry in the ruled-out set is
+  ``routine:NAME``, so questions with other routines get another child.
+
 What such a child enforces, the grader no longer reads from the source (`left_to_read`):
-the ruled-out packages, and the routines a question names (``names=``) that only they
-define (the package's own solutions); reading them could only add false positives (a
-student's own function that shares the routine's name). The source read keeps the routines
-an allowed library defines (PyTorch's fused attention in a PyTorch question) and the loop
-rule, which no process layout can enforce.
+the ruled-out packages, the routines a question names that only they define (the package's
+own solutions), and the routines `disarm` takes away; reading them could only add false
+positives (a student's own function that shares the routine's name). The source read keeps
+a compiled routine `disarm` does not cover, and the loop rule, which no process layout can
+enforce.
 
 Then every spelling of a ruled-out routine (a name lent by the setup, a string run by an
 allowed module, an attribute read by a ``match`` pattern, a path to the builtins module, a
@@ -44,12 +50,17 @@ from collections.abc import Iterator
 from importlib.util import find_spec
 from typing import Any
 
+from attnbook_grader import disarm
+
 __all__ = [
     "ATTNBOOK_KEPT",
     "question_reach",
     "groups",
     "hidden",
     "check_absent",
+    "enforce",
+    "routines",
+    "ROUTINE",
     "scrub_lent",
     "heavy",
     "left_to_read",
@@ -60,6 +71,7 @@ __all__ = [
 ATTNBOOK_KEPT = frozenset({"__init__.py", "exercise_checks", "plot.py", "py.typed"})
 _KEPT_MODULES = ("attnbook", "attnbook.plot", "attnbook.exercise_checks")
 HEAVY = frozenset({"torch"})  # ruled-out packages the usual process server holds
+ROUTINE = "routine:"  # a ruled-out set's entry that names a routine, not a package
 
 
 def _guarded_calls(tree: ast.AST) -> Iterator[ast.Call]:
@@ -81,12 +93,22 @@ def _literal(node: ast.expr | None, default: Any) -> Any:
 
 
 def _rule_of(call: ast.Call) -> frozenset[str]:
-    """The packages one `guarded` call rules out (attnbook unless it allows it)."""
+    """What one `guarded` call rules out: packages (attnbook unless it allows it), and as
+    ``routine:NAME`` each routine of ``names`` that a package the answers keep defines and
+    the child can take away (`disarm.covered`)."""
     given = {k.arg: k.value for k in call.keywords if k.arg}
     libraries = _literal(given.get("libraries"), ())
     allow = _literal(given.get("allow_attnbook"), False)
     found = {str(lib).split(".")[0] for lib in libraries if isinstance(lib, str)}
-    return frozenset(found | (set() if allow is True else {"attnbook"}))
+    found |= set() if allow is True else {"attnbook"}
+    names = _literal(given.get("names"), ())
+    kept = frozenset(found)
+    routines = {
+        f"{ROUTINE}{name}"
+        for name in names
+        if isinstance(name, str) and _defines(name, kept) and disarm.covered(name)
+    }
+    return frozenset(found | routines)
 
 
 def question_reach(tests: dict[str, str]) -> dict[str, frozenset[str]]:
@@ -140,7 +162,13 @@ def _places(package: str) -> list[str]:
 
 def hidden(ruled_out: frozenset[str]) -> list[str]:
     """The paths a child's view must lack so that `ruled_out` cannot be imported there."""
-    return sorted({p for package in ruled_out for p in _places(package)})
+    packages = [p for p in ruled_out if not p.startswith(ROUTINE)]
+    return sorted({p for package in packages for p in _places(package)})
+
+
+def routines(ruled_out: frozenset[str]) -> list[str]:
+    """The routines of `ruled_out` (its ``routine:NAME`` entries) the child takes away."""
+    return sorted(p[len(ROUTINE) :] for p in ruled_out if p.startswith(ROUTINE))
 
 
 def _ruled(module: str, ruled_out: frozenset[str]) -> bool:
@@ -159,6 +187,13 @@ def check_absent(ruled_out: frozenset[str]) -> None:
         raise RuntimeError(
             f"ruled-out modules are loaded in the answer's process: {loaded[:5]}"
         )
+
+
+def enforce(ruled_out: frozenset[str]) -> None:
+    """In the child, before any student code: the ruled-out packages absent
+    (`check_absent`) and the ruled-out routines of the others taken away (`disarm`)."""
+    check_absent(ruled_out)
+    disarm.disarm(routines(ruled_out))
 
 
 def scrub_lent(
@@ -201,5 +236,10 @@ def left_to_read(rules: dict, ruled_out: frozenset[str]) -> dict:
     ]
     if "attnbook" in ruled_out:
         left["allow_attnbook"] = True
-    left["names"] = [n for n in rules.get("names", ()) if _defines(str(n), ruled_out)]
+    taken = set(routines(ruled_out))  # not there in the child either (`disarm`)
+    left["names"] = [
+        n
+        for n in rules.get("names", ())
+        if _defines(str(n), ruled_out) and str(n) not in taken
+    ]
     return left

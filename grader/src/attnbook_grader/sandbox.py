@@ -359,9 +359,7 @@ def serve(
     the files of the packages this process may not reach (`without`, `reach`); trusted:
     the reference's own cells."""
     try:
-        reach.check_absent(
-            without
-        )  # before anything runs: the server held none of them
+        reach.enforce(without)  # before anything runs: no ruled-out code is here
         _isolate(conn, workdir, uid, how, list(hide))
     except BaseException as err:  # noqa: BLE001 - reported, and no student code runs
         _send(conn, {"crash": f"the process could not be isolated: {err}"[:500]})
