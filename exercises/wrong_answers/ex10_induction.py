@@ -253,3 +253,15 @@ WRONG_ANSWERS.update({  # the same flattening made safe: correct on any layout
          "    loss = torch.nn.functional.cross_entropy(predicted.reshape(-1, predicted.shape[-1]), targets.reshape(-1))\n"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 57 (issue 45): a window one query early scores the trained model's heads the same
+    # (n - 1 of its n queries still land on induction keys); a public hand pattern tells them apart
+    "warned (q6): find_heads calls induction_score with bos=False on a batch with BOS (the window one query early)": [
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, False).argmax())\n"),
+    ],
+    # the core test names the type expected and the type got before it compares values
+    "warned (q6): repeat_loss returns the 0-d tensor, not float(loss)": [
+        ("    return float(loss)\n", "    return loss\n"),
+    ],
+})

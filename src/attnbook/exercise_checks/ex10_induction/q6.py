@@ -29,6 +29,17 @@ def test_find_heads_hand_patterns(find_heads):
         got = find_heads(weights, n)
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
         assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)"
+    uniform = torch.ones(T, T).tril()
+    uniform = uniform / uniform.sum(-1, keepdim=True)
+    decoy, weak = (uniform.clone(), uniform.clone())
+    decoy[n] = 0.0
+    decoy[n, 1] = 1.0
+    for i in range(1 + n, T):
+        weak[i, :i + 1] = 0.7 / i
+        weak[i, i - n + 1] = 0.3
+    first = torch.cat([kinds['previous token'], kinds['BOS']], dim=1)
+    got = find_heads([first, torch.stack([decoy, weak])[None]], n)
+    assert got == (0, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy"
 
 @test_case(points=None, hidden=False)
 def test_repeat_loss_hand_logits(repeat_loss):

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = [0.25, 0.5, 0.5]
+points = [0.25, 0.25, 0.25, 0.25]
 
 @test_case(points=None, hidden=False)
 def test_recurrent_shape(linear_attention_recurrent, q, k, v):
@@ -38,14 +38,17 @@ def test_recurrent_small_example(linear_attention_recurrent, q, k, v):
     import torch
     import torch.nn.functional as F
     fq, fk = (F.elu(q) + 1, F.elu(k) + 1)
-    scores = fq[:, 2] @ fk[:, :3].transpose(-2, -1)[0]
     scores = (fq[0, 2] * fk[0, :3]).sum(-1)
     want = scores @ v[0, :3] / (scores.sum() + 1e-06)
     out = linear_attention_recurrent(q, k, v)
     torch.testing.assert_close(out[0, 2], want, atol=1e-05, rtol=1e-05, msg='token 2 of the first sequence: expected sum_i phi(q_2).phi(k_i) v_i / sum_i phi(q_2).phi(k_i) over i = 0, 1, 2: is phi applied to both q and k, and do the sequences of the batch keep separate states?')
+
+@test_case(points=None, hidden=False)
+def test_recurrent_float64_with_eps(linear_attention_recurrent):
+    import torch
     small = torch.tensor([[[0.0], [1.0]]], dtype=torch.float64)
     y = linear_attention_recurrent(small, small, torch.tensor([[[1.0], [4.0]]], dtype=torch.float64))
     assert isinstance(y, torch.Tensor) and y.dtype == torch.float64, f"float64 inputs: expected a float64 output, got {getattr(y, 'dtype', type(y).__name__)}: keep the inputs' dtype"
     want = torch.tensor([1.0 / (1.0 + 1e-06), 18.0 / (6.0 + 1e-06)], dtype=torch.float64)
-    torch.testing.assert_close(y.flatten(), want, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64 (the hidden tests compare float64 to 1e-10): expected [1 / (1 + EPS), 18 / (6 + EPS)] = {want.tolist()}, got {y.flatten().tolist()}: add EPS to every normaliser, phi(q_t) . z_t + EPS, as in the formula (phi > 0, but EPS is part of the answer), and compute in float64 throughout')
+    torch.testing.assert_close(y.flatten(), want, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64, to 1e-12: expected [1 / (1 + EPS), 18 / (6 + EPS)] = {want.tolist()}, got {y.flatten().tolist()}: add EPS to every normaliser, phi(q_t) . z_t + EPS, as in the formula (phi > 0, but EPS is part of the answer: a hidden test gives a query a normaliser of exactly 0), and compute in float64 throughout')
 

@@ -3,7 +3,7 @@ from attnbook.exercise_checks.case import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = [0.25, 0.5, 0.5]
+points = [0.25, 0.5, 0.25, 0.25]
 
 @test_case(points=None, hidden=False)
 def test_parallel_shape_and_no_loop(linear_attention_parallel, q, k, v):
@@ -44,9 +44,13 @@ def test_parallel_matches_the_loop(linear_attention_parallel, q, k, v):
         s = (fq[:, t, None, :] * fk[:, :t + 1]).sum(-1)
         want.append((s[..., None] * v[:, :t + 1]).sum(1) / (s.sum(-1, keepdim=True) + 1e-06))
     torch.testing.assert_close(linear_attention_parallel(q, k, v), torch.stack(want, dim=1), atol=1e-05, rtol=1e-05, msg='the outputs differ from the recurrence written out token by token: phi on q and k, the lower triangle kept (tril, not triu), rows divided by their own sums')
+
+@test_case(points=None, hidden=False)
+def test_parallel_float64_with_eps(linear_attention_parallel):
+    import torch
     small = torch.tensor([[[0.0], [1.0]]], dtype=torch.float64)
     y = linear_attention_parallel(small, small, torch.tensor([[[1.0], [4.0]]], dtype=torch.float64))
     assert isinstance(y, torch.Tensor) and y.dtype == torch.float64, f"float64 inputs: expected a float64 output, got {getattr(y, 'dtype', type(y).__name__)}: keep the inputs' dtype"
     exact = torch.tensor([1.0 / (1.0 + 1e-06), 18.0 / (6.0 + 1e-06)], dtype=torch.float64)
-    torch.testing.assert_close(y.flatten(), exact, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64 (the hidden tests compare float64 to 1e-10): expected [1 / (1 + EPS), 18 / (6 + EPS)] = {exact.tolist()}, got {y.flatten().tolist()}: add EPS to every row sum, (A * M) 1 + EPS, as in the formula (the sums are positive, but EPS is part of the answer), and compute in float64 throughout')
+    torch.testing.assert_close(y.flatten(), exact, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64, to 1e-12: expected [1 / (1 + EPS), 18 / (6 + EPS)] = {exact.tolist()}, got {y.flatten().tolist()}: add EPS to every row sum, (A * M) 1 + EPS, as in the formula (the sums are positive, but EPS is part of the answer: a hidden test gives a row a sum of exactly 0), and compute in float64 throughout')
 
