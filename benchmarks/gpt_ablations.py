@@ -51,22 +51,13 @@ class PostLNBlock(Block):
         self,
         x: Tensor,
         kv_cache: KVCache | None = None,
-        need_weights: bool = False,
         key_mask: Tensor | None = None,
         positions: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """x (B, T, C) -> (B, T, C), and the weights if `need_weights` (as `Block.forward`)."""
-        a, w = self.attn(
-            x,
-            mask=None if key_mask is None else key_mask.unsqueeze(1),
-            is_causal=self.causal,
-            need_weights=need_weights,
-            kv_cache=kv_cache,
-            positions=positions,
-        )
+    ) -> Tensor:
+        """x (B, T, C) -> (B, T, C), as `Block.forward` (its attention sub-layer)."""
+        a = self.attention(x, kv_cache, key_mask, positions)  # (B, T, C)
         x = self.ln_1(x + self.dropout(a))  # (B, T, C)
-        x = self.ln_2(x + self.mlp(x))  # (B, T, C)
-        return x, w
+        return self.ln_2(x + self.mlp(x))  # (B, T, C)
 
 
 class NoResidualBlock(Block):
@@ -76,22 +67,12 @@ class NoResidualBlock(Block):
         self,
         x: Tensor,
         kv_cache: KVCache | None = None,
-        need_weights: bool = False,
         key_mask: Tensor | None = None,
         positions: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """x (B, T, C) -> (B, T, C), and the weights if `need_weights` (as `Block.forward`)."""
-        a, w = self.attn(
-            self.ln_1(x),
-            mask=None if key_mask is None else key_mask.unsqueeze(1),
-            is_causal=self.causal,
-            need_weights=need_weights,
-            kv_cache=kv_cache,
-            positions=positions,
-        )
-        x = self.dropout(a)  # (B, T, C)
-        x = self.mlp(self.ln_2(x))  # (B, T, C)
-        return x, w
+    ) -> Tensor:
+        """x (B, T, C) -> (B, T, C), as `Block.forward` (its attention sub-layer)."""
+        x = self.dropout(self.attention(self.ln_1(x), kv_cache, key_mask, positions))
+        return self.mlp(self.ln_2(x))  # (B, T, C)
 
 
 def build(variant: str, vocab: int) -> GPT:

@@ -39,7 +39,8 @@ context allows. The model is chapter 9's shipped RoPE GPT in float32, blocks of 
     decodes a step can hold, as Sarathi-Serve sizes it) and of 16 (equal to them) vs whole
     prompts.
 
-Not a test. About 9 minutes of CPU time (21 minutes on a loaded 2-core machine).
+Not a test. The shipped record's run took 6 minutes of wall time with one thread, on a
+2-core machine shared with other jobs (load 4-5).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from attnbook.gpt import GPT, Block, GPTConfig, sample_next_token
+from attnbook.hooks import with_attention_weights
 from attnbook.masks import causal_mask
 from attnbook.multihead import KVCache
 
@@ -189,8 +190,11 @@ def test_block_with_a_key_mask_and_without_the_causal_mask():
     # (1, 9, 8): three padding positions
     padded = torch.cat([x, torch.randn(1, 3, 8)], dim=1)
     key_mask = torch.tensor([[True] * 6 + [False] * 3]).unsqueeze(1)  # (1, 1, 9)
-    out, w = block(padded, key_mask=key_mask, need_weights=True)
-    alone, w_alone = block(x, need_weights=True)
+    (out, [w]), (alone, [w_alone]) = (
+        with_attention_weights(block, padded, None, key_mask),  # read by hooks
+        with_attention_weights(block, x),
+    )
+    torch.testing.assert_close(out, block(padded, key_mask=key_mask))  # the same pass
     assert w.shape == (1, 2, 9, 9) and torch.all(w[..., 6:] == 0)
     torch.testing.assert_close(out[:, :6], alone, atol=1e-6, rtol=0)
     torch.testing.assert_close(w[..., :6, :6], w_alone, atol=1e-6, rtol=0)

@@ -117,7 +117,7 @@ def test_hooks_read_the_gpts_own_weights_and_ablate_its_heads():
         for block, w in zip(gpt.blocks, weights):
             _, ref = block.attn(block.ln_1(h), is_causal=True, need_weights=True)
             torch.testing.assert_close(w, ref)
-            h = block(h)[0]
+            h = block(h)
         torch.testing.assert_close(gpt.head(gpt.ln_f(h)), plain)
     assert all(torch.equal(a, b) for a, b in zip(gpt.attention_maps(x), weights))
     assert head_outputs(gpt, x)[0].shape == (2, 5, 2, 4)  # W_o is called as a module

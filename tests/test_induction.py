@@ -435,7 +435,7 @@ def test_the_chapters_tools_read_chapter_6s_gpt():
             torch.testing.assert_close(
                 scores["induction"][layer], induction_score(w, n)
             )
-            h = block(h)[0]
+            h = block(h)
     W_E = gpt.tok_emb.weight
     assert scores["copying"][1, 1] == copying_score(gpt.blocks[1].attn, 1, W_E, W_E)
     effects = ablation_effects(gpt, rep, n, "zero")

@@ -28,10 +28,10 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def layer(
-    seed: int, H: int, d_head: int, d_latent: int, d_rope: int
+    seed: int, H: int, d_head: int, d_latent: int, d_rope: int, bias: bool = False
 ) -> MultiHeadLatentAttention:
     torch.manual_seed(seed % 2**31)
-    return MultiHeadLatentAttention(H * d_head, H, d_latent, d_rope).double()
+    return MultiHeadLatentAttention(H * d_head, H, d_latent, d_rope, bias=bias).double()
 
 
 @given(
@@ -42,22 +42,35 @@ def layer(
     st.sampled_from([2, 4]),
     st.integers(1, 3),
     st.integers(1, 8),
+    st.booleans(),
 )
 @settings(max_examples=50, deadline=None)
 def test_absorbed_equals_explicit(
-    seed: int, H: int, d_head: int, d_latent: int, d_rope: int, B: int, T: int
+    seed: int,
+    H: int,
+    d_head: int,
+    d_latent: int,
+    d_rope: int,
+    B: int,
+    T: int,
+    bias: bool,
 ) -> None:
-    mla = layer(seed, H, d_head, d_latent, d_rope)
+    mla = layer(seed, H, d_head, d_latent, d_rope, bias)
     x = randn(seed + 1, B, T, H * d_head)
     torch.testing.assert_close(mla(x, absorbed=True)[0], mla(x)[0])
 
 
-@given(SEEDS, st.lists(st.integers(1, 4), min_size=1, max_size=4), st.booleans())
+@given(
+    SEEDS,
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    st.booleans(),
+    st.booleans(),
+)
 @settings(max_examples=40, deadline=None)
 def test_decoding_through_the_latent_cache_is_the_full_pass(
-    seed: int, steps: list[int], absorbed: bool
+    seed: int, steps: list[int], absorbed: bool, bias: bool
 ) -> None:
-    mla = layer(seed, 2, 4, 5, 2)
+    mla = layer(seed, 2, 4, 5, 2, bias)
     x = randn(seed + 1, 2, sum(steps), 8)
     cache, outs, at = LatentCache(), [], 0
     for n in steps:
@@ -69,25 +82,71 @@ def test_decoding_through_the_latent_cache_is_the_full_pass(
     assert cache.nbytes == 2 * sum(steps) * (5 + 2) * 8  # float64
 
 
+@pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("absorbed", [False, True])
-def test_the_layer_is_the_formula_written_out(absorbed: bool) -> None:
-    """softmax([q ; q_r] . [c U^T ; k_r] / sqrt(d_head + d_rope)) (c V^T), causal, per head."""
+def test_the_layer_is_the_formula_written_out(absorbed: bool, bias: bool) -> None:
+    """softmax([q ; q_r] . [c U^T ; k_r] / sqrt(d_head + d_rope)) (c V^T), causal, per head;
+    with `bias`, each projection from or to d_model adds its own (U and V have none)."""
     H, dh, dc, dr, T = 2, 4, 6, 2, 5
-    mla = layer(3, H, dh, dc, dr)
+    mla = layer(3, H, dh, dc, dr, bias)
     x = randn(4, 1, T, H * dh)[0]  # (T, d_model)
     pos = torch.arange(T)
-    c, k_r = x @ mla.W_dkv.weight.T, apply_rope(x @ mla.W_kr.weight.T, pos)
+
+    def b(linear: torch.nn.Linear, rows: slice = slice(None)) -> torch.Tensor | float:
+        return 0.0 if linear.bias is None else linear.bias[rows]
+
+    c = x @ mla.W_dkv.weight.T + b(mla.W_dkv)
+    k_r = apply_rope(x @ mla.W_kr.weight.T + b(mla.W_kr), pos)
     heads = []
     for h in range(H):
-        rows = slice(h * dh, (h + 1) * dh)
-        q = x @ mla.W_q.weight[rows].T
-        q_r = apply_rope(x @ mla.W_qr.weight[h * dr : (h + 1) * dr].T, pos)
+        rows, rope = slice(h * dh, (h + 1) * dh), slice(h * dr, (h + 1) * dr)
+        q = x @ mla.W_q.weight[rows].T + b(mla.W_q, rows)
+        q_r = apply_rope(x @ mla.W_qr.weight[rope].T + b(mla.W_qr, rope), pos)
         k, v = c @ mla.W_uk.weight[rows].T, c @ mla.W_uv.weight[rows].T
         scores = (q @ k.T + q_r @ k_r.T) / math.sqrt(dh + dr)
         scores = scores.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
         heads.append(torch.softmax(scores, dim=-1) @ v)
-    want = torch.cat(heads, dim=-1) @ mla.W_o.weight.T
+    want = torch.cat(heads, dim=-1) @ mla.W_o.weight.T + b(mla.W_o)
     torch.testing.assert_close(mla(x[None], absorbed=absorbed)[0][0], want)
+    assert (mla.W_o.bias is not None) == bias and mla.W_uk.bias is mla.W_uv.bias is None
+
+
+@pytest.mark.parametrize("absorbed", [False, True])
+def test_dropout_drops_attention_weights_in_training_only(absorbed: bool) -> None:
+    """With one token each head's weight is 1: dropout p = 0.5 makes it 0 or 2 in training,
+    so each head's output (W_o's input) is 0 or twice its eval value; eval mode is exact."""
+    torch.manual_seed(0)
+    mla = MultiHeadLatentAttention(32, 8, 6, 2, dropout=0.5).double()
+    x = randn(5, 16, 1, 32)  # 16 sequences of one token
+    seen: list[torch.Tensor] = []
+    hook = mla.W_o.register_forward_pre_hook(lambda m, args: seen.append(args[0]))
+    with torch.no_grad():
+        mla.eval()
+        mla(x, absorbed=absorbed)
+        mla.train()
+        mla(x, absorbed=absorbed)
+    hook.remove()
+    plain, dropped = (z.unflatten(-1, (8, 4)) for z in seen)  # (16, 1, H, d_head)
+    kept = (dropped == 2 * plain).all(-1)
+    zero = (dropped == 0).all(-1)
+    assert (kept | zero).all() and kept.any() and zero.any()
+
+
+def test_an_mla_gpt_takes_its_configs_dropout_and_bias() -> None:
+    """GPTConfig's dropout and bias reach latent attention as they reach multi-head
+    attention: the config is the model."""
+    torch.manual_seed(0)
+    sizes = dict(vocab_size=9, block_size=8, n_layer=2, n_head=2, n_embd=8)
+    model = GPT(replace(mla_config(**sizes), dropout=0.3, bias=True))
+    for block in model.blocks:
+        attn = block.attn
+        assert isinstance(attn, MultiHeadLatentAttention) and attn.dropout == 0.3
+        for name in ("W_q", "W_qr", "W_dkv", "W_kr", "W_o"):
+            assert getattr(attn, name).bias is not None, name
+    plain = GPT(mla_config(**sizes))
+    assert {n for n, _ in plain.named_parameters() if n.endswith("bias")} == set()
+    with pytest.raises(ValueError, match="dropout"):
+        MultiHeadLatentAttention(8, 2, 4, 2, dropout=1.0)
 
 
 @pytest.mark.parametrize(("n_new", "n_cached"), [(1, 11), (12, 0), (3, 5)])

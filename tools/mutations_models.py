@@ -155,6 +155,13 @@ MUTATIONS = [
     Mutation(
         "weights-not-tied", "gpt.py", "self.head.weight = self.tok_emb.weight", "pass"
     ),
+    Mutation(  # every block's attention would materialise its weights, hooks or not
+        "block-attention-always-explicit",
+        "gpt.py",
+        "need_weights=False,",
+        "need_weights=True,",
+        ("tests/test_serving.py",),
+    ),
     Mutation(
         "mlp-skips-its-layernorm",
         "gpt.py",

@@ -60,7 +60,12 @@ def attention_layer(config: GPTConfig) -> MultiHeadAttention | MultiHeadLatentAt
         # GPTConfig.__post_init__ has checked that both are given
         assert config.d_latent is not None and config.rope_dims is not None
         return MultiHeadLatentAttention(
-            config.n_embd, config.n_head, config.d_latent, config.rope_dims
+            config.n_embd,
+            config.n_head,
+            config.d_latent,
+            config.rope_dims,
+            bias=config.bias,
+            dropout=config.dropout,  # on the attention weights
         )
     return MultiHeadAttention(
         config.n_embd,
@@ -94,29 +99,41 @@ class Block(nn.Module):
         self,
         x: Tensor,
         kv_cache: KVCache | None = None,
-        need_weights: bool = False,
         key_mask: Tensor | None = None,
         positions: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """x (B, T, C) -> (B, T, C), and the weights (B, H, T, T_k) if `need_weights`.
+    ) -> Tensor:
+        """x (B, T, C) -> (B, T, C): the residual stream after attention and the MLP.
 
         key_mask: optional boolean (B, 1, T_k), True = a real token (padded keys get weight 0).
         positions: (T,) or (B, T), where x's tokens sit (default: after the cached ones).
         The caller (`GPT`, chapter 7's classifier) has checked its token ids once for all
-        blocks; the attention layer checks the shapes it is given on every call.
+        blocks; the attention layer checks the shapes it is given on every call. The
+        weights are read from this same pass by hooks (`hooks.attention_weights`).
         """
-        # a module call, so forward hooks on the attention layer see it (`attnbook.hooks`)
-        a, weights = self.attn(
-            self.ln_1(x),
+        a = self.attention(self.ln_1(x), kv_cache, key_mask, positions)  # (B, T, C)
+        x = x + self.dropout(a)
+        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
+        return x
+
+    def attention(
+        self,
+        h: Tensor,
+        kv_cache: KVCache | None = None,
+        key_mask: Tensor | None = None,
+        positions: Tensor | None = None,
+    ) -> Tensor:
+        """The attention sub-layer, h (B, T, C) -> (B, T, C) before the residual add: a
+        module call, so hooks on the layer see it (`attnbook.hooks`). It takes the fused
+        kernel where it can; a hook that asks for the weights makes that call explicit."""
+        out, _ = self.attn(
+            h,
             mask=None if key_mask is None else key_mask.unsqueeze(1),  # (B, 1, 1, T_k)
             is_causal=self.causal,
-            need_weights=need_weights,
+            need_weights=False,
             kv_cache=kv_cache,
             positions=positions,
         )
-        x = x + self.dropout(a)  # (B, T, C)
-        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
-        return x, weights
+        return out
 
 
 def sample_next_token(
@@ -289,7 +306,7 @@ class GPT(nn.Module):
         self._check_tokens(idx, offset)
         x = self.drop(self._embed(idx, offset))  # (B, T, C)
         for i, block in enumerate(self.blocks):
-            x, _ = block(
+            x = block(
                 x, kv_cache=kv_caches[i] if kv_caches else None, positions=positions
             )
         logits = self.head(self.ln_f(x))  # (B, T, vocab)

@@ -48,7 +48,14 @@ KINDS = ("MHA", "GQA", "MQA", "MLA")
 
 class MultiHeadLatentAttention(nn.Module):
     """Causal multi-head latent attention with decoupled RoPE (chapter 9): (B, T, d_model) ->
-    (B, T, d_model). `absorbed=True` folds W_uk into the queries and W_uv after the weights."""
+    (B, T, d_model). `absorbed=True` folds W_uk into the queries and W_uv after the weights.
+
+    As `MultiHeadAttention`: `dropout` on the attention weights in training mode, and `bias`
+    on the projections from and to d_model (W_q, W_qr, W_dkv, W_kr, W_o). The
+    up-projections W_uk and W_uv never have one: a key bias adds the same number to all of
+    a query's scores, which the softmax ignores, and a value bias adds a constant to each
+    head's output (the weights sum to one), which W_o's bias can add already. Without
+    them, W_uk and W_uv fold exactly into the absorbed form."""
 
     def __init__(
         self,
@@ -57,6 +64,8 @@ class MultiHeadLatentAttention(nn.Module):
         d_latent: int,
         d_rope: int,
         d_head: int | None = None,
+        bias: bool = False,
+        dropout: float = 0.0,
     ) -> None:
         super().__init__()
         for name, value in (
@@ -77,15 +86,18 @@ class MultiHeadLatentAttention(nn.Module):
             raise ValueError(
                 f"d_rope={d_rope} must be even: RoPE rotates feature pairs"
             )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         self.d_model, self.n_head, self.d_head = d_model, n_head, d_head
         self.d_latent, self.d_rope = d_latent, d_rope
-        self.W_q = nn.Linear(d_model, n_head * d_head, bias=False)
-        self.W_qr = nn.Linear(d_model, n_head * d_rope, bias=False)
-        self.W_dkv = nn.Linear(d_model, d_latent, bias=False)
-        self.W_kr = nn.Linear(d_model, d_rope, bias=False)
+        self.dropout = dropout  # attention dropout, applied in training mode only
+        self.W_q = nn.Linear(d_model, n_head * d_head, bias=bias)
+        self.W_qr = nn.Linear(d_model, n_head * d_rope, bias=bias)
+        self.W_dkv = nn.Linear(d_model, d_latent, bias=bias)
+        self.W_kr = nn.Linear(d_model, d_rope, bias=bias)
         self.W_uk = nn.Linear(d_latent, n_head * d_head, bias=False)
         self.W_uv = nn.Linear(d_latent, n_head * d_head, bias=False)
-        self.W_o = nn.Linear(n_head * d_head, d_model, bias=False)
+        self.W_o = nn.Linear(n_head * d_head, d_model, bias=bias)
 
     def forward(
         self,
@@ -140,8 +152,14 @@ class MultiHeadLatentAttention(nn.Module):
             )
             v = split_heads(self.W_uv(c), self.n_head)  # (B, H, T_k, d_head)
             # scores scaled by 1 / sqrt(dh + dr), the width of [q ; q_r]
-            heads, _ = attend(torch.cat([q, q_r], dim=-1), k, v, is_causal=True)
+            heads, _ = attend(
+                torch.cat([q, q_r], dim=-1), k, v, is_causal=True, dropout_p=self._p()
+            )
         return self.W_o(merge_heads(heads)), None
+
+    def _p(self) -> float:
+        """The attention dropout of this call: `dropout` in training mode, else 0."""
+        return self.dropout if self.training else 0.0
 
     def _absorbed(self, q: Tensor, q_r: Tensor, c: Tensor, k_r: Tensor) -> Tensor:
         """Attention over the latents, as multi-query attention with one shared key
@@ -154,7 +172,8 @@ class MultiHeadLatentAttention(nn.Module):
         # `attend` scales by 1 / sqrt(d_latent + d_rope); the scores need 1 / sqrt(dh + dr)
         query = query * math.sqrt(query.shape[-1] / (self.d_head + self.d_rope))
         key = torch.cat([c, k_r], dim=-1)[:, None]  # (B, 1, T_k, d_latent + d_rope)
-        mixed, _ = attend(query, key, c[:, None], is_causal=True)  # (B, H, T, d_latent)
+        # (B, H, T, d_latent)
+        mixed, _ = attend(query, key, c[:, None], is_causal=True, dropout_p=self._p())
         return mixed @ V.transpose(-2, -1)  # (B, H, T, d_head)
 
 

@@ -274,7 +274,7 @@ class AttentionClassifier(nn.Module):
             self.token, self.position, ids, scale=self.config.embedding_scale
         )  # (B, T, d)
         for block in self.blocks:
-            x, _ = block(x, key_mask=key_mask)  # (B, T, d)
+            x = block(x, key_mask=key_mask)  # (B, T, d)
         return self.head(masked_mean(self.norm(x), key_mask)).squeeze(-1)  # (B,)
 
 
