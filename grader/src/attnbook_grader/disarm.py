@@ -91,17 +91,19 @@ def _raising_code(name: str, message: str) -> types.CodeType:
     return namespace[name].__code__
 
 
-def _message(name: str) -> str:
+def _message(names: list[str]) -> str:
+    one = len(names) == 1
     return (
-        f"{name} is ruled out in this question (the grader took it away): "
-        "compute it with the operations the question allows"
+        f"{' and '.join(names)} {'is' if one else 'are'} ruled out in this question "
+        f"(the grader took {'it' if one else 'them'} away): compute the result yourself "
+        "with the operations the question allows"
     )
 
 
 def _python(name: str) -> None:
     for _, value in _holders(name):
         if isinstance(value, types.FunctionType):  # without a closure (`covered`)
-            value.__code__ = _raising_code(name, _message(name))
+            value.__code__ = _raising_code(name, _message([name]))
 
 
 def _compiled(names: list[str]) -> None:
@@ -119,7 +121,7 @@ def _compiled(names: list[str]) -> None:
         if op.startswith("aten::") and any(part in op for part in parts)
     )
     handle = torch._C._dispatch_library("IMPL", "aten", "")
-    message = _message(" / ".join(names))
+    message = _message(names)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise RuntimeError(message)
