@@ -2,10 +2,20 @@
 """The recall gap: MQAR accuracy against the number of key-value pairs, for models of equal
 width whose layers keep every token (softmax) or a state of fixed size (chapter 11).
 
-    nice -n 10 python benchmarks/recall_sweep.py --seeds 0 1 2 \
-        --save src/attnbook/data/benchmark_recall_sweep.json   # the record chapter 11 quotes
-    python benchmarks/recall_sweep.py --seeds 3 --kinds softmax,delta   # another seed, printed
-    python benchmarks/recall_sweep.py --merge a.json b.json --save all.json   # seeds run apart
+    python benchmarks/recall_sweep.py --seeds 3 --kinds softmax,delta   # printed, not saved
+    python benchmarks/recall_sweep.py --seeds SEED --kinds KIND --save FILE   # one run
+    python benchmarks/recall_sweep.py --merge FILE ... --save all.json   # runs made apart
+
+The record chapter 11 quotes, src/attnbook/data/benchmark_recall_sweep.json, was made the
+second way, one process for each seed 0 .. 4 and kind of MODEL_KINDS, then merged with the
+third (its "command" field says so). Its controls, which the chapter quotes too:
+
+    python benchmarks/recall_sweep.py --seeds 5 \
+        --save src/attnbook/data/benchmark_recall_seed5.json   # a sixth seed, every kind
+    python benchmarks/recall_sweep.py --seeds 0 1 2 3 4 --kinds additive \
+        --save src/attnbook/data/benchmark_recall_additive.json   # delta, no correction
+    python benchmarks/recall_sweep.py --seeds 0 1 2 --kinds linear --d-model 64 \
+        --save src/attnbook/data/benchmark_recall_wide.json   # heads of width 16: 4x state
 
 Every run trains one `attnbook.recall_models.RecallModel` with `attnbook.mqar.train_recall`
 (the chapter's `RecallTask`: each step draws its number of pairs from task.train_pairs) and
@@ -29,7 +39,7 @@ import torch
 
 from attnbook.data import write_benchmark_record
 from attnbook.mqar import RecallTask, train_recall
-from attnbook.recall_models import MODEL_KINDS
+from attnbook.recall_models import CONTROL_KINDS, MODEL_KINDS
 
 
 def run(kind: str, seed: int, task: RecallTask) -> dict:
@@ -83,6 +93,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--kinds", default=",".join(MODEL_KINDS))
     parser.add_argument("--steps", type=int, default=RecallTask().steps)
+    parser.add_argument(
+        "--d-model",
+        type=int,
+        default=RecallTask().model.d_model,
+        help="model width (the heads stay as many, so each is wider and its state larger)",
+    )
     parser.add_argument("--save", help="write the record here")
     parser.add_argument("--merge", nargs="+", help="records of the same task to join")
     args = parser.parse_args(argv)
@@ -90,11 +106,15 @@ def main(argv: list[str] | None = None) -> None:
         merge(args.merge, args.save)
         return
     torch.set_num_threads(1)
-    task = dataclasses.replace(RecallTask(), steps=args.steps)
+    base = RecallTask()
+    model = dataclasses.replace(base.model, d_model=args.d_model)
+    task = dataclasses.replace(base, steps=args.steps, model=model)
     kinds = args.kinds.split(",")
-    unknown = set(kinds) - set(MODEL_KINDS)
+    unknown = set(kinds) - set(MODEL_KINDS + CONTROL_KINDS)
     if unknown:
-        parser.error(f"unknown kinds {sorted(unknown)}; kinds: {MODEL_KINDS}")
+        parser.error(
+            f"unknown kinds {sorted(unknown)}; kinds: {MODEL_KINDS + CONTROL_KINDS}"
+        )
     results: dict = {kind: {} for kind in kinds}
     start = time.thread_time()
     for seed in args.seeds:  # seeds outermost: an interrupted sweep has every kind

@@ -15,7 +15,12 @@ from attnbook.mqar import (
     recall_loss,
     train_recall,
 )
-from attnbook.recall_models import MODEL_KINDS, RecallModel, RecallModelConfig
+from attnbook.recall_models import (
+    CONTROL_KINDS,
+    MODEL_KINDS,
+    RecallModel,
+    RecallModelConfig,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 SMALL = RecallModelConfig(vocab_size=32, d_model=8, n_head=2, n_layer=2)
@@ -76,7 +81,7 @@ def test_recall_accuracy_of_an_oracle_and_of_a_wrong_one() -> None:
     torch.testing.assert_close(loss, expected)
 
 
-@pytest.mark.parametrize("kind", MODEL_KINDS)
+@pytest.mark.parametrize("kind", MODEL_KINDS + CONTROL_KINDS)
 def test_every_model_is_causal_and_of_equal_width(kind: str) -> None:
     torch.manual_seed(0)
     model = RecallModel(kind, SMALL).eval()
@@ -97,6 +102,45 @@ def test_layer_stacks_and_state_sizes() -> None:
     assert RecallModel("delta", SMALL).state_numbers() == 2 * 2 * 4 * 4
     assert RecallModel("linear", SMALL).state_numbers() == 2 * 2 * (4 * 4 + 4)
     assert RecallModel("hybrid", SMALL).state_numbers() == 2 * 4 * 4
+    assert RecallModel("additive", SMALL).state_numbers() == 2 * 2 * 4 * 4
+    with pytest.raises(ValueError, match="additive"):
+        RecallModel("nonsense", SMALL)
+
+
+def test_the_additive_control_is_the_delta_layer_without_its_correction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import attnbook.recall_models as recall_models
+
+    torch.manual_seed(3)
+    delta = RecallModel("delta", SMALL).eval()
+    torch.manual_seed(3)
+    additive = RecallModel("additive", SMALL).eval()
+    # the same parameters from the same seed: the control starts where the delta rule does
+    a, b = delta.state_dict(), additive.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[n], b[n]) for n in a)
+    x, _ = mqar_batch(2, 6, 32, torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        for m in (delta, additive):  # writes of clearly different strengths
+            for mixer in m.mixers:
+                mixer.beta.bias.fill_(1.0)
+        y_delta, y_add = delta(x), additive(x)
+    assert not torch.allclose(y_delta, y_add, atol=1e-3)  # the correction matters
+
+    def added(
+        q: Tensor, k: Tensor, v: Tensor, beta: Tensor, alpha: Tensor | None
+    ) -> Tensor:
+        # S_t = S_{t-1} + beta_t k_t^T v_t, read q_t S_t, one token at a time
+        S = k.new_zeros(*k.shape[:2], k.shape[-1], v.shape[-1])
+        out = []
+        for t in range(k.shape[2]):
+            S = S + beta[:, :, t, None, None] * (k[:, :, t, :, None] * v[:, :, t, None])
+            out.append((q[:, :, t, :, None] * S).sum(-2))
+        return torch.stack(out, dim=2)
+
+    monkeypatch.setattr(recall_models, "delta_rule_parallel", added)
+    with torch.no_grad():
+        torch.testing.assert_close(delta(x), y_add)
 
 
 def test_a_short_training_run_lowers_the_loss_and_measures_each_size() -> None:

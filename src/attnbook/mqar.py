@@ -174,8 +174,9 @@ def recall_accuracy(
 def train_recall(
     kind: str, seed: int, task: RecallTask | None = None
 ) -> tuple[RecallModel, TrainResult, dict[int, float]]:
-    """Train a model of this kind (`recall_models.MODEL_KINDS`) from seed `seed` on the task;
-    return it, the training record and its accuracy at each of task.eval_pairs.
+    """Train a model of this kind (`recall_models.MODEL_KINDS` or `CONTROL_KINDS`) from seed
+    `seed` on the task; return it, the training record and its accuracy at each of
+    task.eval_pairs.
 
     Chapter 11.
     """

@@ -8,21 +8,26 @@ and a linear read-out. The layers differ only in how a token reads the earlier o
     delta         the delta rule: keys and queries through SiLU, then L2-normalised (as in
                   DeltaNet and Gated DeltaNet), write strength beta = sigmoid(W_b x + b_b)
     gated_delta   the delta rule with the decay gate alpha = sigmoid(W_a x + b_a) (Gated DeltaNet)
+    additive      a control: the delta layer without its correction, S_t = S_{t-1} + beta_t
+                  k_t^T v_t on the same keys with the same beta (no normaliser), so that
+                  it differs from `delta` in the write rule alone
 
-(`attnbook.linear_attention` for the last three). `MODEL_KINDS` names the stacks: one kind
-for every layer, or "hybrid": gated delta-rule layers with a softmax layer last. Each mixer
+(`attnbook.linear_attention` for linear and the delta rule). `MODEL_KINDS` names the stacks
+of the chapter's sweep: one kind for every layer, or "hybrid": gated delta-rule layers with a
+softmax layer last; `CONTROL_KINDS` the extra stacks of its controls (all "additive"). Each mixer
 starts with a short causal depthwise convolution over the last `conv_kernel` tokens (as
 Zoology's and Gated DeltaNet's layers do), which lets one layer tie a value to the key before
 it; no positional encoding, and no MLP (the task needs none).
 
-Two initial values make the delta rule trainable at this small head width (chapter 11, "Why
-the write starts small"): the write strength starts small, beta = sigmoid(write_bias)
+Two initial values are set as a precaution, argued and not measured (chapter 11, "Why the
+write starts small"; no run trained the delta rule from other values): the write strength
+starts small, beta = sigmoid(write_bias)
 ~ 0.12, because with unit keys in d_head = 8 dimensions a write of strength beta along a
 random key erases on average beta / d_head of what each stored key reads, (1 - beta / 8)^n
 after n writes: beta = 0.5 keeps 2 % of a pair after 63 writes, before training has taught
 the layer which tokens to write, beta = 0.12 keeps 39 %; and the gate
 starts open, alpha = sigmoid(gate_bias) ~ 0.993, keeping about half of a write over the
-longest sequence of the task (96 tokens) instead of 0.95^96 ~ 1 %.
+longest sequence of the task (96 tokens) instead of 0.95^96 ~ 0.7 %.
 """
 
 from __future__ import annotations
@@ -38,16 +43,19 @@ from ._checks import positive_int, tensor
 from .attention import attend
 from .layers import RMSNorm
 from .linear_attention import delta_rule_parallel, linear_attention_parallel
+from .masks import causal_mask
 
 __all__ = [
     "RecallModelConfig",
     "MODEL_KINDS",
     "LAYER_KINDS",
+    "CONTROL_KINDS",
     "TokenMixer",
     "RecallModel",
 ]
 
-LAYER_KINDS = ("softmax", "linear", "delta", "gated_delta")
+LAYER_KINDS = ("softmax", "linear", "delta", "gated_delta", "additive")
+_WRITES = ("delta", "gated_delta", "additive")  # the layers with a write strength beta
 
 
 def _stack(kind: str, n_layer: int) -> tuple[str, ...]:
@@ -57,6 +65,7 @@ def _stack(kind: str, n_layer: int) -> tuple[str, ...]:
 
 
 MODEL_KINDS = ("softmax", "linear", "delta", "gated_delta", "hybrid")
+CONTROL_KINDS = ("additive",)
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ class TokenMixer(nn.Module):
         self.W_k = nn.Linear(C, C, bias=False)
         self.W_v = nn.Linear(C, C, bias=False)
         self.out = nn.Linear(C, C, bias=False)
-        self.beta = nn.Linear(C, cfg.n_head) if "delta" in kind else None
+        self.beta = nn.Linear(C, cfg.n_head) if kind in _WRITES else None
         self.alpha = nn.Linear(C, cfg.n_head) if kind == "gated_delta" else None
         if self.beta is not None:
             nn.init.constant_(self.beta.bias, cfg.write_bias)
@@ -140,7 +149,13 @@ class TokenMixer(nn.Module):
             alpha = None
             if self.alpha is not None:
                 alpha = torch.sigmoid(self.alpha(h)).transpose(1, 2)
-            y = delta_rule_parallel(q, k, v, beta, alpha)
+            if self.kind == "additive":
+                # S_t = S_{t-1} + beta_t k_t^T v_t, read as q_t S_t: all tokens at once
+                below = causal_mask(T, device=q.device)
+                scores = (q @ k.transpose(-2, -1)).masked_fill(~below, 0.0)
+                y = scores @ (beta[..., None] * v)
+            else:
+                y = delta_rule_parallel(q, k, v, beta, alpha)
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
     def extra_repr(self) -> str:
@@ -156,8 +171,10 @@ class RecallModel(nn.Module):
     def __init__(self, kind: str, cfg: RecallModelConfig | None = None) -> None:
         super().__init__()
         cfg = RecallModelConfig() if cfg is None else cfg
-        if kind not in MODEL_KINDS:
-            raise ValueError(f"unknown model kind {kind!r}; kinds: {MODEL_KINDS}")
+        if kind not in MODEL_KINDS + CONTROL_KINDS:
+            raise ValueError(
+                f"unknown model kind {kind!r}; kinds: {MODEL_KINDS + CONTROL_KINDS}"
+            )
         self.kind, self.cfg = kind, cfg
         self.layer_kinds = _stack(kind, cfg.n_layer)
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
