@@ -240,3 +240,32 @@ def test_the_proof_stops_on_a_mistake_on_a_rewritten_line_without_its_task_forms
     cases = {"reference": [], "untouched": None, "backwards": [(line, line[::-1])]}
     with pytest.raises(variants.VariantError, match="'backwards'.*AtEachTask"):
         prove_variants(SimpleNamespace(name=EX01), None, 1.0, cases, None, {})
+
+
+EX04 = "ex04_masks"
+
+
+def test_exercise_4_gives_each_task_its_own_mask_question():
+    """Question 1's wording, stub and solution follow the task: the book's causal mask of a
+    whole sequence, a sliding window, or new tokens after a cache (each its own signature,
+    so the book's answer, or another task's, does not answer it)."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX04)
+    assert variants.reserved(found) == {"exercise": EX04, "task": "causal", "seed": 0}
+    chosen = [variants.choose(SECRET, EX04, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"window", "cache"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    nb = nbformat.read(MASTERS / f"{EX04}.ipynb", as_version=4)
+    words = {
+        "window": ("sliding-window causal mask", "def causal_mask(T, window):"),
+        "cache": ("causal mask after a cache", "def causal_mask(T, past):"),
+    }
+    for task, (heading, signature) in words.items():
+        variant = {"exercise": EX04, "task": task, "seed": 7}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert f"## Question 1 (2 of 14 points): the {heading}\n" in text
+        assert signature in text and "def causal_mask(T):" not in text
+        assert "torch.ones(T, T, dtype=torch.bool).tril()\n    # END" not in text

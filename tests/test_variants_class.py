@@ -1,4 +1,4 @@
-"""Issue 50's "done when" on exercise 1: a roster of 30 gets 30 notebooks of 30 different
+"""Issue 50's "done when" on exercises 1 and 4 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
 variants (`make exercises ROSTER=`), each student's correct answer scores 100 % on both
 grading paths (`make grade` with the roster, Gradescope's entry point with its
 submission_metadata.json), and the book's worked solution handed in by a roster student
@@ -25,16 +25,18 @@ from tools.exercise_build import ANSWER_TAG
 from tools.exercise_variants import pool, render_notebook, render_roster
 
 EX01 = "ex01_attention"
+POOLED = [EX01, "ex04_masks"]  # the exercises with a pool of variants
 SECRET = "the secret of a course of 30"
 
 
-@pytest.fixture(scope="module")
-def klass(tmp_path_factory):
+@pytest.fixture(scope="module", params=POOLED)
+def klass(request, tmp_path_factory):
     """The zip built with the course secret, the roster, and its 30 rendered notebooks."""
+    name = request.param
     tmp = tmp_path_factory.mktemp("klass")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(variants.SECRET_ENV, SECRET)
-        built = ex.build(EX01, tmp / "build")
+        built = ex.build(name, tmp / "build")
         roster = tmp / "class.csv"
         with open(roster, "w", newline="") as f:
             writer = csv.writer(f)
@@ -43,8 +45,10 @@ def klass(tmp_path_factory):
                 writer.writerow(
                     [f"Student {i:02d}", str(5000 + 7 * i), f"S{i:03d}", "A"]
                 )
-        rows = render_roster(EX01, built.student_nb, roster, tmp / "roster")
-    return {"built": built, "roster": roster, "rows": rows, "tmp": tmp}
+        rows = render_roster(name, built.student_nb, roster, tmp / "roster")
+    found = pool(name)
+    return {"built": built, "roster": roster, "rows": rows, "tmp": tmp, "name": name,
+            "pool": found}  # fmt: skip
 
 
 def graded(rows: list) -> list:
@@ -60,7 +64,9 @@ def graded(rows: list) -> list:
 
 def _answered(built, variant: dict) -> nbformat.NotebookNode:
     """The student's notebook at `variant`, answered correctly."""
-    return render_notebook(ex.make_submission(built, []), variant, pool(EX01))
+    return render_notebook(
+        ex.make_submission(built, []), variant, pool(variant["exercise"])
+    )
 
 
 def test_30_students_get_30_notebooks_of_30_variants(klass):
@@ -68,12 +74,16 @@ def test_30_students_get_30_notebooks_of_30_variants(klass):
     assert len(rows) == 30 and all(path.is_file() for *_, path in rows)
     assert len({path for *_, path in rows}) == 30
     assert len({text for _, _, text, _ in rows}) == 30  # no two share task and seed
-    assert {text.split(",")[0] for _, _, text, _ in rows} == {"block", "bias"}
+    assert {text.split(",")[0] for _, _, text, _ in rows} == set(
+        klass["pool"]["roster"]
+    )
     listed = list(csv.DictReader(open(rows[0][3].parent / "variants.csv")))
     assert [r["variant"] for r in listed] == [text for _, _, text, _ in rows]
     for student_id, _, text, path in rows:
         nb = nbformat.read(path, as_version=4)
-        expected = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+        expected = variants.choose(
+            SECRET.encode(), klass["name"], [student_id], klass["pool"]
+        )
         assert variants.stated([c.source for c in nb.cells]) == expected
         assert text == variants.label(expected)
         answered = _answered(klass["built"], expected)  # the same notebook, answered
@@ -86,7 +96,9 @@ def test_a_roster_without_a_secret_is_refused(klass, monkeypatch):
     monkeypatch.delenv(variants.SECRET_ENV, raising=False)
     monkeypatch.delenv(variants.SECRET_FILE_ENV, raising=False)
     with pytest.raises(ValueError, match="no course secret"):
-        render_roster(EX01, klass["built"].student_nb, klass["roster"], klass["tmp"])
+        render_roster(
+            klass["name"], klass["built"].student_nb, klass["roster"], klass["tmp"]
+        )
 
 
 def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp_path):
@@ -98,13 +110,14 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
     folder = tmp_path / "canvas"
     folder.mkdir()
     rows = graded(klass["rows"])
+    name = klass["name"]
     for i, (student_id, _, _, _) in enumerate(rows):
-        variant = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
-        path = folder / f"student{i:02d}_{student_id}_{900 + i}_ex01_attention.ipynb"
+        variant = variants.choose(SECRET.encode(), name, [student_id], klass["pool"])
+        path = folder / f"student{i:02d}_{student_id}_{900 + i}_{name}.ipynb"
         nbformat.write(_answered(klass["built"], variant), path)
     out = tmp_path / "grades.csv"
     run = ex.ClassRun(jobs=1, roster=klass["roster"])
-    grades = ex.grade_folder(EX01, folder, out, 120, run)
+    grades = ex.grade_folder(name, folder, out, 120, run)
     assert len(grades) == len(rows) >= 4
     listed = {r["student_id"]: r["variant"] for r in csv.DictReader(open(out))}
     assert listed == {i: text for i, _, text, _ in rows}  # the CSV's variant column
@@ -124,7 +137,7 @@ def _gradescope(klass, tmp_path: Path, nb, student_id: str) -> dict:
     root = Path(tempfile.mkdtemp(prefix=f"gs-{student_id}-", dir=tmp_path))
     zipfile.ZipFile(klass["built"].autograder_zip).extractall(root / "source")
     (root / "submission").mkdir(parents=True)
-    nbformat.write(nb, root / "submission" / "ex01_attention.ipynb")
+    nbformat.write(nb, root / "submission" / f"{klass['name']}.ipynb")
     meta = {"users": [{"email": f"{student_id}@x.edu", "id": 1, "sid": student_id}]}
     (root / "submission_metadata.json").write_text(json.dumps(meta))
     main(str(root), timeout=120)
@@ -135,7 +148,9 @@ def test_every_correct_answer_scores_100_on_gradescope(klass, tmp_path, monkeypa
     """The zip carries the secret (built with it); nothing in the environment here."""
     monkeypatch.delenv(variants.SECRET_ENV, raising=False)
     for student_id, _, text, _ in graded(klass["rows"]):
-        variant = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+        variant = variants.choose(
+            SECRET.encode(), klass["name"], [student_id], klass["pool"]
+        )
         results = _gradescope(
             klass, tmp_path, _answered(klass["built"], variant), student_id
         )
@@ -151,12 +166,16 @@ def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_ans
     book = ex.make_submission(klass["built"], [])  # the worked solution (book variant)
     results = _gradescope(klass, tmp_path, book, student_id)
     assert results["score"] == 0
-    assert "allow, seed 0" in results["output"] and text in results["output"]
-    variant = variants.choose(SECRET.encode(), EX01, [student_id], pool(EX01))
+    book_variant = variants.label(variants.reserved(klass["pool"]))  # "allow, seed 0"
+    assert book_variant in results["output"] and text in results["output"]
+    variant = variants.choose(
+        SECRET.encode(), klass["name"], [student_id], klass["pool"]
+    )
     pasted = _answered(klass["built"], variant)  # the student's own notebook ...
     for cell, from_book in zip(pasted.cells, book.cells):
         if ANSWER_TAG in cell.metadata.get("tags", []):
             cell.source = from_book.source  # ... with the book's answers pasted in
     results = _gradescope(klass, tmp_path, pasted, student_id)
-    q2 = next(t for t in results["tests"] if t["name"] == "q2")
-    assert results["score"] < 14 and q2["score"] < q2["max_score"] / 2, results
+    for question in klass["pool"]["questions"]:  # q2 in exercise 1, q1 in exercise 4
+        q = next(t for t in results["tests"] if t["name"] == question)
+        assert results["score"] < 14 and q["score"] < q["max_score"] / 2, results

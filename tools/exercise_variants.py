@@ -3,7 +3,7 @@ the autograder zip (`zip_members`), `make exercises ROSTER=class.csv` renders on
 notebook per student (`render_roster`), and the proofs grade every pool member
 (`prove_variants`, `check_variants`). Choosing a variant is `attnbook_grader.variants`'.
 
-A pool (`POOLS`) names its exercise, its ``reserved`` variant (the book's pages and worked
+A pool (`POOLS`, in `tools.exercise_pools`) names its exercise, its ``reserved`` variant (the book's pages and worked
 solutions, a task no roster student gets), the ``roster`` tasks the hash draws from, and per
 task its text edits of the master ("edits": old -> new, applied to the student notebook's
 text and to the reference solution) and its parameters (inclusive integer ranges). An
@@ -23,6 +23,7 @@ import nbformat
 
 from attnbook_grader import variants
 from tools.exercise_build import ANSWER_TAG
+from tools.exercise_pools import POOLS
 from tools.exercise_roster import read_roster
 
 __all__ = [
@@ -36,45 +37,6 @@ __all__ = [
     "sample_variants",
     "zip_members",
 ]
-
-_ALLOW = """   **a boolean mask where True means "may attend"** (the convention of PyTorch's
-   `scaled_dot_product_attention`): set the scores where the mask is False to $-\\infty$
-   *before* the softmax;"""
-_BLOCK = """   **a boolean mask where True means "must not attend"** (the convention of the boolean
-   `attn_mask` of PyTorch's `nn.MultiheadAttention`): set the scores where the mask is True
-   to $-\\infty$ *before* the softmax;"""
-_BIAS = """   **a float mask that is added to the scaled scores** (the convention of a float
-   `attn_mask` in PyTorch): 0 where the query may attend, $-\\infty$ where it must not;
-   add it to the scores *before* the softmax;"""
-_MASKED = "        scores = np.where(mask, scores, -np.inf)\n"
-_SEED = {"seed": [1, 999_999]}  # the example data's seed: the parameter of every task
-
-POOLS: dict[str, dict[str, Any]] = {
-    "ex01_attention": {
-        "exercise": "ex01_attention",
-        # the book's notebook and worked solutions: PyTorch's SDPA convention, seed 0
-        "reserved": {"task": "allow", "seed": 0},
-        "roster": ["block", "bias"],
-        "questions": ["q2"],  # the questions whose task the variant changes
-        "tasks": {
-            "allow": {"edits": [], "params": {"seed": [0, 0]}},
-            "block": {
-                "edits": [
-                    [_ALLOW, _BLOCK],
-                    [_MASKED, "        scores = np.where(mask, -np.inf, scores)\n"],
-                ],
-                "params": _SEED,
-            },
-            "bias": {
-                "edits": [
-                    [_ALLOW, _BIAS],
-                    [_MASKED, "        scores = scores + mask\n"],
-                ],
-                "params": _SEED,
-            },
-        },
-    },
-}
 
 
 def pool(name: str) -> dict | None:
@@ -207,6 +169,22 @@ def sample_variants(found: dict, per_task: int = 1) -> list[dict]:
     return [v for task in found["roster"] for v in sample[task]]
 
 
+def _pasted(
+    mine: nbformat.NotebookNode, answers: nbformat.NotebookNode
+) -> nbformat.NotebookNode:
+    """The student's notebook `mine` with the code of `answers` pasted over its own code
+    (its VARIANT cell kept)."""
+    for cell, theirs in zip(mine.cells, answers.cells):
+        if cell.cell_type == "code" and "VARIANT = " not in cell.source:
+            cell.source = theirs.source
+    return mine
+
+
+def _other(task: str) -> str:
+    """The proof case of task `task`'s worked solution handed in at another variant."""
+    return f"task {task}'s solution"
+
+
 def prove_variants(
     built: Any, grader: Any, timeout: float, cases: dict, make: Any, graded: dict
 ) -> dict[str, dict[str, dict]]:
@@ -214,8 +192,9 @@ def prove_variants(
     sampled pool members (`sample_variants`): the reference rendered at the variant, the
     untouched notebook, the wrong answers that lose points on a question of the pool's at
     the reserved variant (`graded`: label -> Grade there; edited, then rendered), the book's
-    worked solution answered in the student's notebook ("book solution") and the book's
-    notebook as it is ("book notebook": refused). A mistake written on a line a task
+    worked solution answered in the student's notebook ("book solution"), each other roster
+    task's worked solution answered there (`_other`) and the book's notebook as it is ("book
+    notebook": refused). A mistake written on a line a task
     rewrites is graded as its `AtEachTask` form of the variant's task (refused without one),
     and so is a correct answer written there. Left out: tampering (the engine's, the same
     at every variant)."""
@@ -263,11 +242,13 @@ def prove_variants(
                 nb = _edited(nb, at[variant["task"]], f"{label!r} at {variant['task']}")
             got[label] = grader.grade(nb, label, timeout, variant=variant)
         solution = make(built, [])  # the reference as the book shows it (reserved)
-        mine = render_notebook(solution, variant, found)  # the student's notebook ...
-        for cell, book_cell in zip(mine.cells, solution.cells):
-            if cell.cell_type == "code" and "VARIANT = " not in cell.source:
-                cell.source = book_cell.source  # ... with the book's answers pasted in
+        mine = _pasted(render_notebook(solution, variant, found), solution)
         got["book solution"] = grader.grade(mine, "book", timeout, variant=variant)
+        for other in found["roster"]:  # a classmate's worked solution, of another task
+            if other != variant["task"]:
+                theirs = render_notebook(solution, {**variant, "task": other}, found)
+                mine = _pasted(render_notebook(solution, variant, found), theirs)
+                got[_other(other)] = grader.grade(mine, other, timeout, variant=variant)
         got["book notebook"] = grader.grade(solution, "page", timeout, variant=variant)
         assert variants.stated([c.source for c in solution.cells]) == book
         results[variants.label(variant)] = {
@@ -288,16 +269,22 @@ def check_variants(name: str, data: dict, reference: str, untouched: str) -> boo
     """The proofs per variant: the reference 100 %, the untouched notebook 0, every wrong
     answer below 100 % (a "correct:" one 100 %), the book's solution in a roster student's
     notebook scored as a realistic bug is (below 100 %, at most half of each question of
-    the pool's: the course's scoring rule for a bug in a question's core property), the
-    book's notebook refused; prints one line per variant."""
+    the pool's: the course's scoring rule for a bug in a question's core property), and so
+    is each other roster task's worked solution there (a pool's ``answered_by`` lists the
+    open holes, printed, not failed), the book's notebook refused; one line per variant."""
     ok = True
     questions = (pool(name) or {}).get("questions", [])
+    roster = (pool(name) or {}).get("roster", [])
+    holes = (pool(name) or {}).get(
+        "answered_by", {}
+    )  # task -> tasks known to answer it
     for label, cases in data.get("variants", {}).items():
         problems = []
         full = {k: c["score"] >= c["possible"] > 0 for k, c in cases.items()}
+        copied = ["book solution"] + [_other(t) for t in roster if _other(t) in cases]
         wrong = [
             k for k in cases
-            if k not in (reference, untouched, "book solution", "book notebook")
+            if k not in (reference, untouched, "book notebook", *copied)
         ]  # fmt: skip
         if not full[reference]:
             problems.append(f"the reference scored {cases[reference]['score']}")
@@ -313,12 +300,18 @@ def check_variants(name: str, data: dict, reference: str, untouched: str) -> boo
             default=0,
         )
         book, top = cases["book solution"], cases[reference]["q"]
-        halves = [q for q in questions if book["q"].get(q, 0) > top.get(q, 0) / 2]
-        if full["book solution"] or halves:
-            problems.append(
-                f"the book's solution scored {book['score']} ({', '.join(halves)}: more "
-                "than half, where a realistic bug of the core property loses half)"
-            )
+        known = [_other(t) for t in holes.get(label.split(",")[0], [])]
+        for k in copied:  # the book's answers, and each other task's, copied
+            halves = [
+                q for q in questions if cases[k]["q"].get(q, 0) > top.get(q, 0) / 2
+            ]
+            if (full[k] or halves) and k in known:
+                print(f"  {name} at {label}: {k} scores {cases[k]['score']:g} (open)")
+            elif full[k] or halves:
+                problems.append(
+                    f"{k!r} scored {cases[k]['score']} ({', '.join(halves)}: more than "
+                    "half, where a realistic bug of the core property loses half)"
+                )
         page = cases["book notebook"]
         if page["score"] != 0 or "states variant" not in page["message"]:
             problems.append(f"the book's notebook was not refused: {page['message']!r}")
@@ -328,7 +321,11 @@ def check_variants(name: str, data: dict, reference: str, untouched: str) -> boo
             + ", ".join(
                 f"{q} {book['q'].get(q, 0):g}/{top.get(q, 0):g}" for q in questions
             )
-            + f"), best wrong answer {best_wrong:g}, "
+            + "), "
+            + "".join(
+                f"{k} {cases[k]['score']:g}, " for k in copied if k != "book solution"
+            )
+            + f"best wrong answer {best_wrong:g}, "
             f"{len(wrong)} wrong answers, "
             f"{sum(c.get('seconds', 0) for c in cases.values()):.0f} s of grading"
             + ("" if not problems else "\n    FAILED: " + "; ".join(problems))

@@ -1,17 +1,51 @@
 """Classic wrong answers to exercise 4, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). Question 1 has a pool of tasks
+(`tools.exercise_variants.POOLS`): each of its mistakes is written at every roster task too
+(`AtEachTask`: the edits of that task's text), so the proof at every sampled variant grades
+the same mistake."""
+
+from tools.exercise_variants import AtEachTask
+
+# question 1's answer at each task of its pool (the book's "causal" first)
+_CAUSAL = "    return torch.ones(T, T, dtype=torch.bool).tril()\n"
+_WINDOW = ("    causal = torch.ones(T, T, dtype=torch.bool).tril()  # keys 0..i\n"
+           "    return causal & ~causal.tril(-window)  # less the keys window or more behind\n")
+_CACHE = "    return torch.ones(T, past + T, dtype=torch.bool).tril(diagonal=past)\n"
+_DEFS = {"book": "def causal_mask(T):", "window": "def causal_mask(T, window):",
+         "cache": "def causal_mask(T, past):"}
+
+
+def _q1(book: str, window: str, cache: str, defs: str = "") -> AtEachTask:
+    """One mistake of question 1 at each task: its answer line(s) replaced, and `defs`
+    written before the function where given."""
+    def at(task: str, old: str, new: str) -> list:
+        return [(_DEFS[task], defs + _DEFS[task])] * bool(defs) + [(old, new)]
+    return AtEachTask(at("book", _CAUSAL, book), window=at("window", _WINDOW, window),
+                      cache=at("cache", _CACHE, cache))
+
 
 WRONG_ANSWERS = {
-    "causal mask is the upper triangle (triu): queries read the future": [
-        (".tril()", ".triu()"),
-    ],
-    "causal mask inverted (~tril), the nn.MultiheadAttention convention (True = masked out)": [
-        ("return torch.ones(T, T, dtype=torch.bool)", "return ~torch.ones(T, T, dtype=torch.bool)"),
-    ],
-    "causal mask without the diagonal (tril(-1)): a token may not read itself": [
-        (".tril()", ".tril(diagonal=-1)"),
-    ],
+    "causal mask is the upper triangle (triu): queries read the future": _q1(
+        _CAUSAL.replace(".tril()", ".triu()"),
+        _WINDOW.replace(".tril()", ".triu()"),
+        _CACHE.replace(".tril(", ".triu("),
+    ),
+    "causal mask inverted (~tril), the nn.MultiheadAttention convention (True = masked out)": _q1(
+        _CAUSAL.replace("return ", "return ~"),
+        _WINDOW.replace("return causal & ~causal.tril(-window)", "return ~(causal & ~causal.tril(-window))"),
+        _CACHE.replace("return ", "return ~"),
+    ),
+    "causal mask without the diagonal (tril(-1)): a token may not read itself": _q1(
+        _CAUSAL.replace(".tril()", ".tril(diagonal=-1)"),
+        _WINDOW.replace(".tril()", ".tril(diagonal=-1)"),
+        _CACHE.replace("diagonal=past", "diagonal=past - 1"),
+    ),
+    "causal mask one key too wide (tril(1); a window of window + 1; diagonal past + 1)": _q1(
+        _CAUSAL.replace(".tril()", ".tril(1)"),
+        _WINDOW.replace("tril(-window)", "tril(-window - 1)"),
+        _CACHE.replace("diagonal=past", "diagonal=past + 1"),
+    ),
     "padding mask of shape (B, T, 1): masks queries instead of keys": [
         ("return is_real[:, None, :]", "return is_real[:, :, None]"),
     ],
@@ -35,10 +69,11 @@ WRONG_ANSWERS = {
     "no scaling by sqrt(d_k)": [
         (" / math.sqrt(d_k)", ""),
     ],
-    "shortcut: causal_mask imports the course package's mask": [
-        ("    return torch.ones(T, T, dtype=torch.bool).tril()",
-         "    from attnbook import masks\n    return masks.causal_mask(T)"),
-    ],
+    "shortcut: causal_mask imports the course package's mask": _q1(
+        "    from attnbook import masks\n    return masks.causal_mask(T)\n",
+        "    from attnbook import masks\n    return masks.sliding_window_mask(T, window)\n",
+        "    from attnbook import masks\n    return masks.causal_mask(T, past + T)\n",
+    ),
     "shortcut: the output comes from F.scaled_dot_product_attention": [
         ("    return weights @ v, weights",
          "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), weights"),
@@ -147,10 +182,12 @@ WRONG_ANSWERS.update({  # a correct answer written differently: it must score 10
 
 WRONG_ANSWERS.update({
     # edges (issue 20, item 7): a size past a buffer made in advance
-    "causal mask sliced from a (1024, 1024) buffer made once (GPT-2's context)": [
-        ("def causal_mask(T):", "_CAUSAL = torch.ones(1024, 1024, dtype=torch.bool).tril()\n\n\ndef causal_mask(T):"),
-        ("    return torch.ones(T, T, dtype=torch.bool).tril()", "    return _CAUSAL[:T, :T].clone()"),
-    ],
+    "causal mask sliced from a (1024, 1024) buffer made once (GPT-2's context)": _q1(
+        "    return _CAUSAL[:T, :T].clone()\n",
+        "    causal = _CAUSAL[:T, :T].clone()\n    return causal & ~causal.tril(-window)\n",
+        "    return _CAUSAL[past:past + T, :past + T].clone()\n",
+        defs="_CAUSAL = torch.ones(1024, 1024, dtype=torch.bool).tril()\n\n\n",
+    ),
 })
 
 WRONG_ANSWERS.update({
@@ -178,17 +215,20 @@ WRONG_ANSWERS.update({
          "    rows.extend([t < int(n) for t in range(T)] for n in lengths)\n"
          "    return torch.tensor(rows, dtype=torch.bool).reshape(-1, 1, T)"),
     ],
-    "correct: the causal mask by comparing positions": [
-        ("    return torch.ones(T, T, dtype=torch.bool).tril()",
-         "    i = torch.arange(T)\n    return i[:, None] >= i[None, :]"),
-    ],
+    "correct: the causal mask by comparing positions": _q1(
+        "    i = torch.arange(T)\n    return i[:, None] >= i[None, :]\n",
+        "    i = torch.arange(T)\n    behind = i[:, None] - i[None, :]\n    return (behind >= 0) & (behind < window)\n",
+        "    i, j = torch.arange(T), torch.arange(past + T)\n    return j[None, :] <= i[:, None] + past\n",
+    ),
 })
 
 WRONG_ANSWERS.update({
     # issue 36, item 7: answers that do not solve the question must score 0 on it
-    "non-solving (q1): every key allowed, a (T, T) mask of True": [
-        ("    return torch.ones(T, T, dtype=torch.bool).tril()", "    return torch.ones(T, T, dtype=torch.bool)"),
-    ],
+    "non-solving (q1): every key allowed, a mask of True": _q1(
+        "    return torch.ones(T, T, dtype=torch.bool)\n",
+        "    return torch.ones(T, T, dtype=torch.bool)\n",
+        "    return torch.ones(T, past + T, dtype=torch.bool)\n",
+    ),
     "non-solving (q4): the cache grown, the output zeros": [
         ("    return (p[..., None, :] @ V)[..., 0, :], (K, V)", "    return torch.zeros_like(v), (K, V)"),
     ],
