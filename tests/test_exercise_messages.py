@@ -277,3 +277,44 @@ def test_raise_assertion_error_is_read_and_a_choice_of_constants_shows_nothing(
     nbformat.write(nb, path)
     problems = message_problems("ex97_raise", path)
     assert len(problems) == 1 and "shows {err}" in problems[0], problems
+
+
+Q3 = f"""{COURSE_IMPORT}
+
+name = "q3"
+points = [1, 1]
+
+@test_case(points=None, hidden=False)
+def test_public_shape(double):
+    assert double(2.0).shape == (), "expected a 0-d result"
+
+@test_case(points=None, hidden=True)
+def test_hidden_shape(double):
+    assert double(3.0).shape == (), "expected a 0-d result"
+"""
+
+
+def test_quotes_and_the_loop_verdict_survive_otter(tmp_path):
+    """Otter strips quotes off both ends of a failing test's message: an AttributeError on a
+    tuple keeps its quotes, public or hidden; and the grader's no-loop verdict reaches a
+    hidden test's feedback as the rule it is, not as "your function raised"."""
+    q3 = tmp_path / "q3.py"
+    q3.write_text(Q3)
+    pair = {n: m for n, _, m in run_file(q3, {"double": FakeRemote(lambda x: (x, x))})}
+    for name in ("test_public_shape", "test_hidden_shape"):
+        assert "'tuple' object has no attribute 'shape'" in pair[name], pair[name]
+
+    def looping(x: float) -> float:
+        raise AssertionError("loop: your function uses a Python for loop (read from your code)")
+
+    verdicts = {n: m for n, _, m in run_file(q3, {"double": FakeRemote(looping)})}
+    assert "AssertionError: loop: your function uses" in verdicts["test_hidden_shape"]
+    assert "your function raised" not in verdicts["test_hidden_shape"]
+
+
+def test_the_gradebook_cuts_a_message_at_a_word():
+    from tools.exercise_grading import _cut
+
+    assert _cut("short enough", 40) == "short enough"
+    assert _cut("expected another tensor here", 14) == "expected\u2026"
+    assert len(_cut("x" * 50, 10)) == 10

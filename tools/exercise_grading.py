@@ -286,8 +286,18 @@ def lost_summary(g: Grade) -> str:
         if failed:
             t = failed[0]
             more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
-            notes.append(f"{question}: {t['name']}: {hint(t['message'])[:160]}{more}")
+            notes.append(f"{question}: {t['name']}: {_cut(hint(t['message']), 160)}{more}")
     return "; ".join(notes)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a word boundary, an ellipsis marking the cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if " " in head and not text[limit - 1].isspace():
+        head = head[: head.rindex(" ")]
+    return head.rstrip() + "\u2026"
 
 
 def diagnosis(nb: nbformat.NotebookNode, graded: Grade) -> str:

@@ -79,8 +79,8 @@ WRONG_ANSWERS.update({  # issue 28: the question allows a view (the course's rep
     ],
     "correct: grouped attention without expand_kv (the query heads reshaped into groups)": [
         ("    n_rep = q.shape[1] // k.shape[1]\n"
-         "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T, d_k)\n"
-         "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)\n",
+         "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)\n"
+         "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T_q, T_k)\n",
          "    B, H, T_q, d_k = q.shape\n"
          "    grouped = q.reshape(B, k.shape[1], H // k.shape[1], T_q, d_k)  # (B, H_kv, g, T_q, d_k)\n"
          "    scores = grouped @ k[:, :, None].transpose(-2, -1) / math.sqrt(d_k)  # (B, H_kv, g, T_q, T_k)\n"),
@@ -179,7 +179,7 @@ WRONG_ANSWERS.update({
 WRONG_ANSWERS.update({
     # issue 45, item 2: inputs in the course's layout (heads split by a transpose) are not contiguous
     "gqa flattens batch and heads with .view (fails on heads split by a transpose)": [
-        ("    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)",
+        ("    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T_q, T_k)",
          "    B, H, T_q, d = q.shape\n"
          "    scores = (q.view(B * H, T_q, d) @ k.reshape(B * H, -1, d).transpose(1, 2)).view(B, H, T_q, -1) / math.sqrt(d)"),
     ],
@@ -206,5 +206,25 @@ WRONG_ANSWERS.update({
          "        future = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).triu(T_k - T_q + 1)",
          "        T = q.shape[-2]\n"
          "        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)"),
+    ],
+})
+
+WRONG_ANSWERS.update({  # review 60 (issue 45): each flagged by a public check of q2 first
+    "warned (q2): softmax over dim=-2 (the queries), not the keys": [
+        ("    weights = torch.softmax(scores, dim=-1)", "    weights = torch.softmax(scores, dim=-2)"),
+    ],
+    "warned (q2): returns (out, weights), as the chapter's attention function does": [
+        ("    return weights @ v", "    return weights @ v, weights"),
+    ],
+    "warned (q2): softmax written by hand, exp(s) / exp(s).sum(-1), no maximum subtracted": [
+        ("    weights = torch.softmax(scores, dim=-1)",
+         "    e = scores.exp()\n    weights = e / e.sum(-1, keepdim=True)"),
+    ],
+    "warned (q2): the causal mask sized from the notebook's global T": [
+        ("        T_q, T_k = q.shape[-2], k.shape[-2]", "        T_q = T_k = T"),
+    ],
+    "correct: softmax written by hand with each row's maximum subtracted": [
+        ("    weights = torch.softmax(scores, dim=-1)",
+         "    e = (scores - scores.amax(-1, keepdim=True)).exp()\n    weights = e / e.sum(-1, keepdim=True)"),
     ],
 })

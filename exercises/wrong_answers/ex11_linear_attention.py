@@ -144,3 +144,17 @@ WRONG_ANSWERS.update({  # review 52 (issue 45): mistakes that passed every publi
         ("torch.ones(T, T, dtype=torch.bool, device=q.device).tril()", "torch.tril(torch.ones(T, T))"),
     ],
 })
+
+WRONG_ANSWERS.update({  # review 60 (issue 45)
+    "warned (q1): the state made with torch.zeros (CPU, float32) and updated in place, S += ...": [
+        ("    S = k.new_zeros(B, d_k, v.shape[-1])  # the state: sum of phi(k_i)^T v_i\n"
+         "    z = k.new_zeros(B, d_k)  # the normaliser: sum of phi(k_i)",
+         "    S = torch.zeros(B, d_k, v.shape[-1])\n    z = torch.zeros(B, d_k)"),
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]", "        S += fk[:, t, :, None] * v[:, t, None, :]"),
+        ("        z = z + fk[:, t]", "        z += fk[:, t]"),
+    ],
+    "warned (q2): phi applied through a generator expression, fq, fk = (phi(x) for x in (q, k))": [
+        ("    scores = phi(q) @ phi(k).transpose(-2, -1)  # (B, T, T)",
+         "    fq, fk = (phi(x) for x in (q, k))\n    scores = fq @ fk.transpose(-2, -1)"),
+    ],
+})

@@ -43,6 +43,7 @@ HIDDEN_LIMIT = 300  # characters of a hidden test's message that reach the stude
 # kept in a hidden test's feedback, since they hold no data of the submission's
 _VERDICTS = (
     "your function",
+    "loop:",
     "shortcut:",
     "memory:",
     "processes:",
@@ -191,6 +192,14 @@ def _from_submission(err: BaseException, tb: types.TracebackType | None) -> bool
     return not grader
 
 
+def _quotes_kept(message: str) -> str:
+    """`message` padded with a space where it begins or ends with a quote: otter strips quotes
+    off both ends of a failing test's message (``'tuple' object has no attribute 'shape'``)."""
+    if message.startswith("'") or message.endswith("'"):
+        return f" {message} "
+    return message
+
+
 def _hidden_message(err: BaseException, test: Callable) -> str:
     """What a hidden test's failure may show the student (see the module docstring)."""
     tb = _innermost(err.__traceback__)
@@ -307,7 +316,7 @@ class test_case(_otter_case):  # noqa: N801 - the name the test files use
         except Exception as err:
             below = err.__traceback__.tb_next if err.__traceback__ else None
             if grading and self.hidden:
-                message = _hidden_message(err, self.test_func)
+                message = _quotes_kept(_hidden_message(err, self.test_func))
                 raise _at(AssertionError(message), below) from None
             prefix = ""
             if not grading and not _checking_others.get():
@@ -315,7 +324,6 @@ class test_case(_otter_case):  # noqa: N801 - the name the test files use
             message = str(err)
             if prefix:
                 raise _at(AssertionError(prefix + message), below) from None
-            if message.startswith("'") or message.endswith("'"):
-                if type(err).__str__ is BaseException.__str__ and len(err.args) == 1:
-                    err.args = (f" {message} ",)  # otter strips quotes off both ends
+            if err.args == (message,) and _quotes_kept(message) != message:
+                err.args = (_quotes_kept(message),)  # AttributeError's own __str__ too
             raise

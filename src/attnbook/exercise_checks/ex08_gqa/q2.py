@@ -15,8 +15,12 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
     assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
     import torch
     out = gqa_attention(q, k, v, causal=True)
-    assert isinstance(out, torch.Tensor), 'return a torch tensor'
+    assert not isinstance(out, tuple), f"got a tuple of {len(out)}: return only the output, not a tuple (the chapter's attention function also returns the weights; this one returns one tensor, weights @ v)"
+    assert isinstance(out, torch.Tensor), f'return a torch tensor, got {type(out).__name__}'
     assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
+    ones = gqa_attention(q, k, torch.ones_like(v), False)
+    assert isinstance(ones, torch.Tensor), f'return one tensor (the output), got {type(ones).__name__}'
+    assert torch.allclose(ones, torch.ones_like(ones), atol=1e-05), f"the example with every value set to 1, no mask: each query's weights sum to 1 over the keys, so every output must be 1; yours range from {ones.min().item():.3f} to {ones.max().item():.3f}: take the softmax over the last axis (the keys, dim=-1), not dim=-2 (the queries)"
     g = torch.Generator().manual_seed(5)
     q6 = torch.randn(2, 3, 6, 4, generator=g).transpose(1, 2)
     k2, v2 = (torch.randn(2, 3, 2, 4, generator=g).transpose(1, 2) for _ in range(2))
@@ -68,6 +72,9 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
     except (RuntimeError, NotImplementedError, TypeError) as err:
         raise AssertionError(f'inputs on the meta device failed ({err}): build the mask on q.device (torch.ones(..., device=q.device)), never on the CPU by default') from None
     assert meta.device.type == 'meta' and tuple(meta.shape) == (2, 4, 6, 8), f'inputs on the meta device gave a {tuple(meta.shape)} output on {meta.device}'
+    big = gqa_attention(300.0 * q, k, v, True)
+    bad = int((~torch.isfinite(big)).sum())
+    assert bad == 0, f"the example's queries times 300 (scores of order 1000), causal: {bad} of {big.numel()} outputs are inf or NaN; exp(s) overflows float32 once s > 88: use torch.softmax, or subtract each row's maximum before exp"
 
 @test_case(points=None, hidden=False)
 def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
@@ -81,13 +88,16 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
     g = torch.Generator().manual_seed(7)
     q = torch.randn(1, 2, 1, 4, generator=g, dtype=torch.float64)
     k, v = (torch.randn(1, 1, 3, 4, generator=g, dtype=torch.float64) for _ in range(2))
-    out = gqa_attention(q, k, v, True)
+    try:
+        out = gqa_attention(q, k, v, True)
+    except RuntimeError as err:
+        raise AssertionError(f"one query at the last of 3 positions (T_q = 1, T_k = 3, a decoding step with a cache): the causal mask must be (T_q, T_k) = (1, 3): read the lengths from q.shape[-2] and k.shape[-2], not from the notebook's T; your function raised RuntimeError: {str(err).splitlines()[0]}") from None
     assert out.shape == (1, 2, 1, 4) and out.dtype == torch.float64, f'float64 inputs, T_q = 1: expected a float64 (1, 2, 1, 4) output, got {out.dtype} {tuple(out.shape)}'
     weights = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
     torch.testing.assert_close(out, weights @ v, atol=1e-12, rtol=1e-12, msg='one query at the last of 3 positions, d_k = 4, float64: it sees every key (the mask is (T_q, T_k), aligned at the bottom-right), the scores are divided by sqrt(q.shape[-1]) = 2 (not a fixed number), and every step stays in float64')
     q2 = torch.randn(1, 2, 2, 4, generator=g, dtype=torch.float64)
     k4, v4 = (torch.randn(1, 1, 4, 4, generator=g, dtype=torch.float64) for _ in range(2))
-    hint = "two queries at the last 2 of 4 positions (T_q = 2, T_k = 4, a decoding step with a cache): the causal mask must be (T_q, T_k) = (2, 4), not (T, T) from q's length alone; query i sits at position T_k - T_q + i and may attend to the keys j <= T_k - T_q + i (torch.ones(T_q, T_k).triu(T_k - T_q + 1) marks the future)"
+    hint = "two queries at the last 2 of 4 positions (T_q = 2, T_k = 4, a decoding step with a cache): the causal mask must be (T_q, T_k) = (2, 4), not (T, T) from q's length alone or the notebook's T; query i sits at position T_k - T_q + i and may attend to the keys j <= T_k - T_q + i (torch.ones(T_q, T_k).triu(T_k - T_q + 1) marks the future)"
     try:
         out = gqa_attention(q2, k4, v4, True)
     except RuntimeError as err:

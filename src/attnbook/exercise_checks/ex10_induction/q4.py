@@ -24,9 +24,13 @@ def test_zero_head_in_a_layer(zero_head):
     torch.manual_seed(0)
     layer = MultiHeadAttention(8, 2)
     x = torch.randn(1, 5, 8)
-    hook = layer.W_o.register_forward_pre_hook(lambda m, args: (zero_head(args[0], 0, 4),))
+    hook = layer.W_o.register_forward_pre_hook(lambda m, args: (zero_head(args[0].detach().requires_grad_(), 0, 4),))
     try:
         out, _ = layer(x, is_causal=True)
+    except RuntimeError as err:
+        if 'in-place' not in str(err):
+            raise
+        raise AssertionError('used in a pre-hook on W_o, on activations that require grad: your zero_head wrote into its input in place, which autograd refuses; clone z and write the zeros into the copy') from None
     finally:
         hook.remove()
     with torch.no_grad():
