@@ -15,7 +15,9 @@ third (its "command" field says so). Its controls, which the chapter quotes too:
     python benchmarks/recall_sweep.py --seeds 0 1 2 3 4 --kinds additive \
         --save src/attnbook/data/benchmark_recall_additive.json   # delta, no correction
     python benchmarks/recall_sweep.py --seeds 0 1 2 --kinds linear --d-model 64 \
-        --save src/attnbook/data/benchmark_recall_wide.json   # heads of width 16: 4x state
+        --save src/attnbook/data/benchmark_recall_wide.json   # heads of width 16: 3.8x state
+    python benchmarks/recall_sweep.py --seeds 0 1 --kinds delta,additive --steps 1200 \
+        --save src/attnbook/data/benchmark_recall_long.json   # both, twice as long
 
 Every run trains one `attnbook.recall_models.RecallModel` with `attnbook.mqar.train_recall`
 (the chapter's `RecallTask`: each step draws its number of pairs from task.train_pairs) and
