@@ -2,7 +2,8 @@
 what the tool does with it): per exercise, its reserved variant (the book's), the roster tasks,
 and each task's text edits of the master and its parameters.
 
-Exercise 1, question 2: the mask's convention (the book's: True means "may attend").
+Exercise 1, question 2: the mask's convention (the book's: True means "may attend"; the
+roster's: True means "must not attend", or a float bias added to the scores).
 Exercise 4, question 1: which mask a decoder needs (the book's: the causal mask of a whole
 sequence; the roster's: a sliding window, or new tokens after a cache).
 """
@@ -18,8 +19,9 @@ _BLOCK = """   **a boolean mask where True means "must not attend"** (the conven
    `attn_mask` of PyTorch's `nn.MultiheadAttention`): set the scores where the mask is True
    to $-\\infty$ *before* the softmax;"""
 _BIAS = """   **a float mask that is added to the scaled scores** (the convention of a float
-   `attn_mask` in PyTorch): 0 where the query may attend, $-\\infty$ where it must not;
-   add it to the scores *before* the softmax;"""
+   `attn_mask` in PyTorch): $-\\infty$ where the query must not attend and, where it may, a
+   finite shift of its score, 0 or not (a bias such as ALiBi's of chapter 5, which lowers the
+   scores of distant keys); add it to the scores *before* the softmax;"""
 _MASKED = "        scores = np.where(mask, scores, -np.inf)\n"
 # exercise 4, question 1: which mask a decoder needs (the book's: a whole sequence)
 _Q1 = """**the causal mask of a whole sequence**. Write `causal_mask(T)`: it returns a boolean tensor
@@ -51,10 +53,8 @@ POOLS: dict[str, dict[str, Any]] = {
         "reserved": {"task": "allow", "seed": 0},
         "roster": ["block", "bias"],
         "questions": ["q2"],  # the questions whose task the variant changes
-        # An open hole the proof of the other tasks' solutions found: "block"'s worked
-        # solution, np.where(mask, -np.inf, scores), reads a float mask of 0 and -inf right
-        # (-inf is truthy), so it answers "bias" in full. The proof reports it, not fails.
-        "answered_by": {"bias": ["block"]},
+        # "bias"'s mask shifts allowed scores by finite values too: with 0 and -inf alone,
+        # "block"'s solution, np.where(mask, -np.inf, scores), read it right (-inf is truthy)
         "tasks": {
             "allow": {"edits": [], "params": {"seed": [0, 0]}},
             "block": {

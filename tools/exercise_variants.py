@@ -270,14 +270,11 @@ def check_variants(name: str, data: dict, reference: str, untouched: str) -> boo
     answer below 100 % (a "correct:" one 100 %), the book's solution in a roster student's
     notebook scored as a realistic bug is (below 100 %, at most half of each question of
     the pool's: the course's scoring rule for a bug in a question's core property), and so
-    is each other roster task's worked solution there (a pool's ``answered_by`` lists the
-    open holes, printed, not failed), the book's notebook refused; one line per variant."""
+    is each other roster task's worked solution there, the book's notebook refused; one line
+    per variant."""
     ok = True
     questions = (pool(name) or {}).get("questions", [])
     roster = (pool(name) or {}).get("roster", [])
-    holes = (pool(name) or {}).get(
-        "answered_by", {}
-    )  # task -> tasks known to answer it
     for label, cases in data.get("variants", {}).items():
         problems = []
         full = {k: c["score"] >= c["possible"] > 0 for k, c in cases.items()}
@@ -300,14 +297,11 @@ def check_variants(name: str, data: dict, reference: str, untouched: str) -> boo
             default=0,
         )
         book, top = cases["book solution"], cases[reference]["q"]
-        known = [_other(t) for t in holes.get(label.split(",")[0], [])]
         for k in copied:  # the book's answers, and each other task's, copied
             halves = [
                 q for q in questions if cases[k]["q"].get(q, 0) > top.get(q, 0) / 2
             ]
-            if (full[k] or halves) and k in known:
-                print(f"  {name} at {label}: {k} scores {cases[k]['score']:g} (open)")
-            elif full[k] or halves:
+            if full[k] or halves:
                 problems.append(
                     f"{k!r} scored {cases[k]['score']} ({', '.join(halves)}: more than "
                     "half, where a realistic bug of the core property loses half)"

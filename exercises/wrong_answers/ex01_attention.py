@@ -225,6 +225,19 @@ WRONG_ANSWERS.update({
         block=[(_BLOCK, _ALLOW)],
         bias=[(_BIAS, _ALLOW)],
     ),
+    # the bias task's classic slips, each written at every task: the mask multiplied into
+    # the scores instead of added (or used to hide them), and a mask read as the other kind
+    # (a boolean one added as a bias; the bias read as a boolean mask, its finite shifts lost)
+    "mask multiplied into the scores (a hidden score becomes 0 or +-inf, not -inf)": AtEachTask(
+        [(_ALLOW, "        scores = scores * mask\n")],
+        block=[(_BLOCK, "        scores = scores * ~mask\n")],
+        bias=[(_BIAS, "        scores = scores * mask\n")],
+    ),
+    "mask taken for the other kind: a boolean mask added as a bias, a bias read as a boolean mask": AtEachTask(
+        [(_ALLOW, "        scores = scores + mask\n")],
+        block=[(_BLOCK, "        scores = scores + mask\n")],
+        bias=[(_BIAS, "        scores = np.where(np.isneginf(mask), -np.inf, scores)\n")],
+    ),
     "attention returns (weights, output), the pair in the wrong order": [
         ("    return weights @ V, weights", "    return weights, weights @ V"),
     ],

@@ -56,24 +56,33 @@ def test_the_mask_hides_keys(attention, VARIANT):
     import numpy as np
 
     def as_mask(allowed):
-        return {'allow': allowed, 'block': ~allowed, 'bias': np.where(allowed, 0.0, -np.inf)}[VARIANT['task']]
+        near = -0.5 * np.abs(np.subtract.outer(*map(np.arange, allowed.shape)))
+        bias = np.where(allowed, near if VARIANT['task'] == 'bias' else 0.0, -np.inf)
+        return ({'allow': allowed, 'block': ~allowed, 'bias': bias}[VARIANT['task']], bias)
     Q = np.array([[1.0, 0.0], [0.0, 1.0]])
     K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     V = np.array([[1.0], [2.0], [3.0]])
-    rule = {'allow': 'a boolean mask, True means "may attend"', 'block': 'a boolean mask, True means "must not attend"', 'bias': 'a float mask added to the scaled scores (-inf: must not attend)'}[VARIANT['task']]
+    rule = {'allow': 'a boolean mask, True means "may attend"', 'block': 'a boolean mask, True means "must not attend"', 'bias': 'a float mask added to the scaled scores (-inf: must not attend, a finite value: shift the score by it)'}[VARIANT['task']]
     mask = np.array([[True, False, True], [True, True, False]])
-    out, w = attention(Q, K, V, mask=as_mask(mask))
+    mine, bias = as_mask(mask)
+    out, w = attention(Q, K, V, mask=mine)
+    s = Q @ K.T / np.sqrt(2) + bias
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    expected = e / e.sum(axis=-1, keepdims=True)
     assert np.shape(w) == (2, 3), f'weights should be (T_q, T_k) = (2, 3), got {np.shape(w)}'
     assert np.all(w[~mask] == 0), f"the hidden keys got weights {w[~mask]}: your variant's mask is {rule}; a key the mask hides gets a score of -inf before the softmax"
-    assert w[1, 0] > 0.3, f"query 1 may attend to key 0, whose score is exactly 0, but it got weight {w[1, 0]}: hide the keys your variant's mask hides ({rule}), not the keys whose score is 0"
+    assert w[1, 0] > expected[1, 0] / 2, f"query 1 may attend to key 0, whose score is exactly 0, but it got weight {w[1, 0]}: hide the keys your variant's mask hides ({rule}), not the keys whose score is 0"
     np.testing.assert_allclose(w.sum(axis=1), [1.0, 1.0], atol=1e-09, err_msg='with a mask each row must still sum to 1: mask the scores, not the weights')
     np.testing.assert_allclose(out, w @ V, atol=1e-12, err_msg='the output is weights @ V')
+    np.testing.assert_allclose(w, expected, atol=1e-09, err_msg=f"the weights of this example: your variant's mask is {rule}")
     K = np.array([[1.0, 0.0], [0.0, 1.0], [2000.0, 2000.0]])
     with np.errstate(all='ignore'):
-        out, w = attention(Q, K, V, mask=as_mask(np.array([[True, True, False], [True, True, False]])))
+        mine, bias = as_mask(np.array([[True, True, False], [True, True, False]]))
+        out, w = attention(Q, K, V, mask=mine)
     assert np.all(np.isfinite(w)), f'a masked key with a huge score (about 1400) made the allowed weights {w.tolist()}: the softmax of the unmasked scores gives it all the weight and the others 0 (0 / 0 after renormalising); mask the scores before the softmax, not the weights after it'
-    p = 1 / (1 + np.exp(-1 / np.sqrt(2)))
-    np.testing.assert_allclose(w, [[p, 1 - p, 0.0], [1 - p, p, 0.0]], atol=1e-09, err_msg='with key 2 masked, each query shares its weight between keys 0 and 1 as if key 2 were not there')
+    s = np.array([[1.0, 0.0], [0.0, 1.0]]) / np.sqrt(2) + bias[:, :2]
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(w, np.c_[p / p.sum(axis=-1, keepdims=True), [0.0, 0.0]], atol=1e-09, err_msg='with key 2 masked, each query shares its weight between keys 0 and 1 as if key 2 were not there')
 
 @test_case(points=None, hidden=False)
 def test_house_rules(attention, Q, K, V, VARIANT):
@@ -81,11 +90,14 @@ def test_house_rules(attention, Q, K, V, VARIANT):
     import numpy as np
 
     def as_mask(allowed):
-        return {'allow': allowed, 'block': ~allowed, 'bias': np.where(allowed, 0.0, -np.inf)}[VARIANT['task']]
+        near = -0.5 * np.abs(np.subtract.outer(*map(np.arange, allowed.shape)))
+        bias = np.where(allowed, near if VARIANT['task'] == 'bias' else 0.0, -np.inf)
+        return ({'allow': allowed, 'block': ~allowed, 'bias': bias}[VARIANT['task']], bias)
     mask = np.tril(np.ones((4, 6), dtype=bool))
-    out, w = guarded(attention, libraries=('torch', 'scipy'))(Q, K, V, mask=as_mask(mask))
+    mine, bias = as_mask(mask)
+    out, w = guarded(attention, libraries=('torch', 'scipy'))(Q, K, V, mask=mine)
     assert np.shape(out) == (4, 8), f'output should be (T_q, d_v) = (4, 8), got {np.shape(out)}'
-    s = np.where(mask, Q @ K.T / np.sqrt(8), -np.inf)
+    s = Q @ K.T / np.sqrt(8) + bias
     e = np.exp(s - s.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(w, e / e.sum(axis=-1, keepdims=True), atol=1e-09, err_msg='a causal mask (query i reads keys 0..i): the weights of the example')
 
