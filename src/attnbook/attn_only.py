@@ -12,7 +12,8 @@ attention modules through `module(...)`, so plain PyTorch hooks see every call (
 
 `init`: "default" keeps PyTorch's initialisation of each layer (embeddings N(0, 1), linear
 layers uniform with bound 1/sqrt(fan_in)); "gpt2" draws every weight from N(0, 0.02), as GPT-2
-and the tiny GPT of chapter 6 do. Chapter 10 measures what that choice does to when the
+and the tiny GPT of chapter 6 start most of theirs (without their smaller, scaled residual
+projections). Chapter 10 measures what that choice does to when the
 heads form.
 
 `smear_keys`: every layer is a `SmearedKeyAttention`, Olsson et al.'s (2022) "smeared key"
