@@ -305,7 +305,9 @@ def test_quotes_and_the_loop_verdict_survive_otter(tmp_path):
         assert "'tuple' object has no attribute 'shape'" in pair[name], pair[name]
 
     def looping(x: float) -> float:
-        raise AssertionError("loop: your function uses a Python for loop (read from your code)")
+        raise AssertionError(
+            "loop: your function uses a Python for loop (read from your code)"
+        )
 
     verdicts = {n: m for n, _, m in run_file(q3, {"double": FakeRemote(looping)})}
     assert "AssertionError: loop: your function uses" in verdicts["test_hidden_shape"]

@@ -286,7 +286,9 @@ def lost_summary(g: Grade) -> str:
         if failed:
             t = failed[0]
             more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
-            notes.append(f"{question}: {t['name']}: {_cut(hint(t['message']), 160)}{more}")
+            notes.append(
+                f"{question}: {t['name']}: {_cut(hint(t['message']), 160)}{more}"
+            )
     return "; ".join(notes)
 
 
