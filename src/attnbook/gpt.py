@@ -363,7 +363,7 @@ class GPT(nn.Module):
                 or len(caches[0]) + 1 > self.config.block_size
             ):
                 if caches is None or len(caches[0]) > 0:  # none yet, or about to slide
-                    caches = [KVCache() for _ in self.blocks]
+                    caches = [block.attn.new_cache() for block in self.blocks]
                 logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
             else:
                 logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
