@@ -49,6 +49,7 @@ def test_a_model_that_rotates_keys_never_says_positions_none() -> None:
 
 def test_each_layer_makes_the_cache_it_reads() -> None:
     assert {type(b.attn.new_cache()) for b in GPT(MLA).blocks} == {LatentCache}
+    assert [type(c) for c in GPT(MLA).new_caches()] == [LatentCache] * 2
     assert {type(b.attn.new_cache()) for b in GPT(GPTConfig(**SMALL)).blocks} == {
         KVCache
     }

@@ -290,8 +290,8 @@ MUTATIONS = [
     Mutation(  # the review's F1: a latent model's generate built plain caches
         "generate-builds-plain-caches",
         "gpt.py",
-        "caches = [block.attn.new_cache() for block in self.blocks]",
-        "caches = [KVCache() for _ in self.blocks]",
+        "                    caches = self.new_caches()",
+        "                    caches = [KVCache() for _ in self.blocks]",
         ("tests/test_gpt_config.py",),
     ),
     Mutation(

@@ -29,6 +29,7 @@ call: `attention_maps` reads the weights that way (`attnbook.hooks`), as chapter
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -363,7 +364,7 @@ class GPT(nn.Module):
                 or len(caches[0]) + 1 > self.config.block_size
             ):
                 if caches is None or len(caches[0]) > 0:  # none yet, or about to slide
-                    caches = [block.attn.new_cache() for block in self.blocks]
+                    caches = self.new_caches()
                 logits, _ = self(context, kv_caches=caches)  # (re)fill the cache
             else:
                 logits, _ = self(idx[:, -1:], kv_caches=caches)  # only the newest token
@@ -372,6 +373,11 @@ class GPT(nn.Module):
             )
             idx = torch.cat([idx, next_id], dim=1)
         return idx
+
+    def new_caches(self) -> list[KVCache]:
+        """Empty caches, one per block, each of the kind its attention layer reads and
+        fills (`new_cache`: a LatentCache for latent attention): what `generate` uses."""
+        return [cast(Block, block).attn.new_cache() for block in self.blocks]
 
     def _check_caller_caches(self, kv_caches: list[KVCache], fed: int) -> None:
         """Caller caches for `generate`: one empty KVCache per block, never slid."""
