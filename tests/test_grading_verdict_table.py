@@ -224,7 +224,8 @@ ROWS = [
             f"        return {SOFTMAX}\n    return x"
         },
         ("q7",),
-        ("shortcut: your function uses softmax",),
+        # read from the source (the child's profiler watcher would say it without where)
+        ("shortcut: your function uses softmax", "read from your code"),
     ),
     Row(
         "G4-setup-alias",
@@ -232,7 +233,10 @@ ROWS = [
         "source",
         {"spread": "def spread(x):\n    return normalise(x, dim=-1)"},
         ("q8",),
-        ("shortcut: your function uses torch.nn.functional.softmax",),
+        (
+            "shortcut: your function uses torch.nn.functional.softmax",
+            "read from your code",
+        ),
     ),
     Row(
         "J4-connect",
