@@ -42,7 +42,8 @@ from torch import Tensor
 
 from ._checks import positive_int
 from .blocks import BlockPool, BlockTable, block_hash
-from .gpt import GPT, sample_next_token
+from .gpt import GPT
+from .sampling import sample_next_token
 from .multihead import MultiHeadAttention
 from .paged import PagedBatchCache
 from .serving_sequence import Sequence
@@ -57,7 +58,7 @@ RESERVE = ("none", "max", "request")
 class Request:
     """A prompt (token ids) and how to answer it: up to `max_new_tokens` tokens, ending early
     after a `stop` token; `n` samples, sample i drawn with a generator seeded `seed + i`
-    (`temperature`, `top_k` as in `gpt.sample_next_token`; top_k=1 is greedy).
+    (`temperature`, `top_k` as in `sampling.sample_next_token`; top_k=1 is greedy).
 
     Chapter 9.
     """
