@@ -18,7 +18,7 @@ NOTEBOOKS := $(CHAPTER_NOTEBOOKS) $(wildcard exercises/masters/*.ipynb)
 
 .PHONY: book test setup lint unit unit-package unit-grading unit-setup-cell nbval nbval-native nbval-native-chapters nbval-portable exercises exercises-publish exercises-check \
         exercises-prove book-strict site site-scan browser mathjax grade chapter exercise lock clean \
-        python-version release-files lint-workflows run-chapters test-hog
+        python-version release-files lint-workflows run-chapters test-hog mutations-changed
 
 setup: $(STAMP)
 
@@ -94,6 +94,15 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: unit-package unit-grading unit-setup-cell
+
+# The listed one-line mutants (tools/mutations*.py) of every file changed since BASE's merge
+# base (default main; committed or not), each of which some test must catch: a change can
+# leave a test blind to a mutant of its file. Not part of `make test` (about 5-60 s a
+# mutant); run it before merging a change of the package or the grading engine:
+#   make mutations-changed            make mutations-changed BASE=HEAD~3
+BASE ?= main
+mutations-changed: $(STAMP)
+	env $(ONE_THREAD_ENV) $(PY) -m tools.mutations --changed $(BASE)
 
 # (split in three so that `make test` can put them in different lanes: the tests of the
 # grading engine and the exercise pipeline grade real submissions and take most of the time)

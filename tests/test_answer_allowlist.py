@@ -347,7 +347,8 @@ def test_the_public_check_warns_of_what_the_grader_refuses():
     from attnbook.exercise_checks.grading import guarded
 
     with pytest.raises(
-        AssertionError, match=r"^not allowed in an answer cell: uses vars"
+        AssertionError,
+        match=r"^dynamic code / tampering: not allowed in an answer cell: uses vars",
     ):
         guarded(_uses_vars)(1)
     with pytest.raises(AssertionError, match=r"open .*\(_opens, line \d+\)"):
@@ -399,3 +400,19 @@ def test_a_refused_answer_costs_its_own_question_not_the_next_ones():
     # without knowing the answers, the second function reads a name only refused code binds
     unaware = source_rules.scan(cells, trusted=[SETUP]).tampering(Q1, swaps)
     assert set(unaware) == {"q1", "q2"}, unaware
+
+
+def test_the_public_check_and_the_grade_refuse_in_one_sentence():
+    """The allowlist's refusal is `rules.refused`'s on both sides: only where it stands
+    differs (the function and its line here, the cell and line in the grade)."""
+    import inspect
+    import re
+
+    from attnbook.exercise_checks.grading import guarded
+
+    with pytest.raises(AssertionError) as local:
+        guarded(_uses_vars)(1)
+    cell = inspect.getsource(_uses_vars).replace("_uses_vars", "scores_to_weights")
+    graded = source_rules.scan([SETUP, cell], trusted=[SETUP]).tampering(Q1)["q1"]
+    where = re.compile(r" \([^()]*line \d+[^()]*\)")
+    assert where.sub("", str(local.value)) == where.sub("", graded), (local, graded)

@@ -526,6 +526,21 @@ LATENT = [
     ),
     row(
         lambda: GPTConfig(
+            vocab_size=5,
+            n_head=2,
+            n_embd=8,
+            positions="rope",
+            attention="mla",
+            d_latent=4,
+            rope_dims=2,
+            n_kv_head=1,
+        ),
+        ValueError,
+        "n_kv_head=1 is for attention='mha'.*shares no key/value heads",
+        "mla-config-kv-heads",
+    ),
+    row(
+        lambda: GPTConfig(
             vocab_size=5, n_head=2, n_embd=4, attention="latent", positions="rope"
         ),
         ValueError,

@@ -271,6 +271,28 @@ def test_gpt_dropout_also_drops_attention_weights():
     assert not torch.allclose(model(idx)[0], plain)
 
 
+def test_gpt_dropout_drops_the_attention_sublayers_output_before_the_residual_add():
+    """Block.dropout, after attention (nanoGPT's resid_dropout): with the attention-weight
+    and MLP dropouts switched off, training mode still changes the output."""
+    torch.manual_seed(0)
+    model = GPT(
+        GPTConfig(
+            vocab_size=7, block_size=8, n_layer=1, n_head=2, n_embd=8, dropout=0.4
+        )
+    )
+    kept = {id(block.dropout) for block in model.blocks}
+    for block in model.blocks:
+        block.attn.dropout = 0.0
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout) and id(module) not in kept:
+            module.p = 0.0  # only the residual dropout after attention is left
+    idx = torch.randint(0, 7, (2, 8))
+    model.eval()
+    plain = model(idx)[0]
+    model.train()
+    assert not torch.allclose(model(idx)[0], plain)
+
+
 def test_init_draws_the_numbers_it_drew_with_separate_projections():
     """Fingerprint of the tiny GPT's attention weights at seed 0, recorded with the three
     separate W_q, W_k, W_v layers before they were fused (n_kv_head=1: unequal widths)."""

@@ -10,8 +10,10 @@ from dataclasses import replace
 import pytest
 import torch
 
+from attnbook.caches import KVCache, LatentCache
 from attnbook.config import GPTConfig
 from attnbook.gpt import GPT
+from attnbook.hooks import ablate_heads, head_outputs, with_attention_weights
 from attnbook.latent import MultiHeadLatentAttention
 from attnbook.multihead import MultiHeadAttention
 from attnbook.streaming import load_ch9_model
@@ -43,6 +45,49 @@ def test_a_model_that_rotates_keys_never_says_positions_none() -> None:
     with pytest.raises(ValueError, match="rope_dims needs positions='rope'"):
         GPTConfig(**SMALL, positions="none", rope_dims=2)
     assert MLA.d_head == 8 and replace(MLA, rope_dims=12).rope_dims == 12  # MLA adds it
+
+
+def test_each_layer_makes_the_cache_it_reads() -> None:
+    assert {type(b.attn.new_cache()) for b in GPT(MLA).blocks} == {LatentCache}
+    assert [type(c) for c in GPT(MLA).new_caches()] == [LatentCache] * 2
+    assert {type(b.attn.new_cache()) for b in GPT(GPTConfig(**SMALL)).blocks} == {
+        KVCache
+    }
+
+
+def test_an_mla_model_generates_with_its_caches_as_without() -> None:
+    """`generate`'s default (cached) path on a latent model: its own caches, the tokens of
+    the uncached path, also past block_size where the cache is rebuilt."""
+    torch.manual_seed(0)
+    model = GPT(MLA).eval()
+    idx = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    ids = [
+        model.generate(idx, 14, generator=torch.Generator().manual_seed(1), use_cache=u)
+        for u in (True, False)
+    ]
+    assert torch.equal(ids[0], ids[1]) and ids[0].shape == (2, 17)
+    assert len(set(ids[0][:, 3:].flatten().tolist())) > 2  # sampled, not one token
+
+
+def test_the_hooks_read_an_mla_models_weights_and_heads() -> None:
+    """The one reader (`hooks`) on a latent model: causal weights whose rows sum to one,
+    from the same pass (logits unchanged), and heads that can be ablated."""
+    torch.manual_seed(0)
+    model = GPT(MLA).eval()
+    idx = torch.tensor([[1, 5, 2, 7, 3, 8]])
+    with torch.no_grad():
+        plain = model(idx)[0]
+        (logits, _), weights = with_attention_weights(model, idx)
+    torch.testing.assert_close(logits, plain, atol=0, rtol=0)
+    maps = model.attention_maps(idx)
+    assert len(maps) == 2 and all(w.shape == (1, 2, 6, 6) for w in maps)
+    for w, again in zip(weights, maps):
+        torch.testing.assert_close(w, again)
+        assert torch.all(w.triu(1) == 0)
+        torch.testing.assert_close(w.sum(-1), torch.ones(1, 2, 6))
+    assert [z.shape for z in head_outputs(model, idx)] == [(1, 6, 2, 8)] * 2
+    with torch.no_grad(), ablate_heads(model, {(0, 1): 0.0}):
+        assert not torch.allclose(model(idx)[0], plain)
 
 
 def test_latent_and_partial_rotary_models_keep_their_state_dict_keys() -> None:

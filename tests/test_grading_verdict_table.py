@@ -8,9 +8,9 @@ Two gradings of one small exercise (one reference child for both):
 * with the source rules on: Python's `random` state moved (`session`), the grader's global
   generators following the child's (a caller that draws after a graded call gets what an
   in-process call would leave), refused code reached through part of a statement, through a
-  name both imported and rebound, a trusted reference cell reading a refused name, a
-  ruled-out routine spelled by ``hasattr`` or imported by the setup under another name
-  (`source_rules`);
+  name both imported and rebound, a trusted reference cell reading a name only refused
+  code binds, a ruled-out routine spelled by ``hasattr`` or imported by the setup under
+  another name (`source_rules`);
 * with the source rules off, at the ``namespaces`` level (the isolation alone must hold,
   as in `test_grading_reach`): a connection to a port the grader listens on, the grader's
   network namespace, a file in a folder on the grader's command line (`jail`).
@@ -116,7 +116,8 @@ TESTS = {
 REFERENCE = [
     "import random\nimport numpy as np\nimport torch\n"
     "from torch.nn.functional import softmax as normalise",
-    "def double(x):\n    return 2 * x",
+    "def double(x):\n    return TWO * x",
+    "TWO = round(2.0)",  # a reference cell: trusted, run as it is
     'grader.check("q1")',
     "def noisy(x):\n    return 2 * x",
     'grader.check("q2")',
@@ -126,7 +127,6 @@ REFERENCE = [
     "def scaled(x):\n    return 2 * x",
     'grader.check("q4")',
     "def gather(x):\n    return 2 * x",
-    "print(gather(torch.ones(2)))",  # a reference cell: trusted as it is
     'grader.check("q5")',
     "def shifted(x):\n    return 2 * x",
     'grader.check("q6")',
@@ -195,13 +195,12 @@ ROWS = [
     ),
     Row(
         "G3-trusted-cell-reads-refused",
-        "a trusted reference cell reads a refused name",
+        "a trusted reference cell reads a name only refused code binds",
         "source",
-        # G2's cell: the reference's `print(gather(...))` cell, trusted, reads `gather`,
-        # which only that refused cell binds
-        {"gather": "def gather(x):\n    cache.append(eval('x'))\n    return 2 * x"},
-        ("q5",),
-        ("dynamic code / tampering",),
+        # the reference's `TWO = round(2.0)` cell, trusted, reads `round`, which only the
+        # refused statement binds (not an answer's name: those are always kept); run as it
+        # is, it finds the builtin and binds the `TWO` that q1's function reads
+        {"double": "round = eval('round')\ndef double(x):\n    return TWO * x"},
         keeps=("q1", "q3"),
     ),
     Row(
@@ -225,7 +224,8 @@ ROWS = [
             f"        return {SOFTMAX}\n    return x"
         },
         ("q7",),
-        ("shortcut: your function uses softmax",),
+        # read from the source (the child's profiler watcher would say it without where)
+        ("shortcut: your function uses softmax", "read from your code"),
     ),
     Row(
         "G4-setup-alias",
@@ -233,7 +233,10 @@ ROWS = [
         "source",
         {"spread": "def spread(x):\n    return normalise(x, dim=-1)"},
         ("q8",),
-        ("shortcut: your function uses torch.nn.functional.softmax",),
+        (
+            "shortcut: your function uses torch.nn.functional.softmax",
+            "read from your code",
+        ),
     ),
     Row(
         "J4-connect",

@@ -86,7 +86,8 @@ def test_decoding_through_the_latent_cache_is_the_full_pass(
 @pytest.mark.parametrize("absorbed", [False, True])
 def test_the_layer_is_the_formula_written_out(absorbed: bool, bias: bool) -> None:
     """softmax([q ; q_r] . [c U^T ; k_r] / sqrt(d_head + d_rope)) (c V^T), causal, per head;
-    with `bias`, each projection from or to d_model adds its own (U and V have none)."""
+    with `bias`, each projection from or to d_model adds its own (U and V have none). Both
+    forms return those softmax weights with `need_weights` (the hooks' reader)."""
     H, dh, dc, dr, T = 2, 4, 6, 2, 5
     mla = layer(3, H, dh, dc, dr, bias)
     x = randn(4, 1, T, H * dh)[0]  # (T, d_model)
@@ -97,7 +98,7 @@ def test_the_layer_is_the_formula_written_out(absorbed: bool, bias: bool) -> Non
 
     c = x @ mla.W_dkv.weight.T + b(mla.W_dkv)
     k_r = apply_rope(x @ mla.W_kr.weight.T + b(mla.W_kr), pos)
-    heads = []
+    heads, weights = [], []
     for h in range(H):
         rows, rope = slice(h * dh, (h + 1) * dh), slice(h * dr, (h + 1) * dr)
         q = x @ mla.W_q.weight[rows].T + b(mla.W_q, rows)
@@ -105,9 +106,14 @@ def test_the_layer_is_the_formula_written_out(absorbed: bool, bias: bool) -> Non
         k, v = c @ mla.W_uk.weight[rows].T, c @ mla.W_uv.weight[rows].T
         scores = (q @ k.T + q_r @ k_r.T) / math.sqrt(dh + dr)
         scores = scores.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
-        heads.append(torch.softmax(scores, dim=-1) @ v)
+        weights.append(torch.softmax(scores, dim=-1))
+        heads.append(weights[-1] @ v)
     want = torch.cat(heads, dim=-1) @ mla.W_o.weight.T + b(mla.W_o)
     torch.testing.assert_close(mla(x[None], absorbed=absorbed)[0][0], want)
+    out, got = mla(x[None], absorbed=absorbed, need_weights=True)
+    assert got is not None and mla(x[None], absorbed=absorbed)[1] is None
+    torch.testing.assert_close(got[0], torch.stack(weights))  # (H, T, T)
+    torch.testing.assert_close(out[0], want)
     assert (mla.W_o.bias is not None) == bias and mla.W_uk.bias is mla.W_uv.bias is None
 
 

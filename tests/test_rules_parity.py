@@ -44,6 +44,9 @@ def draws_from_torch(x):
 def returns_its_input(x):
     return x
 
+def returns_its_list(xs):
+    return xs
+
 def returns_all_of_it_as_a_view(x):
     return x[:]
 
@@ -72,6 +75,7 @@ CASES = [
     ("draws_from_torch", {}, 1),
     ("draws_from_torch", {"global_torch_rng": True}, 1),
     ("returns_its_input", {}, 1),
+    ("returns_its_list", {}, 1),  # called with a list (ARGUMENT)
     ("returns_all_of_it_as_a_view", {}, 1),
     ("returns_part_of_it_as_a_view", {}, 1),
     ("returns_part_of_it_as_a_view", {"no_views": True}, 1),
@@ -80,6 +84,10 @@ CASES = [
     ("replaces_the_profiler", {}, 1),
     ("keeps_the_rules", {"no_views": True, "separate_results": True}, 2),
 ]
+
+
+# what a case is called with, where not torch.arange(4.0): a list is an input too
+ARGUMENT = {"returns_its_list": lambda _: [1.0, 2.0]}
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +99,12 @@ def session():
     opened.close()
 
 
-def _message(fn, how: dict, calls: int) -> str | None:
+def _message(fn, how: dict, calls: int, argument=torch.arange) -> str | None:
     """The message the `calls`-th call of `guarded(fn, **how)` fails with, or None."""
     wrapped = guarded(fn, **how)
     try:
         for _ in range(calls):
-            wrapped(torch.arange(4.0))
+            wrapped(argument(4.0))
     except AssertionError as err:
         return str(err)
     return None
@@ -114,10 +122,11 @@ def test_a_rule_reads_the_same_in_the_public_check_and_in_the_grade(
 
     namespace: dict = {}
     exec(compile(CELL, "<cell>", "exec"), namespace)
+    argument = ARGUMENT.get(name, torch.arange)
     _reseed(1)
-    local = _message(namespace[name], how, calls)
+    local = _message(namespace[name], how, calls, argument)
     _reseed(2)
-    remote = _message(RemoteFunction(session, name), how, calls)
+    remote = _message(RemoteFunction(session, name), how, calls, argument)
     assert local == remote, f"public check: {local!r}\ngrader: {remote!r}"
     keeps = (
         name == "keeps_the_rules"
@@ -127,6 +136,8 @@ def test_a_rule_reads_the_same_in_the_public_check_and_in_the_grade(
     assert (local is None) == keeps, local  # each breaking case is caught
     if name == "replaces_the_profiler":
         assert local == rules.PROFILER_REPLACED
+    if name == "returns_its_list":  # the list itself, as a tensor would be
+        assert local == rules.returned_input("xs")
 
 
 def test_the_random_states_are_named_and_compared_once():

@@ -4,6 +4,8 @@ and holds memory by its policy; attnbook.roofline's decode-step costs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -97,6 +99,22 @@ def test_the_engine_answers_as_generate_does(
     assert engine.pool.num_free == blocks
     assert max(running for running, _, _ in engine.stats.trace) <= max_batch
     assert (engine.stats.preemptions > 0) == (blocks == 11)
+
+
+def test_the_engine_serves_without_dropout_and_leaves_the_callers_mode(
+    model: GPT,
+) -> None:
+    """A model handed over in training mode, with dropout: served as in eval mode (the
+    answers of `generate` there), and in training mode again after every pass."""
+    torch.manual_seed(0)
+    dropping = GPT(replace(model.config, dropout=0.5)).double()
+    dropping.load_state_dict(model.state_dict())
+    engine = Engine(dropping.train(), pool(200), 16)
+    request = requests()[2]  # 17 prompt tokens, 3 samples
+    engine.add(request)
+    outputs = engine.run()
+    assert dropping.training and all(m.training for m in dropping.modules())
+    assert outputs[0] == generate(dropping.eval(), request)
 
 
 def test_the_stats_say_when_each_request_arrived_and_got_each_token(model: GPT) -> None:

@@ -10,6 +10,11 @@ caught each mutation; a mutation no test catches is a gap in the tests, and the 
 
     python -m tools.mutations            # all of them
     python -m tools.mutations --only alibi-drops-padding-mask --only sqrt-c-scaling-removed
+    python -m tools.mutations --changed main   # those whose file changed since main
+
+A test can go blind to a listed mutant when the code it mutates changes (a row that no longer
+reaches the line): `--changed BASE` (`make mutations-changed`) re-runs the mutations of every
+file changed since BASE's merge base, committed or not.
 """
 
 from __future__ import annotations
@@ -179,6 +184,20 @@ def run(mutation: Mutation, timeout: float) -> tuple[str, float]:
     ), time.perf_counter() - start
 
 
+def changed_since(base: str) -> list[Mutation]:
+    """The mutations whose file differs from `base`'s merge base with HEAD (working tree
+    included)."""
+    git = ["git", "-C", str(ROOT)]
+    fork = subprocess.run(
+        [*git, "merge-base", base, "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    names = subprocess.run(
+        [*git, "diff", "--name-only", fork], capture_output=True, text=True, check=True
+    ).stdout.split()
+    changed = {(ROOT / name).resolve() for name in names}
+    return [m for m in MUTATIONS if target(m).resolve() in changed]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -192,8 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=600, help="seconds per mutation (default 600)"
     )
+    parser.add_argument(
+        "--changed",
+        metavar="BASE",
+        help="run only the mutations of the files changed since BASE (a git ref)",
+    )
     args = parser.parse_args(argv)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
+    if args.changed:
+        chosen = [m for m in changed_since(args.changed) if m in chosen]
+        if not chosen:
+            print(f"no listed mutation edits a file changed since {args.changed}")
+            return 0
     unknown = set(args.only or ()) - {m.name for m in MUTATIONS}
     if unknown:
         parser.error(

@@ -269,6 +269,14 @@ MUTATIONS = [
         '        and a["ptr"] == b["ptr"]',
         EDGES,
     ),
+    Mutation(  # the code review's (round 7) V5: the local rule still fails it
+        "returned-input-list-not-refused",
+        "attnbook_grader/verdicts.py",
+        'value["kind"] in (\n                "tensor",\n                "array",\n'
+        '                "list",\n',
+        'value["kind"] in (\n                "tensor",\n                "array",\n',
+        ("tests/test_rules_parity.py",),
+    ),
     # the grader's verdicts end to end (issue 49, item 5; issue 44): each row of
     # tests/test_grading_verdict_table.py is a submission that breaks one rule
     Mutation(

@@ -279,4 +279,26 @@ MUTATIONS = [
         "    k, v, gqa = repeat_kv(k, n_rep), repeat_kv(v, n_rep), False\n",
         ("tests/test_attend.py",),
     ),
+    # the code review's (round 7) survivors G7 and C7
+    Mutation(
+        "residual-dropout-after-attention-removed",
+        "gpt.py",
+        "x = x + self.dropout(a)",
+        "x = x + a",
+        ("tests/test_gpt.py",),
+    ),
+    Mutation(  # the review's F1: a latent model's generate built plain caches
+        "generate-builds-plain-caches",
+        "gpt.py",
+        "                    caches = self.new_caches()",
+        "                    caches = [KVCache() for _ in self.blocks]",
+        ("tests/test_gpt_config.py",),
+    ),
+    Mutation(
+        "mla-config-takes-kv-heads",
+        "config.py",
+        "        if self.n_kv_head is not None:\n            raise",
+        "        if False:\n            raise",
+        ("tests/test_bad_inputs_ch9.py",),
+    ),
 ]

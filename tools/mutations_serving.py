@@ -354,4 +354,19 @@ MUTATIONS = [
         "pass",
         ("tests/test_serving.py",),
     ),
+    # the code review's (round 7) F8: the engine's passes in eval mode, the caller's after
+    Mutation(
+        "engine-serves-in-the-callers-mode",
+        "serving.py",
+        "        self.model.eval()  # no dropout while serving",
+        "        pass  # no dropout while serving",
+        ("tests/test_serving.py",),
+    ),
+    Mutation(
+        "engine-keeps-the-model-in-eval-mode",
+        "serving.py",
+        "            self.model.train(training)",
+        "            pass",
+        ("tests/test_serving.py",),
+    ),
 ]

@@ -27,7 +27,8 @@ later chapter and by the exercises' tests:
                            information; ALiBi's distance penalty (8)
 - ``attnbook.config``      chapters 6-9: ``GPTConfig``, every model the tiny GPT's blocks
                            build (positions, grouped heads, partial RoPE, latent attention)
-- ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, sampling, KV cache
+- ``attnbook.gpt``         chapter 6: the transformer block, a tiny GPT, KV cache; its
+                           sampler (temperature, top-k, top-p) is in ``sampling``
 - ``attnbook.layers``      chapters 6, 8: GPT-2's MLP, RMSNorm and SwiGLU
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
 - ``attnbook.bpe``         chapter 6: a small byte-pair encoding against the characters

@@ -125,16 +125,21 @@ class GPTConfig:
             if self.d_latent is not None:
                 raise ValueError("d_latent is for attention='mla' only")
             return
+        if self.n_kv_head is not None:
+            raise ValueError(
+                f"n_kv_head={self.n_kv_head} is for attention='mha' (grouped-query "
+                "attention): attention='mla' shares no key/value heads, every head reads "
+                "the one latent; leave n_kv_head None"
+            )
         if (
             self.positions != "rope"
             or self.rope_dims is None
             or self.d_latent is None
-            or self.n_kv_head not in (None, self.n_head)
             or not self.causal
         ):
             raise ValueError(
                 "attention='mla' needs a causal config with positions='rope', rope_dims "
-                "(its rotary part), d_latent and n_kv_head=None: latent attention brings "
-                "its own rotary part and shares no heads"
+                "(its rotary part) and d_latent: latent attention brings its own rotary "
+                "part"
             )
         positive_int("d_latent", self.d_latent)

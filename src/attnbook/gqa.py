@@ -79,7 +79,7 @@ def decode_with_cache(
     block_size; the tokens are those of `model.generate(..., use_cache=False)` with an
     equally seeded generator.
     """
-    caches = [KVCache() for _ in model.blocks]
+    caches = model.new_caches()
     ids = model.generate(
         idx, max_new_tokens, temperature, top_k, generator, kv_caches=caches
     )

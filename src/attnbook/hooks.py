@@ -14,8 +14,10 @@ car classifier's (`cars.attention_maps`, chapter 7) and the heads of chapter 10.
                                     (0: zero ablation; a mean from `head_outputs`: mean
                                     ablation) instead of what they computed
 
-The layers are the model's `MultiHeadAttention` modules in the order `model.modules()` lists
-them: layer 0 first. Per-head outputs are read where every call of the layer passes, at the
+The layers are the model's attention modules, `MultiHeadAttention` or (chapter 9's latent
+attention) `MultiHeadLatentAttention`, in the order `model.modules()` lists them: layer 0
+first (`attention_layers` lists the multi-head ones alone, for chapter 10's circuits, which
+read their W_q, W_k and W_v). Per-head outputs are read where every call of the layer passes, at the
 input of its output projection W_o, whose columns h*d_head .. (h+1)*d_head - 1 belong to head
 h. The weights need the layer to be called as a module (`attn(x, ...)`), as the tiny GPT's
 `Block` and `attnbook.attn_only.AttnOnlyTransformer` do; the hook asks for them
@@ -33,6 +35,7 @@ from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
 from ._checks import integer
+from .latent import MultiHeadLatentAttention
 from .multihead import MultiHeadAttention
 
 __all__ = [
@@ -51,6 +54,21 @@ def attention_layers(model: nn.Module) -> list[MultiHeadAttention]:
     layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
     if not layers:
         raise ValueError(f"{type(model).__name__} has no MultiHeadAttention layer")
+    return layers
+
+
+def _layers(model: nn.Module) -> list[MultiHeadAttention | MultiHeadLatentAttention]:
+    """Every attention layer the hooks read, layer 0 first: both kinds give their weights
+    with `need_weights=True` and write their heads through `W_o`."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    kinds = (MultiHeadAttention, MultiHeadLatentAttention)
+    layers = [m for m in model.modules() if isinstance(m, kinds)]
+    if not layers:
+        raise ValueError(
+            f"{type(model).__name__} has no attention layer (MultiHeadAttention or "
+            "MultiHeadLatentAttention)"
+        )
     return layers
 
 
@@ -74,7 +92,7 @@ def with_attention_weights(model: nn.Module, *inputs: Any) -> tuple[Any, list[Te
     """`model(*inputs)`'s output and each layer's attention weights (B, H, T_q, T_k) in that
     very pass, layer 0 first; gradients flow as in the plain call (chapter 7's classifier
     returns its weights with its logits this way)."""
-    layers, caught = attention_layers(model), {}
+    layers, caught = _layers(model), {}
 
     def ask(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         return args, {**kwargs, "need_weights": True}  # the explicit path
@@ -101,7 +119,7 @@ def with_attention_weights(model: nn.Module, *inputs: Any) -> tuple[Any, list[Te
 def head_outputs(model: nn.Module, idx: Tensor) -> list[Tensor]:
     """Run `model(idx)` once; each layer's heads' outputs, the input of its W_o, split per
     head: a list of (B, T, H, d_head), layer 0 first (chapter 10)."""
-    layers, caught = attention_layers(model), {}
+    layers, caught = _layers(model), {}
 
     def keep(i: int, n_head: int) -> Any:
         def hook(module: nn.Module, args: tuple) -> None:
@@ -143,7 +161,7 @@ def ablate_heads(
     output over a batch, `head_outputs(model, idx)[l][:, :, h].mean(0)` of shape
     (T, d_head) (mean ablation). The hooks are removed on the way out, also on an error
     (chapter 10)."""
-    layers = attention_layers(model)
+    layers = _layers(model)
     plan: dict[int, dict[int, float | Tensor]] = {}
     for key, value in heads.items():
         if not (isinstance(key, tuple) and len(key) == 2):
@@ -155,7 +173,8 @@ def ablate_heads(
         if not 0 <= head < attn.n_head:
             raise ValueError(f"head must be in [0, {attn.n_head}), got {head}")
         where = f"head {layer}.{head}"
-        plan.setdefault(layer, {})[head] = _replacement(value, attn.d_k, where)
+        d_head = attn.W_o.in_features // attn.n_head
+        plan.setdefault(layer, {})[head] = _replacement(value, d_head, where)
 
     def replace(d_head: int, swaps: dict[int, float | Tensor]) -> Any:
         def hook(module: nn.Module, args: tuple) -> tuple:
@@ -168,7 +187,9 @@ def ablate_heads(
         return hook
 
     handles = [
-        layers[i].W_o.register_forward_pre_hook(replace(layers[i].d_k, swaps))
+        layers[i].W_o.register_forward_pre_hook(
+            replace(layers[i].W_o.in_features // layers[i].n_head, swaps)
+        )
         for i, swaps in plan.items()
     ]
     with _hooked(handles):

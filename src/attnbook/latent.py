@@ -109,18 +109,21 @@ class MultiHeadLatentAttention(nn.Module):
         kv_cache: KVCache | None = None,
         absorbed: bool = False,
         positions: Tensor | None = None,
-    ) -> tuple[Tensor, None]:
-        """query (B, T, d_model) -> ((B, T, d_model), None). Causal self-attention only;
-        `kv_cache` must be a `LatentCache` (positions continue after the cached ones)."""
+    ) -> tuple[Tensor, Tensor | None]:
+        """query (B, T, d_model) -> ((B, T, d_model), the weights (B, H, T, T_k) with
+        `need_weights`, else None). Causal self-attention only; `kv_cache` must be a
+        `LatentCache` (`new_cache`; positions continue after the cached ones). The weights
+        are those of both forms (the absorbed one computes the same scores), as
+        `MultiHeadAttention` gives them: how the hooks read them (`attnbook.hooks`)."""
         tensor("query", query, f"(B, T, d_model={self.d_model})", dims=(3,))
         if query.shape[-1] != self.d_model:
             raise ValueError(
                 f"query must be (B, T, d_model={self.d_model}), got {tuple(query.shape)}"
             )
-        if mask is not None or not is_causal or need_weights:
+        if mask is not None or not is_causal:
             raise ValueError(
                 "MultiHeadLatentAttention is causal self-attention only: no mask, "
-                "is_causal=True, need_weights=False"
+                "is_causal=True"
             )
         if kv_cache is not None and not isinstance(kv_cache, LatentCache):
             raise TypeError(
@@ -141,7 +144,7 @@ class MultiHeadLatentAttention(nn.Module):
         # (B, H, T, d_rope)
         q_r = apply_rope(split_heads(self.W_qr(query), self.n_head), positions)
         if absorbed:
-            heads = self._absorbed(q, q_r, c, k_r)
+            heads, weights = self._absorbed(q, q_r, c, k_r, need_weights)
         else:  # per-head keys [c U_h^T ; k_r] (B, H, T_k, dh + dr), values c V_h^T
             k = torch.cat(
                 [
@@ -152,19 +155,32 @@ class MultiHeadLatentAttention(nn.Module):
             )
             v = split_heads(self.W_uv(c), self.n_head)  # (B, H, T_k, d_head)
             # scores scaled by 1 / sqrt(dh + dr), the width of [q ; q_r]
-            heads, _ = attend(
-                torch.cat([q, q_r], dim=-1), k, v, is_causal=True, dropout_p=self._p()
+            heads, weights = attend(
+                torch.cat([q, q_r], dim=-1),
+                k,
+                v,
+                is_causal=True,
+                dropout_p=self._p(),
+                need_weights=need_weights,
             )
-        return self.W_o(merge_heads(heads)), None
+        return self.W_o(merge_heads(heads)), weights
+
+    def new_cache(self) -> LatentCache:
+        """An empty cache of the kind this layer reads and fills (`kv_cache=`): a latent
+        and a rotated key part per token."""
+        return LatentCache()
 
     def _p(self) -> float:
         """The attention dropout of this call: `dropout` in training mode, else 0."""
         return self.dropout if self.training else 0.0
 
-    def _absorbed(self, q: Tensor, q_r: Tensor, c: Tensor, k_r: Tensor) -> Tensor:
+    def _absorbed(
+        self, q: Tensor, q_r: Tensor, c: Tensor, k_r: Tensor, need_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
         """Attention over the latents, as multi-query attention with one shared key
         [c ; k_r] (B, 1, T_k, d_latent + d_rope) and value c: q (B, H, T, dh) becomes
-        [q U_h ; q_r] (B, H, T, d_latent + d_rope). Returns the heads (B, H, T, d_head)."""
+        [q U_h ; q_r] (B, H, T, d_latent + d_rope). Returns the heads (B, H, T, d_head)
+        and, with `need_weights`, the weights (B, H, T, T_k)."""
         # (H, dh, d_latent)
         U = self.W_uk.weight.view(self.n_head, self.d_head, self.d_latent)
         V = self.W_uv.weight.view(self.n_head, self.d_head, self.d_latent)
@@ -173,8 +189,15 @@ class MultiHeadLatentAttention(nn.Module):
         query = query * math.sqrt(query.shape[-1] / (self.d_head + self.d_rope))
         key = torch.cat([c, k_r], dim=-1)[:, None]  # (B, 1, T_k, d_latent + d_rope)
         # (B, H, T, d_latent)
-        mixed, _ = attend(query, key, c[:, None], is_causal=True, dropout_p=self._p())
-        return mixed @ V.transpose(-2, -1)  # (B, H, T, d_head)
+        mixed, weights = attend(
+            query,
+            key,
+            c[:, None],
+            is_causal=True,
+            dropout_p=self._p(),
+            need_weights=need_weights,
+        )
+        return mixed @ V.transpose(-2, -1), weights  # (B, H, T, d_head)
 
 
 def attention_flops(

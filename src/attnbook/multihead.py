@@ -292,6 +292,11 @@ class MultiHeadAttention(nn.Module):
         )  # (B, H, T_q, d_k)
         return self.W_o(merge_heads(heads)), weights  # (B, T_q, d_model)
 
+    def new_cache(self) -> KVCache:
+        """An empty cache of the kind this layer reads and fills (`kv_cache=`): keys and
+        values per head (chapter 6)."""
+        return KVCache()
+
     def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
         """RoPE on the first `rope_dims` features of each head of x (B, H, T, d_k), positions
         (T,) or each row's own (B, T); the rest pass unrotated (partial rotary, chapter 9).

@@ -42,7 +42,8 @@ from torch import Tensor
 
 from ._checks import positive_int
 from .blocks import BlockPool, BlockTable, block_hash
-from .gpt import GPT, sample_next_token
+from .gpt import GPT
+from .sampling import sample_next_token
 from .multihead import MultiHeadAttention
 from .paged import PagedBatchCache
 from .serving_sequence import Sequence
@@ -57,7 +58,7 @@ RESERVE = ("none", "max", "request")
 class Request:
     """A prompt (token ids) and how to answer it: up to `max_new_tokens` tokens, ending early
     after a `stop` token; `n` samples, sample i drawn with a generator seeded `seed + i`
-    (`temperature`, `top_k` as in `gpt.sample_next_token`; top_k=1 is greedy).
+    (`temperature`, `top_k` as in `sampling.sample_next_token`; top_k=1 is greedy).
 
     Chapter 9.
     """
@@ -79,8 +80,8 @@ class Request:
 
 class Engine:
     """Serves `Request`s with `model` (a GPT with rotary or no positions and multi-head
-    attention, in eval mode) from `pool` (a `BlockPool` with the model's layers, key/value
-    heads and head width), at most `max_batch` sequences and `token_budget` tokens (None:
+    attention; run in eval mode, the caller's mode restored after each pass) from `pool` (a
+    `BlockPool` with the model's layers, key/value heads and head width), at most `max_batch` sequences and `token_budget` tokens (None:
     no limit) per step. `add` queues a request, `step` runs one iteration, `run` steps until
     every request is answered and returns the outputs. What chapter 9 measures of the run
     is in `stats` (`serving_stats.EngineStats`)."""
@@ -127,7 +128,7 @@ class Engine:
             )
         if reserve not in RESERVE:
             raise ValueError(f"reserve must be one of {RESERVE}, got {reserve!r}")
-        self.model, self.pool = model.eval(), pool
+        self.model, self.pool = model, pool
         self.max_batch = positive_int("max_batch", max_batch)
         self.token_budget = (
             None if token_budget is None else positive_int("token_budget", token_budget)
@@ -227,7 +228,11 @@ class Engine:
         while budget > 0 and (admitted := self._admit(budget)) is not None:
             plan.append(admitted)
             budget -= admitted[1]
-        return [(s, n) for s, n in plan if s in self.running]  # none preempted since
+        # preemption takes the newest running sequence, newer than every planned one
+        assert all(s in self.running for s, _ in plan), (
+            "a planned sequence was preempted"
+        )
+        return plan
 
     def run(self, max_steps: int = 100_000) -> dict[int, list[list[int]]]:
         """Step until every request is answered: {request id: [tokens of each sample]}."""
@@ -375,5 +380,10 @@ class Engine:
             PagedBatchCache(self.pool, layer, tables, lengths)
             for layer in range(self.pool.n_layer)
         ]
-        logits, _ = self.model(new, kv_caches=list(caches), positions=positions)
+        training = self.model.training
+        self.model.eval()  # no dropout while serving; the caller's mode comes back after
+        try:
+            logits, _ = self.model(new, kv_caches=list(caches), positions=positions)
+        finally:
+            self.model.train(training)
         return logits[:, -1]  # (B, vocab)

@@ -29,6 +29,8 @@ import sys
 import types
 from collections.abc import Iterable
 
+from attnbook.exercise_checks.rules import ruled_out
+
 __all__ = ["KERNELS", "covered", "disarm"]
 
 # a compiled routine -> the parts of the ATen operator names of its family (the routine and
@@ -91,19 +93,10 @@ def _raising_code(name: str, message: str) -> types.CodeType:
     return namespace[name].__code__
 
 
-def _message(names: list[str]) -> str:
-    one = len(names) == 1
-    return (
-        f"{' and '.join(names)} {'is' if one else 'are'} ruled out in this question "
-        f"(the grader took {'it' if one else 'them'} away): compute the result yourself "
-        "with the operations the question allows"
-    )
-
-
 def _python(name: str) -> None:
     for _, value in _holders(name):
         if isinstance(value, types.FunctionType):  # without a closure (`covered`)
-            value.__code__ = _raising_code(name, _message([name]))
+            value.__code__ = _raising_code(name, ruled_out([name]))
 
 
 def _compiled(names: list[str]) -> None:
@@ -121,7 +114,7 @@ def _compiled(names: list[str]) -> None:
         if op.startswith("aten::") and any(part in op for part in parts)
     )
     handle = torch._C._dispatch_library("IMPL", "aten", "")
-    message = _message(names)
+    message = ruled_out(names)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise RuntimeError(message)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from attnbook.exercise_checks.answer_allowlist import Allowlist
 from attnbook.exercise_checks.loop_rule import first_loop, loop_message
+from attnbook.exercise_checks.rules import refused, shortcut
 from attnbook_grader.source_scopes import (
     FUNCTIONS,
     flows,
@@ -234,15 +235,7 @@ class Reading:
 
 def _refusal_message(unit: _Unit, line: int, what: str, costs: bool = True) -> str:
     where = f"{', in ' + unit.owner if unit.owner else ''}"
-    cost = (
-        "the question that uses it scores 0"
-        if costs
-        else "no question's functions use it, so it costs no points"
-    )
-    return (
-        f"dynamic code / tampering: not allowed in an answer cell: {what} (cell "
-        f"{unit.cell}, line {line}{where}); the grader did not run this statement, and {cost}"
-    )
+    return refused(what, f"cell {unit.cell}, line {line}{where}", costs)
 
 
 def _within(part: ast.AST, line: int) -> bool:
@@ -271,10 +264,7 @@ def _word(node: ast.AST) -> str | None:
 
 def _shortcut(what: str, why: str, unit: _Unit, line: int) -> str:
     where = f"{unit.owner + ', ' if unit.owner else ''}cell {unit.cell}, line {line}"
-    return (
-        f"shortcut: your function uses {what} ({why}; read from your code: {where}); "
-        "the question asks you to write this step yourself"
-    )
+    return shortcut(what, f"{why}; read from your code: {where}")
 
 
 @functools.lru_cache(maxsize=1024)  # a pure function of the text: the same cells recur

@@ -291,6 +291,7 @@ def local_refusal(fn: Any) -> str | None:
     that the public checks warn first; None where nothing is refused or there is no source
     to read."""
     from attnbook.exercise_checks.loop_rule import reached
+    from attnbook.exercise_checks.rules import refused
 
     for current, read in reached(fn):
         if read is None:
@@ -305,12 +306,7 @@ def local_refusal(fn: Any) -> str | None:
             if origin
         ]
         for line, what in sorted(found)[:1]:
-            return (
-                f"not allowed in an answer cell: {what} ({current.__name__}, line "
-                f"{line + first - 1}); the grader reads your code before it runs "
-                "and scores this question 0: use only the modules and builtins the "
-                "exercise allows, and attributes by their written name"
-            )
+            return refused(what, f"{current.__name__}, line {line + first - 1}")
     return None
 
 

@@ -151,11 +151,41 @@ def returned_subclass(kind: str) -> str:
     )
 
 
-def shortcut(found: str) -> str:
-    """found: the routine the function called that the question asks it to write."""
+def shortcut(found: str, detail: str | None = None) -> str:
+    """The ruled-out-routine rule, one sentence wherever it is seen: `found`, the routine
+    the function reached that the question asks it to write; `detail`, where there is one
+    (the grader's source reading: why and where; a routine the grader took away:
+    `ruled_out`)."""
+    more = f" ({detail})" if detail else ""
     return (
-        f"shortcut: your function calls {found}; "
+        f"shortcut: your function uses {found}{more}; "
         "the question asks you to write this step yourself"
+    )
+
+
+def ruled_out(names: list[str]) -> str:
+    """What a routine the grader took away (`attnbook_grader.disarm`) raises when called."""
+    one = len(names) == 1
+    return shortcut(
+        " and ".join(names),
+        f"{'it is' if one else 'they are'} ruled out in this question: the grader took "
+        f"{'it' if one else 'them'} away",
+    )
+
+
+def refused(what: str, where: str, costs: bool = True) -> str:
+    """The allowlist's refusal (`answer_allowlist`), the same in a public check and in the
+    grade: `what` an answer cell may not hold, `where` it stands; `costs`: whether a
+    question's functions use it."""
+    cost = (
+        "the question that uses it scores 0"
+        if costs
+        else "no question's functions use it, so it costs no points"
+    )
+    return (
+        f"dynamic code / tampering: not allowed in an answer cell: {what} ({where}); the "
+        f"grader does not run this statement, and {cost}: use only the modules and "
+        "builtins the exercise allows, and attributes by their written name"
     )
 
 
