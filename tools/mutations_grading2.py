@@ -97,4 +97,24 @@ MUTATIONS = [
             "test_each_spelling_of_a_named_routine_fails_where_it_is_ruled_out",
         ),
     ),
+    # review 68's M10 and M16
+    Mutation(
+        "numpy-fingerprint-without-position",
+        "exercise_checks/rules.py",
+        "np.asarray(keys).tobytes(), int(pos), int(has_gauss), cached)",
+        "np.asarray(keys).tobytes(), int(has_gauss), cached)",
+        (
+            "tests/test_rules_parity.py::"
+            "test_the_random_states_are_named_and_compared_once",
+        ),
+    ),
+    Mutation(
+        "bare-banned-name-never-charged",
+        "attnbook_grader/source_rules.py",
+        "if word in banned and not (isinstance(node, ast.Name) and word in own):",
+        "if word in banned and not isinstance(node, ast.Name):",
+        _test(
+            "test_a_named_routine_reached_through_a_star_import_is_read_as_that_routine"
+        ),
+    ),
 ]

@@ -3,7 +3,10 @@
 A hook is a function PyTorch calls around a module's forward pass; it can read the module's
 input and output, or replace them, without touching the model's code. This is the course's
 one way to read attention weights: the tiny GPT's maps (`GPT.attention_maps`, chapter 6), the
-car classifier's (`cars.attention_maps`, chapter 7) and the heads of chapter 10.
+car classifier's (`cars.attention_maps`, chapter 7) and the heads of chapter 10. Where a
+caller feeds one layer inputs of its own choosing instead of reading a model's pass
+(`circuits.path_ablation`, a cell each in chapters 5 and 7), it calls the layer with
+``need_weights=True`` directly: no pass of the model is there to hook.
 
     attention_weights(model, idx)   each attention layer's weights (B, H, T, T)
     with_attention_weights(model, *inputs)
