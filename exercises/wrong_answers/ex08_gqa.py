@@ -228,3 +228,23 @@ WRONG_ANSWERS.update({  # review 60 (issue 45): each flagged by a public check o
          "    e = (scores - scores.amax(-1, keepdim=True)).exp()\n    weights = e / e.sum(-1, keepdim=True)"),
     ],
 })
+
+_EXPAND = ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+           "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1")
+WRONG_ANSWERS.update({
+    # review 64 (issue 45, F1): a float32 result passed every public check and cost 2.9 of 4; the
+    # public house rules now pass float64 keys, and the dtype has its own small hidden test
+    "warned (q1): expand_kv's result in float32 whatever the keys' dtype (.float())": [
+        (_EXPAND, "    return x.repeat_interleave(n_rep, dim=1).float()"),
+    ],
+    "warned (q1): expand_kv fills torch.zeros(..., device=x.device), made without dtype=, head by head": [
+        (_EXPAND, "    out = torch.zeros(B, H_kv * n_rep, T, d, device=x.device)\n"
+                  "    for h in range(H_kv * n_rep):\n"
+                  "        out[:, h] = x[:, h // n_rep]\n"
+                  "    return out"),
+    ],
+    # review 64 (F6): the copies along the batch, told about the shape (not about tiling)
+    "warned (q1): repeat_interleave along dim 0 (the batch), not the heads": [
+        (_EXPAND, "    return x.repeat_interleave(n_rep, dim=0)"),
+    ],
+})

@@ -78,6 +78,7 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
 
 @test_case(points=None, hidden=False)
 def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
+    import re
     import torch
     try:
         expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
@@ -91,6 +92,8 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
     try:
         out = gqa_attention(q, k, v, True)
     except RuntimeError as err:
+        if re.search('Double|Float|dtype|scalar type', str(err)):
+            raise AssertionError(f"float64 inputs met a float32 tensor that your code (or your expand_kv, question 1) made: keep q's dtype (no .float(), no torch.zeros without dtype=); your function raised RuntimeError: {str(err).splitlines()[0]}") from None
         raise AssertionError(f"one query at the last of 3 positions (T_q = 1, T_k = 3, a decoding step with a cache): the causal mask must be (T_q, T_k) = (1, 3): read the lengths from q.shape[-2] and k.shape[-2], not from the notebook's T; your function raised RuntimeError: {str(err).splitlines()[0]}") from None
     assert out.shape == (1, 2, 1, 4) and out.dtype == torch.float64, f'float64 inputs, T_q = 1: expected a float64 (1, 2, 1, 4) output, got {out.dtype} {tuple(out.shape)}'
     weights = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
