@@ -248,3 +248,19 @@ WRONG_ANSWERS.update({
         (_EXPAND, "    return x.repeat_interleave(n_rep, dim=0)"),
     ],
 })
+
+_MASK = ("    if causal:  # the T_q queries are the last T_q of the T_k positions\n"
+         "        T_q, T_k = q.shape[-2], k.shape[-2]\n"
+         "        future = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).triu(T_k - T_q + 1)\n"
+         "        scores = scores.masked_fill(future, float(\"-inf\"))\n")
+WRONG_ANSWERS.update({
+    # review 64 (F4, F5): told that the causal flag is ignored, or that the mask is inverted
+    "warned (q2): the causal flag ignored (the mask always applied)": [
+        (_MASK, "    T_q, T_k = q.shape[-2], k.shape[-2]\n"
+                "    future = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).triu(T_k - T_q + 1)\n"
+                "    scores = scores.masked_fill(future, float(\"-inf\"))\n"),
+    ],
+    "warned (q2): an inverted mask (tril marks the keys to hide: the past and the query itself)": [
+        ("triu(T_k - T_q + 1)", "tril(T_k - T_q)"),
+    ],
+})
