@@ -274,3 +274,20 @@ WRONG_ANSWERS.update({  # review 60 (issue 45)
         ("cross_entropy(predicted.transpose(1, 2), targets)", "cross_entropy(predicted, targets)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F8, F9, F10): each is told what it got wrong, not another slip's fix
+    "warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)": [
+        ("    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets)\n",
+         "    loss = torch.nn.functional.nll_loss(predicted.transpose(1, 2), targets)\n"),
+    ],
+    "warned (q4): zero_head zeroes the columns head .. head + d_head": [
+        (_ZERO, "    out[..., head : head + d_head] = 0.0\n"),
+    ],
+    "warned (q4): zero_head indexes out[:, a:b] (the second axis, whatever the rank)": [
+        (_ZERO, "    out[:, head * d_head : (head + 1) * d_head] = 0.0\n"),
+    ],
+    "warned (q3): previous_token_score takes the diagonal with its dims swapped (keys, then queries)": [
+        (_PREV, "    return weights.diagonal(offset=-1, dim1=-1, dim2=-2).mean(dim=(0, 2))"),
+    ],
+})
