@@ -291,3 +291,11 @@ WRONG_ANSWERS.update({
         (_PREV, "    return weights.diagonal(offset=-1, dim1=-1, dim2=-2).mean(dim=(0, 2))"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F12): NumPy ints of the right heads cost what a list costs: the public and window checks
+    "warned (q6): find_heads returns NumPy ints (np.argmax), not Python ints": [
+        (_PREV_HEAD, "    import numpy as np\n    prev_head = np.argmax(previous_token_score(weights[0]).numpy())\n"),
+        (_IND_HEAD, "    induction_head = np.argmax(induction_score(weights[1], n, True).numpy())\n"),
+    ],
+})
