@@ -299,3 +299,10 @@ WRONG_ANSWERS.update({
         (_IND_HEAD, "    induction_head = np.argmax(induction_score(weights[1], n, True).numpy())\n"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F13): the right letter in parentheses keeps 0.8 (the format costs its two 0.1 tests)
+    "what_k_composition_measures: the right letter written \"(c)\"": [
+        ('    return "c"', '    return "(c)"'),
+    ],
+})
