@@ -59,6 +59,16 @@ def student_artefacts() -> dict[Path, str]:
     return {p: p.read_text(errors="replace") for p in paths}
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_the_built_student_notebook_is_the_one_to_hand_out(built, name):
+    # review 64 (F24): the copy in _build/exercises/NAME/student/ is the published one, its book
+    # link filled in, not otter's raw output with a "{{ book_url }}" placeholder
+    path = built[name].reference_nb.parent.parent / "student" / f"{name}.ipynb"
+    text = path.read_text()
+    assert "{{ book_url }}" not in text, f"{path}: the book link is still a placeholder"
+    assert nbformat.reads(text, as_version=4) == built[name].student_nb
+
+
 def test_there_is_at_least_one_exercise():
     assert "ex01_attention" in NAMES
 

@@ -121,6 +121,8 @@ def build(name: str, out: Path | None = None) -> Built:
     if not PRIVATE:
         student_nb = link_to_solutions(student_nb, name)
         solutions_nb = _normalise(solutions_notebook(name, master, link_to_book))
+    # the notebook to hand out, as published (book link filled in, solutions line), not otter's raw copy
+    nbformat.write(student_nb, out / "student" / f"{name}.ipynb")
     public = {
         p.name: p.read_text() for p in sorted((out / "student" / "tests").glob("*.py"))
     }

@@ -228,3 +228,39 @@ WRONG_ANSWERS.update({  # review 60 (issue 45): each flagged by a public check o
          "    e = (scores - scores.amax(-1, keepdim=True)).exp()\n    weights = e / e.sum(-1, keepdim=True)"),
     ],
 })
+
+_EXPAND = ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+           "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1")
+WRONG_ANSWERS.update({
+    # review 64 (issue 45, F1): a float32 result passed every public check and cost 2.9 of 4; the
+    # public house rules now pass float64 keys, and the dtype has its own small hidden test
+    "warned (q1): expand_kv's result in float32 whatever the keys' dtype (.float())": [
+        (_EXPAND, "    return x.repeat_interleave(n_rep, dim=1).float()"),
+    ],
+    "warned (q1): expand_kv fills torch.zeros(..., device=x.device), made without dtype=, head by head": [
+        (_EXPAND, "    out = torch.zeros(B, H_kv * n_rep, T, d, device=x.device)\n"
+                  "    for h in range(H_kv * n_rep):\n"
+                  "        out[:, h] = x[:, h // n_rep]\n"
+                  "    return out"),
+    ],
+    # review 64 (F6): the copies along the batch, told about the shape (not about tiling)
+    "warned (q1): repeat_interleave along dim 0 (the batch), not the heads": [
+        (_EXPAND, "    return x.repeat_interleave(n_rep, dim=0)"),
+    ],
+})
+
+_MASK = ("    if causal:  # the T_q queries are the last T_q of the T_k positions\n"
+         "        T_q, T_k = q.shape[-2], k.shape[-2]\n"
+         "        future = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).triu(T_k - T_q + 1)\n"
+         "        scores = scores.masked_fill(future, float(\"-inf\"))\n")
+WRONG_ANSWERS.update({
+    # review 64 (F4, F5): told that the causal flag is ignored, or that the mask is inverted
+    "warned (q2): the causal flag ignored (the mask always applied)": [
+        (_MASK, "    T_q, T_k = q.shape[-2], k.shape[-2]\n"
+                "    future = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).triu(T_k - T_q + 1)\n"
+                "    scores = scores.masked_fill(future, float(\"-inf\"))\n"),
+    ],
+    "warned (q2): an inverted mask (tril marks the keys to hide: the past and the query itself)": [
+        ("triu(T_k - T_q + 1)", "tril(T_k - T_q)"),
+    ],
+})

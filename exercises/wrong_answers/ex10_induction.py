@@ -274,3 +274,35 @@ WRONG_ANSWERS.update({  # review 60 (issue 45)
         ("cross_entropy(predicted.transpose(1, 2), targets)", "cross_entropy(predicted, targets)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F8, F9, F10): each is told what it got wrong, not another slip's fix
+    "warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)": [
+        ("    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets)\n",
+         "    loss = torch.nn.functional.nll_loss(predicted.transpose(1, 2), targets)\n"),
+    ],
+    "warned (q4): zero_head zeroes the columns head .. head + d_head": [
+        (_ZERO, "    out[..., head : head + d_head] = 0.0\n"),
+    ],
+    "warned (q4): zero_head indexes out[:, a:b] (the second axis, whatever the rank)": [
+        (_ZERO, "    out[:, head * d_head : (head + 1) * d_head] = 0.0\n"),
+    ],
+    "warned (q3): previous_token_score takes the diagonal with its dims swapped (keys, then queries)": [
+        (_PREV, "    return weights.diagonal(offset=-1, dim1=-1, dim2=-2).mean(dim=(0, 2))"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # review 64 (F12): NumPy ints of the right heads cost what a list costs: the public and window checks
+    "warned (q6): find_heads returns NumPy ints (np.argmax), not Python ints": [
+        (_PREV_HEAD, "    import numpy as np\n    prev_head = np.argmax(previous_token_score(weights[0]).numpy())\n"),
+        (_IND_HEAD, "    induction_head = np.argmax(induction_score(weights[1], n, True).numpy())\n"),
+    ],
+})
+
+WRONG_ANSWERS.update({
+    # review 64 (F13): the right letter in parentheses keeps 0.8 (the format costs its two 0.1 tests)
+    "what_k_composition_measures: the right letter written \"(c)\"": [
+        ('    return "c"', '    return "(c)"'),
+    ],
+})

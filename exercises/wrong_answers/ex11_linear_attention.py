@@ -158,3 +158,10 @@ WRONG_ANSWERS.update({  # review 60 (issue 45)
          "    fq, fk = (phi(x) for x in (q, k))\n    scores = fq @ fk.transpose(-2, -1)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F17): the strict lower triangle is told to keep the diagonal
+    "warned (q2): linear_attention_parallel keeps the strict lower triangle, tril(-1) (no token reads itself)": [
+        (".tril()  # key j <= query i", ".tril(-1)"),
+    ],
+})

@@ -19,7 +19,9 @@ def test_copies_sit_next_to_each_other(expand_kv):
     import torch
     heads = torch.arange(3.0).view(1, 3, 1, 1)
     out = expand_kv(heads, 2)
-    assert out.flatten().tolist() == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0], f'heads 0, 1, 2 repeated twice should read 0, 0, 1, 1, 2, 2; got {out.flatten().tolist()}: x.repeat(1, n_rep, 1, 1) tiles the whole set (0, 1, 2, 0, 1, 2), so query head 1 would read key head 1 instead of 0; repeat each head in place (repeat_interleave, or a new axis after the heads, expand, reshape)'
+    assert tuple(out.shape) == (1, 6, 1, 1), f'heads of shape (1, 3, 1, 1) repeated twice: expected (1, 6, 1, 1), got {tuple(out.shape)}: the copies go along the head axis (dim 1), not the batch (dim 0) or another axis'
+    tiled = out.flatten().tolist() == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+    assert out.flatten().tolist() == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0], f'heads 0, 1, 2 repeated twice should read 0, 0, 1, 1, 2, 2; got {out.flatten().tolist()}: ' + ('x.repeat(1, n_rep, 1, 1) tiles the whole set (0, 1, 2, 0, 1, 2), so query head 1 would read key head 1 instead of 0; ' if tiled else '') + 'repeat each head in place (repeat_interleave, or a new axis after the heads, expand, reshape)'
 
 @test_case(points=None, hidden=False)
 def test_expand_house_rules(expand_kv, k):
@@ -41,4 +43,6 @@ def test_expand_house_rules(expand_kv, k):
     except (RuntimeError, NotImplementedError, TypeError) as err:
         raise AssertionError(f'keys on the meta device failed ({err}): ' + 'build new tensors from x or on x.device (torch.zeros(..., device=x.device)), never on the CPU by default') from None
     assert meta.device.type == 'meta' and tuple(meta.shape) == (2, 4, 6, 8), f'keys on the meta device gave a {tuple(meta.shape)} result on {meta.device}: ' + 'build new tensors from x or on x.device (torch.zeros(..., device=x.device)), never on the CPU by default'
+    wide = expand_kv(k.double(), 2)
+    assert wide.dtype == torch.float64, f"the example's keys in float64 gave a {wide.dtype} result: keep x's dtype: build the result from x (expand and reshape, repeat_interleave, x.new_zeros), with no .float() and no torch.zeros or torch.empty without dtype=x.dtype"
 

@@ -21,6 +21,11 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
     ones = gqa_attention(q, k, torch.ones_like(v), False)
     assert isinstance(ones, torch.Tensor), f'return one tensor (the output), got {type(ones).__name__}'
     assert torch.allclose(ones, torch.ones_like(ones), atol=1e-05), f"the example with every value set to 1, no mask: each query's weights sum to 1 over the keys, so every output must be 1; yours range from {ones.min().item():.3f} to {ones.max().item():.3f}: take the softmax over the last axis (the keys, dim=-1), not dim=-2 (the queries)"
+    plain = torch.softmax(q @ k.repeat_interleave(2, dim=1).transpose(-2, -1) / 8 ** 0.5, dim=-1)
+    unmasked = gqa_attention(q, k, v, False)
+    masked = plain.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), 0.0)
+    masked = masked / masked.sum(-1, keepdim=True) @ v.repeat_interleave(2, dim=1)
+    assert not (isinstance(unmasked, torch.Tensor) and unmasked.shape == masked.shape and torch.allclose(unmasked, masked, atol=1e-05)), 'the example with causal=False gave the causal outputs: your output ignores the causal flag; no key is hidden when causal is false, so apply the mask only `if causal:`'
     g = torch.Generator().manual_seed(5)
     q6 = torch.randn(2, 3, 6, 4, generator=g).transpose(1, 2)
     k2, v2 = (torch.randn(2, 3, 2, 4, generator=g).transpose(1, 2) for _ in range(2))
@@ -45,6 +50,10 @@ def test_gqa_small_example(gqa_attention, q, k, v, expand_kv):
     import math
     import torch
     out = gqa_attention(q, k, v, causal=True)
+    rows = int(torch.isnan(out).any(-1).sum())
+    assert rows == 0, f'the example, causal: {rows} query rows are NaN, the softmax of a row whose every key is hidden: is the mask inverted? it must hide the future (the keys j > i, torch.ones(T_q, T_k).triu(1) marks them), never the past, and every query sees at least itself'
+    free = torch.softmax(q @ k.repeat_interleave(2, dim=1).transpose(-2, -1) / math.sqrt(8), dim=-1)
+    assert not torch.allclose(out, free @ v.repeat_interleave(2, dim=1), atol=1e-05), 'the example with causal=True gave the unmasked outputs: your output ignores the causal flag; when causal is true, hide the keys j > i before the softmax'
     assert torch.allclose(out[:, :, 0], v.repeat_interleave(2, dim=1)[:, :, 0], atol=1e-06), 'with the causal mask the first query sees only the first key, so its output is the first value of its key/value head: is the mask applied to the scores before the softmax?'
     k2, v2 = (k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1))
     scores = q @ k2.transpose(-2, -1) / math.sqrt(8)
@@ -78,6 +87,7 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
 
 @test_case(points=None, hidden=False)
 def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
+    import re
     import torch
     try:
         expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
@@ -91,6 +101,8 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
     try:
         out = gqa_attention(q, k, v, True)
     except RuntimeError as err:
+        if re.search('Double|Float|dtype|scalar type', str(err)):
+            raise AssertionError(f"float64 inputs met a float32 tensor that your code (or your expand_kv, question 1) made: keep q's dtype (no .float(), no torch.zeros without dtype=); your function raised RuntimeError: {str(err).splitlines()[0]}") from None
         raise AssertionError(f"one query at the last of 3 positions (T_q = 1, T_k = 3, a decoding step with a cache): the causal mask must be (T_q, T_k) = (1, 3): read the lengths from q.shape[-2] and k.shape[-2], not from the notebook's T; your function raised RuntimeError: {str(err).splitlines()[0]}") from None
     assert out.shape == (1, 2, 1, 4) and out.dtype == torch.float64, f'float64 inputs, T_q = 1: expected a float64 (1, 2, 1, 4) output, got {out.dtype} {tuple(out.shape)}'
     weights = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)

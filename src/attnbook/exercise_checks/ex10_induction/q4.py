@@ -42,10 +42,16 @@ def test_zero_head_in_a_layer(zero_head):
 def test_zero_head_any_leading_shape(zero_head):
     import torch
     for shape in ((4, 6), (6,), (2, 1, 3, 6)):
-        z = torch.arange(float(torch.Size(shape).numel())).reshape(shape)
-        out = zero_head(z, 2, 2)
+        z = torch.arange(1.0, torch.Size(shape).numel() + 1.0).reshape(shape)
+        try:
+            out = zero_head(z, 2, 2)
+        except (IndexError, RuntimeError) as err:
+            raise AssertionError(f"z of shape {shape}, head 2 of width 2, raised {type(err).__name__}: {str(err).splitlines()[0]}; zero the last axis's columns whatever axes come first: index with z[..., a:b]") from None
         want = z.clone()
         want[..., 4:6] = 0.0
+        if isinstance(out, torch.Tensor) and out.shape == z.shape and (not torch.equal(out, want)):
+            zeroed = [col for col in range(6) if bool((out[..., col] == 0).all())]
+            assert zeroed == [4, 5], f'z of shape {shape}, head 2 of width 2: expected the columns 4 and 5 zeroed (head * d_head up to (head + 1) * d_head, the end excluded), got the columns {zeroed} zeroed'
         assert isinstance(out, torch.Tensor) and torch.equal(out, want), f"z of shape {shape}: zero the last axis's columns 4 and 5 whatever axes come first (index with z[..., a:b], not z[:, :, a:b])"
     z = torch.arange(12.0, dtype=torch.float64).reshape(2, 6)
     out = zero_head(z, 1, 3)

@@ -56,7 +56,7 @@ def test_repeat_loss_hand_logits(repeat_loss):
         layout = '; cross_entropy wants the classes on axis 1: (N, V) logits with (N,) targets (reshape(-1, V) and reshape(-1)), or (B, V, L) logits with (B, L) targets (transpose(1, 2))'
         raise AssertionError(f"logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised RuntimeError: {str(err).splitlines()[0]}{(layout if 'target' in str(err) else '')}") from None
     assert isinstance(got, float), f'return a Python float (float(loss)), got {type(got).__name__}'
-    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up'
+    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up')
     twos = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
     confident = torch.zeros(1, 7, V)
     confident[..., 2] = 20.0

@@ -30,7 +30,8 @@ def test_parallel_is_causal_and_normalised(linear_attention_parallel, q, k, v):
     import torch
     out = linear_attention_parallel(q, k, v)
     assert torch.isfinite(out).all(), 'inf or NaN: hide the future with zeros (multiply by the mask, or masked_fill with 0.0), not -inf'
-    torch.testing.assert_close(out[:, 0], v[:, 0], atol=0.0001, rtol=0.0001, msg='the first token may read only its own key, so its output is its own value: are the entries above the diagonal (j > i) set to 0 before the row sums?')
+    first = 'token 0 read nothing (its output is 0): keep the diagonal, j = i (tril() with diagonal 0, not tril(-1)): every token reads its own key' if bool((out[:, 0] == 0).all()) else 'the first token may read only its own key, so its output is its own value: are the entries above the diagonal (j > i) set to 0 before the row sums?'
+    torch.testing.assert_close(out[:, 0], v[:, 0], atol=0.0001, rtol=0.0001, msg=first)
     ones = torch.ones(2, 5, 3)
     torch.testing.assert_close(linear_attention_parallel(q, k, ones), ones, atol=0.0001, rtol=0.0001, msg='with every value 1 each output must be 1: divide each row by the sum of its kept entries (+ EPS)')
 
@@ -43,7 +44,7 @@ def test_parallel_matches_the_loop(linear_attention_parallel, q, k, v):
     for t in range(5):
         s = (fq[:, t, None, :] * fk[:, :t + 1]).sum(-1)
         want.append((s[..., None] * v[:, :t + 1]).sum(1) / (s.sum(-1, keepdim=True) + 1e-06))
-    torch.testing.assert_close(linear_attention_parallel(q, k, v), torch.stack(want, dim=1), atol=1e-05, rtol=1e-05, msg='the outputs differ from the recurrence written out token by token: phi on q and k, the lower triangle kept (tril, not triu), rows divided by their own sums')
+    torch.testing.assert_close(linear_attention_parallel(q, k, v), torch.stack(want, dim=1), atol=1e-05, rtol=1e-05, msg='the outputs differ from the recurrence written out token by token: phi on q and k, the lower triangle kept, its diagonal included (tril(), not triu or tril(-1)), rows divided by their own sums')
 
 @test_case(points=None, hidden=False)
 def test_parallel_float64_with_eps(linear_attention_parallel):
