@@ -507,6 +507,8 @@ def test_grading_a_folder_gives_one_clear_line_per_submission(
     assert {"q1", "q2"} <= set(rows["alice.ipynb"])
     report = (tmp_path / "grades-report.txt").read_text()
     assert "test_huge_scores_are_stable" in report and "% pass" in report
+    # the public checks carry points: the report lists them too (review 64, F25)
+    assert " (public) " in report
     assert "frank/notes.txt: not a notebook (.txt)" in report
     assert len(grades) == 8
     # a lost question names its first failed test and hint, in the CSV and the feedback

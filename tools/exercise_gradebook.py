@@ -1,6 +1,6 @@
 """Grading a class folder for the exercises tool (`python -m tools.exercises grade`, `make
 grade`): the gradebook CSV, a feedback file per student, the class report
-(hidden tests' pass rates, files skipped), and the zip graded with (refused when stale).
+(every test's pass rate, files skipped), and the zip graded with (refused when stale).
 """
 
 from __future__ import annotations
@@ -311,7 +311,8 @@ def skipped_report(skipped: list[tuple[str, str]]) -> str:
 
 
 def class_report(name: str, grades: list[Grade]) -> str:
-    """Per question, every hidden test's pass rate and its most frequent failure message."""
+    """Per question, every test's pass rate and its most frequent failure message: the
+    public checks (marked "(public)": they carry points too) and the hidden tests."""
     graded = [g for g in grades if g.status == "ok"]
     lines = [
         f"What the class got wrong in {name}: {len(graded)} of {len(grades)} submissions graded",
@@ -320,8 +321,8 @@ def class_report(name: str, grades: list[Grade]) -> str:
     by_test: dict[tuple[str, str], list[dict]] = {}
     for g in graded:
         for t in g.tests:
-            if t["hidden"]:
-                by_test.setdefault((t["question"], t["name"]), []).append(t)
+            label = t["name"] if t["hidden"] else f"{t['name']} (public)"
+            by_test.setdefault((t["question"], label), []).append(t)
     for question in sorted({q for q, _ in by_test}):
         lines.append(f"{question}")
         for (q, test), runs in by_test.items():

@@ -62,8 +62,8 @@ runs in a child of its own.
 `grade` (instructors) writes a CSV with one line per submission (`possible` is always the
 exercise's total; the message says in one line what went wrong: not a notebook, the wrong
 exercise, a syntax error in question N, a cell that raised, a timeout) and, beside it, a
-report of the pass rate of every hidden test and its most frequent failure message. It never
-writes into the repository. Every grading runs under a time limit: a submission that loops
+report of the pass rate of every test (the public checks marked) and its most frequent
+failure message. It never writes into the repository. Every grading runs under a time limit: a submission that loops
 forever gets a grade (zero, status "timeout"), never a hang. Each notebook is graded in a
 worker process watched from outside (`tools.exercise_pool`, `--jobs` at once): whatever one
 does costs its own row; rows are written and printed as they come. Student ids are read

@@ -264,3 +264,11 @@ WRONG_ANSWERS.update({
         ("triu(T_k - T_q + 1)", "tril(T_k - T_q)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F7): the values left with H_kv heads, told to expand both k and v
+    "warned (q2): only the keys expanded, v left with H_kv heads": [
+        ("    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)",
+         "    k = expand_kv(k, n_rep)  # (B, H, T_k, d_k)"),
+    ],
+})

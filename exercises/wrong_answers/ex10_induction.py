@@ -306,3 +306,23 @@ WRONG_ANSWERS.update({
         ('    return "c"', '    return "(c)"'),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F11, F15, F16, F23): told the bound, the dtype, the generator, the shape, the order
+    "warned (q1): repeated_batch draws randint(1, vocab_size + 1) (a token may equal vocab_size)": [
+        (_DRAW, "    x = torch.randint(1, vocab_size + 1, (batch_size, n), generator=generator)  # (B, n)\n"),
+    ],
+    "warned (q1): repeated_batch: the start column made without dtype= (float), so the batch is float": [
+        ("    parts = [torch.zeros(batch_size, 1, dtype=torch.long)] if bos else []\n",
+         "    parts = [torch.zeros(batch_size, 1)] if bos else []\n"),
+    ],
+    "warned (q1): repeated_batch draws from PyTorch's global generator (no generator=)": [
+        (_DRAW, "    x = torch.randint(1, vocab_size, (batch_size, n))  # (B, n)\n"),
+    ],
+    "warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)": [
+        (_PREV, "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(1, 2))"),
+    ],
+    "warned (q6): find_heads returns (induction_head, prev_head), the order swapped": [
+        ("    return prev_head, induction_head", "    return induction_head, prev_head"),
+    ],
+})

@@ -165,3 +165,19 @@ WRONG_ANSWERS.update({
         (".tril()  # key j <= query i", ".tril(-1)"),
     ],
 })
+
+WRONG_ANSWERS.update({
+    # review 64 (F23): two slips of question 1 its table lacked
+    "warned (q1): linear_attention_recurrent updates the normaliser after the read (z one token behind S)": [
+        ("        z = z + fk[:, t]\n"
+         "        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)\n"
+         "        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))\n",
+         "        read = (fq[:, t, None, :] @ S)[:, 0]  # ... then read: (B, d_v)\n"
+         "        outputs.append(read / ((fq[:, t] * z).sum(-1, keepdim=True) + EPS))\n"
+         "        z = z + fk[:, t]\n"),
+    ],
+    "warned (q1): linear_attention_recurrent applies phi to the values too": [
+        ("        S = S + fk[:, t, :, None] * v[:, t, None, :]  # write token t ...\n",
+         "        S = S + fk[:, t, :, None] * phi(v[:, t, None, :])  # write token t ...\n"),
+    ],
+})

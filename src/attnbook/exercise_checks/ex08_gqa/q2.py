@@ -14,7 +14,12 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
         expand_ok = False
     assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
     import torch
-    out = gqa_attention(q, k, v, causal=True)
+    try:
+        out = gqa_attention(q, k, v, causal=True)
+    except RuntimeError as err:
+        if 'must match the size' not in str(err):
+            raise
+        raise AssertionError(f'the example (4 query heads, 2 key/value heads), causal: your function raised RuntimeError: {str(err).splitlines()[0]}: a product met 2 key/value heads where it needed 4; expand both k and v with expand_kv(..., H // H_kv) before the two products (the weights (B, 4, T_q, T_k) times a v of 2 heads cannot broadcast)') from None
     assert not isinstance(out, tuple), f"got a tuple of {len(out)}: return only the output, not a tuple (the chapter's attention function also returns the weights; this one returns one tensor, weights @ v)"
     assert isinstance(out, torch.Tensor), f'return a torch tensor, got {type(out).__name__}'
     assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'

@@ -15,6 +15,7 @@ def test_repeated_shape_and_copies(repeated_batch):
     assert x.shape == (3, 9), f'BOS + 4 tokens + the same 4: shape (3, 9), got {tuple(x.shape)}'
     assert (x[:, 0] == 0).all(), 'with bos=True the first column is the start token, 0'
     assert torch.equal(x[:, 1:5], x[:, 5:]), 'the second copy must repeat the first: draw the n tokens once and use them twice'
+    assert (x < 20).all(), f"vocab_size = 20: expected tokens 1 .. 19 after BOS, got a token {int(x.max())}: torch.randint's high is excluded, so pass vocab_size itself, torch.randint(1, vocab_size, ...), not vocab_size + 1"
     draw = torch.randint(1, 20, (3, 4), generator=torch.Generator().manual_seed(0))
     want = torch.cat([torch.zeros(3, 1, dtype=torch.long), draw, draw], dim=1)
     assert torch.equal(x, want), f'B = 3, n = 4, vocab_size = 20, seed 0: expected the one draw torch.randint(1, 20, (3, 4), generator=generator) placed as [BOS] x x, {want.tolist()}, got {x.tolist()}'
@@ -26,6 +27,7 @@ def test_repeated_without_bos(repeated_batch):
     assert x.shape == (20, 10), f'bos=False: no start token, shape (20, 10), got {tuple(x.shape)}'
     assert torch.equal(x[:, :5], x[:, 5:]), 'without BOS the first copy starts at position 0'
     assert (x > 0).all(), 'token 0 is the start token: draw the random tokens from 1 .. vocab_size - 1, torch.randint(1, vocab_size, ...)'
+    assert (x < 3).all(), f"vocab_size = 3: expected tokens 1 and 2 only, got a token {int(x.max())}: torch.randint's high is excluded, so pass vocab_size itself, torch.randint(1, vocab_size, ...), not vocab_size + 1"
     draw = torch.randint(1, 3, (20, 5), generator=torch.Generator().manual_seed(1))
     assert torch.equal(x, torch.cat([draw, draw], dim=1)), f'B = 20, n = 5, vocab_size = 3, seed 1, bos=False: expected the one draw torch.randint(1, 3, (20, 5), generator=generator) twice, its first row {draw[0].tolist() * 2}, got {x[0].tolist()}'
 

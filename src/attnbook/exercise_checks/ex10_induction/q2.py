@@ -50,7 +50,9 @@ def test_induction_second_copy_only(induction_score):
     batch = torch.cat([heads, heads, heads.flip(1)])
     want = torch.tensor([2 / 3, 1 / 3])
     got = induction_score(batch, n, True)
-    assert got.shape == (2,) and torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is an induction head in sequences 0 and 1 and looks at the earlier occurrence in sequence 2, head 1 the other way round. Expected one score per head, averaged over the batch (dim 0) and the queries, [0.667, 0.333]; got {got.tolist()}. A score read from the first sequence alone gives [1.0, 0.0], the largest over the batch [1.0, 1.0]'
+    shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+    assert shape == (2,), f'3 sequences and 2 heads: expected one score per head, shape (H,) = (2,), got {shape}' + (': that is one score per sequence, (B,); average over the batch (dim 0) and the queries, and keep the heads (dim 1)' if shape == (3,) else '')
+    assert torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is an induction head in sequences 0 and 1 and looks at the earlier occurrence in sequence 2, head 1 the other way round. Expected one score per head, averaged over the batch (dim 0) and the queries, [0.667, 0.333]; got {got.tolist()}. A score read from the first sequence alone gives [1.0, 0.0], the largest over the batch [1.0, 1.0]'
     got = induction_score(batch.double(), n, True)
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: index and average the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
     assert torch.allclose(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.667, 0.333], got {got.tolist()}'

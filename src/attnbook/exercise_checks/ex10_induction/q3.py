@@ -29,7 +29,9 @@ def test_previous_hand_patterns(previous_token_score):
         got = previous_token_score(moved)
     except RuntimeError as error:
         raise AssertionError(f'3 sequences, 2 heads, the heads axis moved by a transpose (not contiguous in memory): raised RuntimeError: {error}; take the diagonal, or flatten with .reshape, which work on any layout, not .view') from None
-    assert isinstance(got, torch.Tensor) and got.shape == (2,) and torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is a previous-token head (1.0) in sequences 0 and 1 and always on position 0 (0.2) in sequence 2, head 1 the other way round. Expected the mean over the batch (dim 0) and the queries, [0.733, 0.467]; got {(got.tolist() if isinstance(got, torch.Tensor) else got)}. A score read from the first sequence alone gives [1.0, 0.2]'
+    shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+    assert shape == (2,), f'3 sequences and 2 heads: expected one score per head, shape (H,) = (2,), got {shape}' + (": that is one score per sequence, (B,); average over the batch (dim 0) and the queries (the diagonal's last axis), and keep the heads (dim 1)" if shape == (3,) else '')
+    assert torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is a previous-token head (1.0) in sequences 0 and 1 and always on position 0 (0.2) in sequence 2, head 1 the other way round. Expected the mean over the batch (dim 0) and the queries, [0.733, 0.467]; got {(got.tolist() if isinstance(got, torch.Tensor) else got)}. A score read from the first sequence alone gives [1.0, 0.2]'
     got = previous_token_score(heads.double())
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: take the diagonal of the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
     assert torch.allclose(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.733, 0.467], got {got.tolist()}'

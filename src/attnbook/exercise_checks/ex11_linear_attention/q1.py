@@ -14,7 +14,9 @@ def test_recurrent_shape(linear_attention_recurrent, q, k, v):
     small = torch.tensor([[[0.0], [1.0]]])
     y = linear_attention_recurrent(small, small, torch.tensor([[[1.0], [4.0]]]))
     assert tuple(y.shape) == (1, 2, 1), f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected (1, 2, 1), got {tuple(y.shape)}'
-    torch.testing.assert_close(y.flatten(), torch.tensor([1.0, 3.0]), atol=1e-05, rtol=1e-05, msg=f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected [1, 3] (phi(q_1) = phi(k_1) = 2, so y_1 = 2 (1 * 1 + 2 * 4) / (2 (1 + 2)) = 3), got {y.flatten().tolist()}')
+    first = float(y.flatten()[0])
+    why = '; y_0 is far above v_0 = 1: token 0 read a normaliser of 0, so add phi(k_t) to z before the read, as S gets phi(k_t)^T v_t' if abs(first) > 1000.0 else '; y_0 = 2 = phi(v_0): phi maps the queries and keys only, the values are averaged as they are' if abs(first - 2.0) < 0.0001 else ''
+    torch.testing.assert_close(y.flatten(), torch.tensor([1.0, 3.0]), atol=1e-05, rtol=1e-05, msg=f'q = k = [0, 1], v = [1, 4] (B = 1, T = 2, d_k = d_v = 1): expected [1, 3] (phi(q_1) = phi(k_1) = 2, so y_1 = 2 (1 * 1 + 2 * 4) / (2 (1 + 2)) = 3), got {y.flatten().tolist()}{why}')
     meta = [torch.empty(t.shape, device='meta') for t in (q, k, v)]
     try:
         out = linear_attention_recurrent(*meta)
