@@ -269,3 +269,45 @@ def test_exercise_4_gives_each_task_its_own_mask_question():
         assert f"## Question 1 (2 of 14 points): the {heading}\n" in text
         assert signature in text and "def causal_mask(T):" not in text
         assert "torch.ones(T, T, dtype=torch.bool).tril()\n    # END" not in text
+
+
+EX05 = "ex05_positional"
+
+
+def test_exercise_5_gives_each_task_its_own_frequencies():
+    """Question 1's wording, stub and solution follow the task: the book's base 10000, any
+    base, or NTK-aware stretched rates (each with a setting of its own after d_model, whose
+    default keeps the book's rates for questions 2-4), and the width of the example."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX05)
+    assert variants.reserved(found) == {"exercise": EX05, "task": "fixed", "width": 8}
+    chosen = [variants.choose(SECRET, EX05, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"base", "stretch"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    for v in chosen:
+        assert 9 <= v["width"] <= 512
+        assert (
+            20_000 <= v["base"] <= 1_000_000
+            if v["task"] == "base"
+            else 2 <= v["stretch"] <= 64
+        )
+    nb = nbformat.read(MASTERS / f"{EX05}.ipynb", as_version=4)
+    words = {
+        "base": (
+            "the frequencies for any base",
+            "def angle_rates(d_model, base=10000.0):",
+        ),
+        "stretch": (
+            "rates stretched for a longer context",
+            "def angle_rates(d_model, stretch=1.0):",
+        ),
+    }
+    for task, (heading, signature) in words.items():
+        variant = {"exercise": EX05, "task": task, task: 3, "width": 9}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert f"in\nyours, **{heading}**" in text
+        assert signature in text and "def angle_rates(d_model):" not in text
+        assert "    return 1.0 / 10000.0 ** (two_i / d_model)\n    # END" not in text

@@ -6,6 +6,9 @@ Exercise 1, question 2: the mask's convention (the book's: True means "may atten
 roster's: True means "must not attend", or a float bias added to the scores).
 Exercise 4, question 1: which mask a decoder needs (the book's: the causal mask of a whole
 sequence; the roster's: a sliding window, or new tokens after a cache).
+Exercise 5, question 1: which frequencies the sinusoidal table turns at (the book's: the
+original transformer's, base 10000; the roster's: any base, or NTK-aware stretched rates),
+with the width of the student's example.
 """
 
 from __future__ import annotations
@@ -45,6 +48,42 @@ _DEF = 'def causal_mask(T):\n    """(T, T) boolean mask: True where query i may 
 _TRIL = "    return torch.ones(T, T, dtype=torch.bool).tril()\n"
 _DEMO = "both = causal_mask(5) & padding_mask([3], 5)  # (1, 5, 5)"
 _SEED = {"seed": [1, 999_999]}  # the example data's seed: the parameter of every task
+
+# exercise 5, question 1: the frequencies (the book's: base 10000)
+_RATES = """**the original transformer's, base 10000**. Write `angle_rates(d_model)`: a 1-D
+NumPy array holding $\\omega_0, \\omega_1, \\dots$, one frequency for each pair of columns, so
+$\\lceil d_{\\text{model}} / 2 \\rceil$ values in all (4 for $d_{\\text{model}} = 8$, and also 4
+for $d_{\\text{model}} = 7$).
+
+Read the exponent carefully: it is $2i / d_{\\text{model}}$, where $i$ counts *pairs*."""
+_DEFAULT = """The default keeps the original transformer's rates, the ones questions 2 to 4 use:
+`angle_rates(d_model)` must still give $10000^{-2i / d_{\\text{model}}}$."""
+_BASE = f"""**the frequencies for any base**. The base 10000 is a setting, not a law: RoPE models
+use others (Llama 3 uses 500,000), and "NTK-aware" scaling (chapter 5) raises it to stretch a
+trained model's context. Write `angle_rates(d_model, base=10000.0)`: a 1-D NumPy array holding
+$\\omega_i = \\text{{base}}^{{-2i / d_{{\\text{{model}}}}}}$, one frequency for each pair of columns, so
+$\\lceil d_{{\\text{{model}}}} / 2 \\rceil$ values in all (4 for $d_{{\\text{{model}}}} = 8$, and also 4
+for $d_{{\\text{{model}}}} = 7$). {_DEFAULT}
+
+Read the exponent carefully: it is $2i / d_{{\\text{{model}}}}$, where $i$ counts *pairs*."""
+_STRETCH = f"""**rates stretched for a longer context**. "NTK-aware" scaling (chapter 5) raises the
+base so that the fastest pair keeps its rate and the slowest turns `stretch` times more
+slowly, the pairs in between stretched geometrically: with $n = \\lceil d_{{\\text{{model}}}} / 2
+\\rceil$ pairs, $\\omega_i = 10000^{{-2i / d_{{\\text{{model}}}}}} \\cdot \\text{{stretch}}^{{-i / (n - 1)}}$, so
+$\\omega_0 = 1$ and the last rate is `stretch` times smaller than the original transformer's (a
+single pair, $n = 1$, keeps $\\omega_0 = 1$). Write `angle_rates(d_model, stretch=1.0)`: a 1-D
+NumPy array holding $\\omega_0, \\omega_1, \\dots$, one frequency for each pair of columns, so
+$n$ values in all (4 for $d_{{\\text{{model}}}} = 8$, and also 4 for $d_{{\\text{{model}}}} = 7$).
+{_DEFAULT}
+
+Read the exponents carefully: $2i / d_{{\\text{{model}}}}$ and $i / (n - 1)$, where $i$ counts
+*pairs*."""
+_RATES_DEF = (
+    'def angle_rates(d_model):\n    """One frequency per pair of columns, as an array of shape '
+    '(ceil(d_model / 2),)."""'
+)
+_RATES_RETURN = "    return 1.0 / 10000.0 ** (two_i / d_model)\n"
+_WIDTH = {"width": [9, 512]}  # the width of the student's example
 
 POOLS: dict[str, dict[str, Any]] = {
     "ex01_attention": {
@@ -127,6 +166,47 @@ POOLS: dict[str, dict[str, Any]] = {
                     ],
                 ],
                 "params": _SEED,
+            },
+        },
+    },
+    "ex05_positional": {
+        "exercise": "ex05_positional",
+        # the book's notebook and worked solutions: base 10000, the example at width 8
+        "reserved": {"task": "fixed", "width": 8},
+        "roster": ["base", "stretch"],
+        "questions": ["q1"],
+        # both keep angle_rates(d_model) at the book's rates (the default), which questions
+        # 2-4 call: only question 1 changes
+        "tasks": {
+            "fixed": {"edits": [], "params": {"width": [8, 8]}},
+            "base": {
+                "edits": [
+                    [_RATES, _BASE],
+                    [
+                        _RATES_DEF,
+                        'def angle_rates(d_model, base=10000.0):\n    """One frequency per '
+                        'pair of columns for the base `base`, shape (ceil(d_model / 2),)."""',
+                    ],
+                    [_RATES_RETURN, "    return 1.0 / base ** (two_i / d_model)\n"],
+                ],
+                "params": {"base": [20_000, 1_000_000], **_WIDTH},
+            },
+            "stretch": {
+                "edits": [
+                    [_RATES, _STRETCH],
+                    [
+                        _RATES_DEF,
+                        'def angle_rates(d_model, stretch=1.0):\n    """One frequency per '
+                        "pair of columns, the slowest stretch times slower, shape "
+                        '(ceil(d_model / 2),)."""',
+                    ],
+                    [
+                        _RATES_RETURN,
+                        "    i, last = two_i / 2, max(len(two_i) - 1, 1)  # pair i; the slowest\n"
+                        "    return 1.0 / 10000.0 ** (two_i / d_model) / stretch ** (i / last)\n",
+                    ],
+                ],
+                "params": {"stretch": [2, 64], **_WIDTH},
             },
         },
     },
