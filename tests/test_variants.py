@@ -269,3 +269,78 @@ def test_exercise_4_gives_each_task_its_own_mask_question():
         assert f"## Question 1 (2 of 14 points): the {heading}\n" in text
         assert signature in text and "def causal_mask(T):" not in text
         assert "torch.ones(T, T, dtype=torch.bool).tril()\n    # END" not in text
+
+
+EX05 = "ex05_positional"
+
+
+def test_exercise_5_gives_each_task_its_own_frequencies():
+    """Question 1's wording, stub and solution follow the task: the book's base 10000, any
+    base, or NTK-aware stretched rates (each with a setting of its own after d_model, whose
+    default keeps the book's rates for questions 2-4), and the width of the example."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX05)
+    assert variants.reserved(found) == {"exercise": EX05, "task": "fixed", "width": 8}
+    chosen = [variants.choose(SECRET, EX05, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"base", "stretch"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    for v in chosen:
+        assert 9 <= v["width"] <= 512
+        assert (
+            20_000 <= v["base"] <= 1_000_000
+            if v["task"] == "base"
+            else 2 <= v["stretch"] <= 64
+        )
+    nb = nbformat.read(MASTERS / f"{EX05}.ipynb", as_version=4)
+    words = {
+        "base": (
+            "the frequencies for any base",
+            "def angle_rates(d_model, base=10000.0):",
+        ),
+        "stretch": (
+            "rates stretched for a longer context",
+            "def angle_rates(d_model, stretch=1.0):",
+        ),
+    }
+    for task, (heading, signature) in words.items():
+        variant = {"exercise": EX05, "task": task, task: 3, "width": 9}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert f"in\nyours, **{heading}**" in text
+        assert signature in text and "def angle_rates(d_model):" not in text
+        assert "    return 1.0 / 10000.0 ** (two_i / d_model)\n    # END" not in text
+
+
+EX09 = "ex09_kv_quant"
+
+
+def test_exercise_9_gives_each_task_its_own_cache_layout():
+    """Question 1's wording, stub, solution, example data and last cell follow the task: the
+    book's keys per channel in groups of G tokens, KIVI's keys quantised R at a time, or
+    per token in groups of G channels with the newest R kept (both with R as a fourth
+    argument, so the book's answer does not answer them)."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX09)
+    assert variants.reserved(found) == {"exercise": EX09, "task": "keys", "seed": 0}
+    chosen = [variants.choose(SECRET, EX09, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"window", "token"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    nb = nbformat.read(MASTERS / f"{EX09}.ipynb", as_version=4)
+    words = {
+        "window": ("keys per channel, quantised R at a time", "n = T // R * R // G"),
+        "token": ("per token, in groups of G channels", "m = max(T - R, 0)"),
+    }
+    for task, (heading, line) in words.items():
+        variant = {"exercise": EX09, "task": task, "seed": 7}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert f"## Question 1 (3 of 14 points): {heading}\n" in text
+        assert "def quantize_keys(k, bits, G, R):" in text and line in text
+        assert (
+            "def quantize_keys(k, bits, G):" not in text and "n = T // G  #" not in text
+        )
+        assert "quantize_keys(k, 2, G, R)" in text and "B, H, T, d, G, R = " in text

@@ -1,4 +1,4 @@
-"""Issue 50's "done when" on exercises 1 and 4 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
+"""Issue 50's "done when" on exercises 1, 4, 5 and 9 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
 variants (`make exercises ROSTER=`), each student's correct answer scores 100 % on both
 grading paths (`make grade` with the roster, Gradescope's entry point with its
 submission_metadata.json), and the book's worked solution handed in by a roster student
@@ -25,7 +25,12 @@ from tools.exercise_build import ANSWER_TAG
 from tools.exercise_variants import pool, render_notebook, render_roster
 
 EX01 = "ex01_attention"
-POOLED = [EX01, "ex04_masks"]  # the exercises with a pool of variants
+POOLED = [
+    EX01,
+    "ex04_masks",
+    "ex05_positional",
+    "ex09_kv_quant",
+]  # the exercises with a pool of variants
 SECRET = "the secret of a course of 30"
 
 
@@ -176,6 +181,8 @@ def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_ans
         if ANSWER_TAG in cell.metadata.get("tags", []):
             cell.source = from_book.source  # ... with the book's answers pasted in
     results = _gradescope(klass, tmp_path, pasted, student_id)
-    for question in klass["pool"]["questions"]:  # q2 in exercise 1, q1 in exercise 4
+    for question in klass["pool"][
+        "questions"
+    ]:  # q2 in exercise 1, q1 in exercises 4, 5 and 9
         q = next(t for t in results["tests"] if t["name"] == question)
         assert results["score"] < 14 and q["score"] < q["max_score"] / 2, results

@@ -1,6 +1,27 @@
 """Classic wrong answers to exercise 5, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). Question 1 has a pool of tasks
+(`tools.exercise_pools`): each of its mistakes is written at every roster task too
+(`AtEachTask`: the edits of that task's text), so the proof at every sampled variant grades
+the same mistake."""
+
+from tools.exercise_variants import AtEachTask
+
+# question 1's answer line at each task of its pool (the book's "fixed" first)
+_FIXED = "    return 1.0 / 10000.0 ** (two_i / d_model)\n"
+_BASE = "    return 1.0 / base ** (two_i / d_model)\n"
+_STRETCH = ("    i, last = two_i / 2, max(len(two_i) - 1, 1)  # pair i; the slowest\n"
+            "    return 1.0 / 10000.0 ** (two_i / d_model) / stretch ** (i / last)\n")
+
+
+def _q1(fixed: str, base: str, stretch: str, *more: tuple) -> AtEachTask:
+    """One mistake of question 1 at each task: its answer line replaced (`more`: edits of
+    other questions, the same at every task)."""
+    return AtEachTask([(_FIXED, fixed), *more], base=[(_BASE, base), *more],
+                      stretch=[(_STRETCH, stretch), *more])
+
+
+_I_LAST = "    i, last = two_i / 2, max(len(two_i) - 1, 1)  # pair i; the slowest\n"
 
 WRONG_ANSWERS = {
     "sin and cos swapped (cosines in the even columns)": [
@@ -8,15 +29,33 @@ WRONG_ANSWERS = {
         ("pe[:, 1::2] = np.cos(theta[:, : d_model // 2])",
          "pe[:, 1::2] = np.sin(theta[:, : d_model // 2])"),
     ],
-    "exponent i / d_model instead of 2i / d_model": [
-        ("10000.0 ** (two_i / d_model)", "10000.0 ** (two_i / 2 / d_model)"),
-    ],
-    "exponent 2i without dividing by d_model": [
-        ("10000.0 ** (two_i / d_model)", "10000.0 ** two_i"),
-    ],
-    "rate multiplied instead of divided (10000 ** (2i / d_model))": [
-        ("return 1.0 / 10000.0 ** (two_i / d_model)", "return 10000.0 ** (two_i / d_model)"),
-    ],
+    "exponent i / d_model instead of 2i / d_model": _q1(
+        _FIXED.replace("two_i / d_model", "two_i / 2 / d_model"),
+        _BASE.replace("two_i / d_model", "two_i / 2 / d_model"),
+        _STRETCH.replace("(two_i / d_model)", "(two_i / 2 / d_model)"),
+    ),
+    "exponent 2i without dividing by d_model": _q1(
+        _FIXED.replace("(two_i / d_model)", "two_i"),
+        _BASE.replace("(two_i / d_model)", "two_i"),
+        _STRETCH.replace("(two_i / d_model)", "two_i"),
+    ),
+    "rate multiplied instead of divided (10000 ** (2i / d_model))": _q1(
+        "    return 10000.0 ** (two_i / d_model)\n",
+        "    return base ** (two_i / d_model)\n",
+        _I_LAST + "    return 10000.0 ** (two_i / d_model) * stretch ** (i / last)\n",
+    ),
+    "the setting ignored or mistyped (the book: base 1000; base: 10000 whatever the base; "
+    "stretch: the unstretched rates)": _q1(
+        _FIXED.replace("10000.0", "1000.0"),
+        _FIXED,
+        _I_LAST + _FIXED,
+    ),
+    "stretch spread over d_model, not over the pairs: stretch ** (2i / d_model) (the book: "
+    "10000 ** (2i / (d_model - 1)); base: base ** (2i / (d_model - 1)))": _q1(
+        _FIXED.replace("(two_i / d_model)", "(two_i / (d_model - 1))"),
+        _BASE.replace("(two_i / d_model)", "(two_i / (d_model - 1))"),
+        _STRETCH.replace("stretch ** (i / last)", "stretch ** (two_i / d_model)"),
+    ),
     "each column its own frequency (column index j instead of the pair index)": [
         ("theta = angles(seq_len, d_model)",
          "theta = np.arange(seq_len)[:, None] / 10000.0 ** (2 * np.arange(d_model) / d_model)"),
@@ -126,9 +165,10 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({  # issue 28: correct answers written differently, each must score 100 %
-    "correct: rates as exp(-ln(10000) 2i / d), angles with np.outer, the table by column parity": [
-        ("    return 1.0 / 10000.0 ** (two_i / d_model)",
-         "    return np.exp(-np.log(10000.0) * two_i / d_model)"),
+    "correct: rates as exp(-ln(10000) 2i / d), angles with np.outer, the table by column parity": _q1(
+        "    return np.exp(-np.log(10000.0) * two_i / d_model)\n",
+        "    return np.exp(-np.log(base) * two_i / d_model)\n",
+        _I_LAST + "    return np.exp(-np.log(10000.0) * two_i / d_model - np.log(stretch) * i / last)\n",
         ("    return positions * angle_rates(d_model)[None, :]  # (seq_len, ceil(d_model / 2))",
          "    return np.outer(positions[:, 0], angle_rates(d_model))"),
         ("    pe = np.zeros((seq_len, d_model))\n"
@@ -138,7 +178,7 @@ WRONG_ANSWERS.update({  # issue 28: correct answers written differently, each mu
          "    columns = np.arange(d_model)\n"
          "    angle = theta[:, columns // 2]  # (seq_len, d_model): each column's pair\n"
          "    return np.where(columns % 2 == 0, np.sin(angle), np.cos(angle))"),
-    ],
+    ),
     "correct: rotary with each pair as a complex number": [
         ("    cos, sin = np.cos(theta), np.sin(theta)\n"
          "    even, odd = x[:, 0::2], x[:, 1::2]  # (T, d / 2) each\n"
@@ -233,7 +273,9 @@ WRONG_ANSWERS.update({
          "    return np.zeros((seq_len, (d_model + 1) // 2))"),
     ],
     # issue 45, item 2: a public value check at one setting; right only for d_model = 4
-    "angle rates with the exponent 2i / 4 whatever d_model (right only at the public d_model = 4)": [
-        ("    return 1.0 / 10000.0 ** (two_i / d_model)", "    return 1.0 / 10000.0 ** (two_i / 4)"),
-    ],
+    "angle rates with the exponent 2i / 4 whatever d_model (right only at the public d_model = 4)": _q1(
+        _FIXED.replace("(two_i / d_model)", "(two_i / 4)"),
+        _BASE.replace("(two_i / d_model)", "(two_i / 4)"),
+        _STRETCH.replace("(two_i / d_model)", "(two_i / 4)"),
+    ),
 })
