@@ -15,11 +15,11 @@ _IN_YOURS = """cell above); in yours, **the book's: unit-variance queries and ke
 $\\sqrt{d_k}$**. Write"""
 _BY_DK = """cell above); in yours, **the scores divided by $d_k$, not $\\sqrt{d_k}$**: the divisor the
 chapter's table tries in its row "max weight, ÷ d_k" (μP, the "maximal update"
-parametrisation, uses it to keep wide models trainable), on unit-variance queries and keys.
-Write"""
-_BY_INIT = """cell above); in yours, **queries and keys as an untrained layer makes them**: PyTorch's
-default `nn.Linear` initialisation gives queries and keys of unit-variance inputs entries of
-variance $1/3$ (the chapter's section "Why untrained attention maps look flat"), and the
+parametrisation, uses it so that settings tuned on a narrow model carry over to wide
+ones), on unit-variance queries and keys. Write"""
+_BY_INIT = """cell above); in yours, **queries and keys as an untrained layer makes them**: from
+unit-variance inputs, PyTorch's default `nn.Linear` initialisation makes query and key entries
+of variance $1/3$ (the chapter's section "Why untrained attention maps look flat"), and the
 scores are divided by $\\sqrt{d_k}$. Write"""
 _DRAW = """   the queries, shape `(n_queries, d_k)`, **then** the keys, shape `(n_keys, d_k)`, in this order;
 """
