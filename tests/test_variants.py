@@ -344,3 +344,39 @@ def test_exercise_9_gives_each_task_its_own_cache_layout():
             "def quantize_keys(k, bits, G):" not in text and "n = T // G  #" not in text
         )
         assert "quantize_keys(k, 2, G, R)" in text and "B, H, T, d, G, R = " in text
+
+
+EX02 = "ex02_scaling"
+
+
+def test_exercise_2_gives_each_task_its_own_scaling():
+    """Question 5's wording and solution follow the task: the book's sqrt(d_k) on
+    unit-variance draws, the divisor d_k, or draws of variance 1/3 (an untrained layer's);
+    question 3's sqrt(d_k) stays the book's at every task."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX02)
+    assert variants.reserved(found) == {"exercise": EX02, "task": "sqrt", "seed": 0}
+    chosen = [variants.choose(SECRET, EX02, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"dk", "init"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    nb = nbformat.read(MASTERS / f"{EX02}.ipynb", as_version=4)
+    book = (
+        "    weights = softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)\n"
+    )
+    q3 = "softmax_with_temperature(queries @ keys.T, np.sqrt(d_k) if scaled else 1.0)"
+    words = {
+        "dk": ("**the scores divided by $d_k$, not", "raw, d_k if scaled else 1.0)"),
+        "init": (
+            "**queries and keys as an untrained layer",
+            "(n_keys, d_k)) / np.sqrt(3)",
+        ),
+    }
+    for task, (heading, line) in words.items():
+        variant = {"exercise": EX02, "task": task, "seed": 7}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert f"cell above); in yours, {heading}" in text and line in text
+        assert "the book's: unit-variance" not in text
+        assert (book in text) == (task == "init") and q3 in text

@@ -1,4 +1,4 @@
-"""Issue 50's "done when" on exercises 1, 4, 5 and 9 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
+"""Issue 50's "done when" on exercises 1, 2, 4, 5 and 9 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
 variants (`make exercises ROSTER=`), each student's correct answer scores 100 % on both
 grading paths (`make grade` with the roster, Gradescope's entry point with its
 submission_metadata.json), and the book's worked solution handed in by a roster student
@@ -27,11 +27,13 @@ from tools.exercise_variants import pool, render_notebook, render_roster
 EX01 = "ex01_attention"
 POOLED = [
     EX01,
+    "ex02_scaling",
     "ex04_masks",
     "ex05_positional",
     "ex09_kv_quant",
 ]  # the exercises with a pool of variants
 SECRET = "the secret of a course of 30"
+POINTS = {"ex02_scaling": 13}  # an exercise's points where they are not 14
 
 
 @pytest.fixture(scope="module", params=POOLED)
@@ -53,7 +55,7 @@ def klass(request, tmp_path_factory):
         rows = render_roster(name, built.student_nb, roster, tmp / "roster")
     found = pool(name)
     return {"built": built, "roster": roster, "rows": rows, "tmp": tmp, "name": name,
-            "pool": found}  # fmt: skip
+            "pool": found, "points": POINTS.get(name, 14)}  # fmt: skip
 
 
 def graded(rows: list) -> list:
@@ -127,7 +129,7 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
     listed = {r["student_id"]: r["variant"] for r in csv.DictReader(open(out))}
     assert listed == {i: text for i, _, text, _ in rows}  # the CSV's variant column
     for g in grades:
-        assert g.status == "ok" and g.score == g.possible == 14, (
+        assert g.status == "ok" and g.score == g.possible == klass["points"], (
             g.submission,
             g.message,
         )
@@ -159,7 +161,7 @@ def test_every_correct_answer_scores_100_on_gradescope(klass, tmp_path, monkeypa
         results = _gradescope(
             klass, tmp_path, _answered(klass["built"], variant), student_id
         )
-        assert results["score"] == 14, (student_id, results["output"])
+        assert results["score"] == klass["points"], (student_id, results["output"])
         assert text in results["output"] and results["extra_data"]["variant"] == text
 
 
@@ -183,6 +185,8 @@ def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_ans
     results = _gradescope(klass, tmp_path, pasted, student_id)
     for question in klass["pool"][
         "questions"
-    ]:  # q2 in exercise 1, q1 in exercises 4, 5 and 9
+    ]:  # q2 in exercise 1, q5 in exercise 2, q1 in exercises 4, 5 and 9
         q = next(t for t in results["tests"] if t["name"] == question)
-        assert results["score"] < 14 and q["score"] < q["max_score"] / 2, results
+        assert results["score"] < klass["points"] and q["score"] < q["max_score"] / 2, (
+            results
+        )

@@ -12,11 +12,14 @@ with the width of the student's example.
 Exercise 9, question 1: how a quantised cache lays out its codes (the book's: keys per
 channel in groups of G tokens, each group quantised once complete; the roster's: KIVI's
 keys, quantised R at a time, or per token in groups of G channels with the newest R kept).
+Exercises 2 and 3: `tools.exercise_pools_more`, merged in below.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from tools.exercise_pools_more import MORE_POOLS
 
 _ALLOW = """   **a boolean mask where True means "may attend"** (the convention of PyTorch's
    `scaled_dot_product_attention`): set the scores where the mask is False to $-\\infty$
@@ -392,3 +395,4 @@ POOLS: dict[str, dict[str, Any]] = {
         },
     },
 }
+POOLS.update(MORE_POOLS)

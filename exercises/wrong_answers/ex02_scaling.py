@@ -1,10 +1,25 @@
 """Classic wrong answers to exercise 2, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). Question 5 has a pool of tasks
+(`tools.exercise_pools_more`): its mistakes on a line a task rewrites are written at every
+roster task too (`AtEachTask`: the edits of that task's text)."""
+
+from tools.exercise_variants import AtEachTask
 
 _SOFTMAX_OF_RAW_SCORES = (
     "z = np.asarray(scores, dtype=float) / temperature",
     "z = np.asarray(scores, dtype=float)",
+)
+
+_KEYS_FIRST = (
+    "    queries = draws.standard_normal((n_queries, d_k))\n    keys = draws.standard_normal((n_keys, d_k))",
+    "    keys = draws.standard_normal((n_keys, d_k))\n    queries = draws.standard_normal((n_queries, d_k))",
+)
+
+_THIRD = (
+    "    queries = draws.standard_normal((n_queries, d_k))\n    keys = draws.standard_normal((n_keys, d_k))",
+    "    queries = draws.standard_normal((n_queries, d_k)) / np.sqrt(3)\n"
+    "    keys = draws.standard_normal((n_keys, d_k)) / np.sqrt(3)",
 )
 
 WRONG_ANSWERS = {
@@ -68,16 +83,32 @@ WRONG_ANSWERS = {
         ("return a * (g - along_row)", "return a * (g + along_row)"),
     ],
     # q5 (stretch): the mean largest weight
-    "mean_max_weight scales in both cases (the flag ignored)": [
-        ("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k))"),
-    ],
+    "mean_max_weight scales in both cases (the flag ignored)": AtEachTask(
+        [("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k))")],
+        dk=[("softmax_with_temperature(raw, d_k if scaled else 1.0)", "softmax_with_temperature(raw, d_k)")],
+        init=[("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k))")],
+    ),
     "mean_max_weight averages every weight instead of each row's largest": [
         ("return float(weights.max(axis=-1).mean())", "return float(weights.mean())"),
     ],
-    "mean_max_weight draws the keys before the queries": [
-        ("    queries = draws.standard_normal((n_queries, d_k))\n    keys = draws.standard_normal((n_keys, d_k))",
-         "    keys = draws.standard_normal((n_keys, d_k))\n    queries = draws.standard_normal((n_queries, d_k))"),
-    ],
+    "mean_max_weight draws the keys before the queries": AtEachTask(
+        [_KEYS_FIRST],
+        dk=[_KEYS_FIRST],
+        init=[("    queries = draws.standard_normal((n_queries, d_k)) / np.sqrt(3)\n"
+               "    keys = draws.standard_normal((n_keys, d_k)) / np.sqrt(3)",
+               "    keys = draws.standard_normal((n_keys, d_k)) / np.sqrt(3)\n"
+               "    queries = draws.standard_normal((n_queries, d_k)) / np.sqrt(3)")],
+    ),
+    # q5 at its own tasks: the divisor or the draws of another task
+    "mean_max_weight draws at another task's variance (1/3 for 1, 1 for 1/3)": AtEachTask(
+        [_THIRD], dk=[_THIRD],
+        init=[(_THIRD[1], _THIRD[0])],
+    ),
+    "mean_max_weight divides by another task's divisor (d_k for sqrt(d_k), sqrt(d_k) for d_k)": AtEachTask(
+        [("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, d_k if scaled else 1.0)")],
+        dk=[("softmax_with_temperature(raw, d_k if scaled else 1.0)", "softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)")],
+        init=[("softmax_with_temperature(raw, np.sqrt(d_k) if scaled else 1.0)", "softmax_with_temperature(raw, d_k if scaled else 1.0)")],
+    ),
 }
 
 # Tampering of two more kinds (TAMPERS, in tools/exercise_proof.py), each with question 1
