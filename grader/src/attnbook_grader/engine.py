@@ -184,12 +184,9 @@ def grade_notebook(
     "error". source_checks=False (or `source_rules.NO_ALLOWLIST` set): no verdict read
     from the source, the allowlist included (the proof's attacks, which the isolation must
     stop by itself); never for grading."""
-    from otter.test_files.exception_test import ExceptionTestFile
+    from attnbook_grader.otter_files import read_test_files
 
-    files = {
-        q: ExceptionTestFile.from_string(text, path=f"tests/{q}.py")
-        for q, text in exercise.tests.items()
-    }  # read before the submission starts
+    files = read_test_files(exercise.tests)  # read before the submission starts
     maxima = {q: float(f.possible) for q, f in files.items()}
     result: dict[str, Any] = {
         "status": "ok",

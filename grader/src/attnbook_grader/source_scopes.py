@@ -147,6 +147,26 @@ _BINDING = (
 )
 
 
+# id of a statement -> (the statement, each node's parent by id, its names in the order
+# of `ast.walk`): `flows` reads the same statements for every name whose reach is asked
+# (`source_rules.Reading.reach`); the map was rebuilt each time. The statement is held,
+# so its id is no other's while it is kept.
+_trees: dict[int, tuple[ast.AST, dict[int, ast.AST], list[ast.Name]]] = {}
+_KEPT = 4096  # statements kept (a few notebooks' worth)
+
+
+def _tree(statement: ast.AST) -> tuple[dict[int, ast.AST], list[ast.Name]]:
+    kept = _trees.get(id(statement))
+    if kept is None or kept[0] is not statement:
+        if len(_trees) >= _KEPT:
+            _trees.clear()
+        nodes = list(ast.walk(statement))
+        parents = {id(c): n for n in nodes for c in ast.iter_child_nodes(n)}
+        names = [n for n in nodes if isinstance(n, ast.Name)]
+        kept = _trees[id(statement)] = (statement, parents, names)
+    return kept[1], kept[2]
+
+
 def flows(
     statement: ast.stmt, reads: set[str], imported: set[str]
 ) -> dict[str, list[ast.AST | None]]:
@@ -154,10 +174,10 @@ def flows(
     None for the whole statement (an attribute or item written, an alias bound), else a
     node: the arguments it is called with, or, where it is passed to a call, the other
     arguments and (unless it is an imported routine, `imported`) the function called."""
-    parents = {id(c): n for n in ast.walk(statement) for c in ast.iter_child_nodes(n)}
+    parents, names = _tree(statement)
     found: dict[str, list[ast.AST | None]] = {}
-    for node in ast.walk(statement):
-        if not (isinstance(node, ast.Name) and node.id in reads):
+    for node in names:
+        if node.id not in reads:
             continue
         chain: ast.AST = node
         while isinstance(parents.get(id(chain)), (ast.Attribute, ast.Subscript)):
