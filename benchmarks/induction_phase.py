@@ -4,6 +4,9 @@ and the fixed-length trap (chapter 10).
 
     OMP_NUM_THREADS=1 python benchmarks/induction_phase.py --seeds 0 1 2 \
         --save src/attnbook/data/benchmark_induction_phase.json   # the record chapter 10 quotes
+    OMP_NUM_THREADS=1 python benchmarks/induction_phase.py --seeds 0 1 2 3 4 \
+        --only gpt2-init-long \
+        --save src/attnbook/data/benchmark_induction_long.json   # its second record
     python benchmarks/induction_phase.py --seeds 0 --only two-layer   # one run, printed
 
 Every run uses the chapter's recipe (`attnbook.induction_run`: the task, a model of 2 heads
