@@ -11,7 +11,8 @@ Three gradings of one small exercise (one reference child for all):
   by ``hasattr`` or imported by the setup under another name (`source_rules`); code the
   allowlist refuses runs and is graded by what it does (the allowlist is a hint there): a
   harmless ``getattr`` with a computed name or ``operator.mul`` keeps its points, an import
-  of the course package (ruled out) fails in the child and loses;
+  of the course package (ruled out) fails in the child and loses (and, as root, the
+  ``operator.mul`` row once more at the chroot level);
 * a practice grade (no isolation, ``ATTNBOOK_GRADE_UNSAFE=1``), where the allowlist stays
   the gate: refused code reached through part of a statement, through a name both imported
   and rebound, a trusted reference cell reading a name only refused code binds;
@@ -390,6 +391,24 @@ def test_a_practice_grade_keeps_the_allowlist_as_the_gate(graded_practice):
     said = graded_practice["reasons"]["q5"]
     assert said.startswith("dynamic code / tampering: not allowed"), said
     assert "does not run this statement" in said, said
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="the chroot level needs root",
+)
+def test_at_the_chroot_level_too_the_allowlist_decides_no_grade(table):
+    """The other isolation level: `operator.mul` (H2) runs in the child and keeps q13."""
+    exercise, session = table
+    sources = list(REFERENCE)
+    [row] = [r for r in ROWS if r.id == "H2-operator-runs"]
+    sources[CELL["times"]] = row.cells["times"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jail, "_level", ["chroot"])
+        result = grade_notebook(exercise, sources, session, 120)
+    assert result["isolation"]["level"] == "chroot", result["isolation"]
+    assert result["questions"]["q13"] == result["maxima"]["q13"], _said(result, "q13")
+    assert any("would refuse" in why for _, why in result["cell_errors"]), result
 
 
 @pytest.fixture(scope="module")
