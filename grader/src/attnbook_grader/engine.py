@@ -14,11 +14,10 @@ process can enforce (the loop rule, a compiled routine `disarm` cannot take away
 from the source (`source_rules`) before the child starts; the rest comes from the data.
 Under isolation the allowlist decides nothing: what it would refuse runs and is noted.
 
-Some verdicts cost a whole question (`question_verdicts`): a process started, memory refused
-(in a call of its functions or a cell of it), a process left running after the submission
-(every question), and in a practice grade only, refused code its functions reach. A child
-that runs past the submission's time is killed (status "timeout"): the questions graded
-before then keep their points, the others score 0.
+Some verdicts cost a whole question (`question_verdicts`): a process started or memory
+refused (in its functions' calls or its cells), a process left running after the submission
+(every question), refused code its functions reach (a practice grade only). A child past the
+submission's time is killed ("timeout"): questions graded before keep their points.
 """
 
 from __future__ import annotations
@@ -181,7 +180,8 @@ def grade_notebook(
     """Grade one notebook's code cells: {"status", "score", "possible", "questions",
     "maxima", "reasons", "tests", "cell_errors", "message"}; status "ok", "timeout" or
     "error". source_checks=False (or `source_rules.NO_ALLOWLIST` set): no verdict read
-    from the source (the proof's attacks: the isolation alone); never for grading."""
+    from the source, the allowlist included (the proof's attacks, which the isolation must
+    stop by itself); never for grading."""
     from otter.test_files.exception_test import ExceptionTestFile
 
     files = {
