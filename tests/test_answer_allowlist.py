@@ -199,7 +199,7 @@ def test_dynamic_access_and_other_modules_are_refused_with_their_line(kind):
         "dynamic code / tampering: not allowed in an answer"
     ), lost
     assert f"(cell 1, line {line}" in lost["q1"], (kind, lost["q1"])
-    # the refused statement is not run: it is blanked out before the child starts
+    # in a practice grade the refused statement is not run: blanked before the child starts
     runnable = reading.runnable([SETUP, cell])[1].split("\n")
     assert runnable[line - 1].strip() in ("pass", ""), (kind, runnable)
 
@@ -402,9 +402,10 @@ def test_a_refused_answer_costs_its_own_question_not_the_next_ones():
     assert set(unaware) == {"q1", "q2"}, unaware
 
 
-def test_the_public_check_and_the_grade_refuse_in_one_sentence():
-    """The allowlist's refusal is `rules.refused`'s on both sides: only where it stands
-    differs (the function and its line here, the cell and line in the grade)."""
+def test_the_public_check_names_what_a_grade_for_credit_only_notes():
+    """The allowlist's finding is named alike on both sides, a hint in the public check
+    (`rules.refused_hint`: the function and its line) and a note beside a grade for credit
+    (`rules.would_refuse`: the cell and line), and both say no grade depends on it."""
     import inspect
     import re
 
@@ -412,7 +413,18 @@ def test_the_public_check_and_the_grade_refuse_in_one_sentence():
 
     with pytest.raises(AssertionError) as local:
         guarded(_uses_vars)(1)
+    said = str(local.value)
     cell = inspect.getsource(_uses_vars).replace("_uses_vars", "scores_to_weights")
-    graded = source_rules.scan([SETUP, cell], trusted=[SETUP]).tampering(Q1)["q1"]
-    where = re.compile(r" \([^()]*line \d+[^()]*\)")
-    assert where.sub("", str(local.value)) == where.sub("", graded), (local, graded)
+    reading = source_rules.scan([SETUP, cell], trusted=[SETUP], hint_only=True)
+    [(index, note)] = reading.hints()
+    what = re.match(
+        r"dynamic code / tampering: not allowed in an answer cell: (.+?) \(", said
+    )
+    assert what and index == 1, (said, note)
+    assert note.startswith(
+        f"dynamic code / tampering: the allowlist would refuse {what.group(1)} (cell 1, "
+    ), note
+    assert "not counted" in note and "a hint: the grade for credit" in said, (
+        note,
+        said,
+    )

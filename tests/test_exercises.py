@@ -343,10 +343,10 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(
     built, monkeypatch
 ):
     """A submission that patches the grading module, the comparison helpers, otter's results
-    and the profiler in its own process: the grader reads the tampering from the source and
-    does not run it (a note for the instructor; no question uses it, so it costs nothing and
-    gains nothing: the wrong q1 scores 0, the others as the reference); and were the source
-    not read, the child only sends data, so the tests its wrong answers fail still fail."""
+    and the profiler in its own process: the allowlist's findings are a note for the
+    instructor, not counted, and the patches run in the isolated child, where they gain
+    nothing: the child only sends data, so the tests its wrong q1 fails still fail, and the
+    others keep points; were the source not read at all, the same."""
     import os
 
     from attnbook_grader import engine, source_rules
@@ -366,7 +366,7 @@ def test_student_code_runs_in_another_process_and_only_data_comes_back(
         assert g.questions["q1"] == 0.0, g.questions
         assert all(v > 0 for q, v in g.questions.items() if q != "q1"), g.questions
         notes = [why for _, why in g.cell_errors if why.startswith("dynamic code")]
-        assert len(notes) >= 3 and all("costs no points" in n for n in notes), notes
+        assert len(notes) >= 3 and all("not counted" in n for n in notes), notes
         # the second line: the source not read, only data comes back from the child
         monkeypatch.setattr(
             engine.source_rules, "scan", lambda *a: source_rules.Reading()

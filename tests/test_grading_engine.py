@@ -2,8 +2,8 @@
 code runs, whatever path grades, and nothing a submission starts outlives it.
 
 * the grading package imports in one direction, each module one job, none over 400 lines;
-* the shortcut rules and the tampering verdict are read from the source (`source_rules`):
-  each kind of dynamic code is found, honest notebook code is not;
+* the allowlist's findings are read from the source (`source_rules`): each kind of dynamic
+  code is found (a note under isolation, the gate of a practice grade), honest code is not;
 * the new-object rules are decided from the memory facts the child sends (`verdicts`);
 * a submission that forks, asks for 20 GB and starts a detached watcher meant to rewrite
   ../results/results.json scores 0 on those three questions and full marks on the others,
@@ -148,7 +148,10 @@ HONEST = [
 
 
 @pytest.mark.parametrize("kind", sorted(TAMPERING))
-def test_dynamic_code_is_refused_never_run_and_costs_whoever_uses_it(kind):
+def test_dynamic_code_is_found_and_in_a_practice_grade_costs_whoever_uses_it(kind):
+    """Every kind is found; where the allowlist is the gate (a practice grade, no
+    isolation) it is never run and costs the questions that use it; under isolation it is
+    a note only (`Reading.hints`), and nothing is blanked."""
     cell = TAMPERING[kind]
     reading = source_rules.scan([cell])
     lost, notes = reading.refusals({"q1": {"f"}, "q2": {"g"}})
@@ -163,6 +166,9 @@ def test_dynamic_code_is_refused_never_run_and_costs_whoever_uses_it(kind):
     runnable = reading.runnable([cell])[0].split("\n")
     for _, line, _, _ in reading.findings:  # never run: blanked before the child starts
         assert runnable[line - 1].strip() in ("pass", ""), (kind, runnable)
+    hinted = source_rules.scan([cell], hint_only=True).hints()
+    assert 0 < len(hinted) <= len(reading.findings), (kind, hinted)  # no dependents
+    assert all("would refuse" in n and "not counted" in n for _, n in hinted), hinted
 
 
 @pytest.mark.parametrize("index", range(len(HONEST)))

@@ -3,14 +3,19 @@ submission that breaks one rule (or, for the random generators, one that must ke
 points), graded by the engine as a notebook is, with the message it gets and the questions
 that lose; every question no row of its grading expects to lose keeps its points.
 
-Two gradings of one small exercise (one reference child for both):
+Three gradings of one small exercise (one reference child for all):
 
-* with the source rules on: Python's `random` state moved (`session`), the grader's global
-  generators following the child's (a caller that draws after a graded call gets what an
-  in-process call would leave), refused code reached through part of a statement, through a
-  name both imported and rebound, a trusted reference cell reading a name only refused
-  code binds, a ruled-out routine spelled by ``hasattr`` or imported by the setup under
-  another name (`source_rules`);
+* with the source rules on, isolated (a grade for credit): Python's `random` state moved
+  (`session`), the grader's global generators following the child's (a caller that draws
+  after a graded call gets what an in-process call would leave), a ruled-out routine spelled
+  by ``hasattr`` or imported by the setup under another name (`source_rules`); code the
+  allowlist refuses runs and is graded by what it does (the allowlist is a hint there): a
+  harmless ``getattr`` with a computed name or ``operator.mul`` keeps its points, an import
+  of the course package (ruled out) fails in the child and loses (and, as root, the
+  ``operator.mul`` row once more at the chroot level);
+* a practice grade (no isolation, ``ATTNBOOK_GRADE_UNSAFE=1``), where the allowlist stays
+  the gate: refused code reached through part of a statement, through a name both imported
+  and rebound, a trusted reference cell reading a name only refused code binds;
 * with the source rules off, at the ``namespaces`` level (the isolation alone must hold,
   as in `test_grading_reach`): a connection to a port the grader listens on, the grader's
   network namespace, a file in a folder on the grader's command line (`jail`).
@@ -20,7 +25,8 @@ Each row is named after the one-line change of the engine it was written against
 
 Cost, measured on the shared 2-core machine at load ~10 (upper bounds): 3.8 s where an
 earlier test has started the process servers (as in `make test`'s unit-package), 20 s
-alone (their start); the two gradings run one child each.
+alone (their start), with two gradings; with the practice grading (issue 44) 13 s alone at
+load ~7. Each grading runs one child.
 """
 
 from __future__ import annotations
@@ -112,6 +118,9 @@ TESTS = {
     "q9": TEST.format(q="q9", fn="fetch", rule="", want=DOUBLE),
     "q10": TEST.format(q="q10", fn="inside", rule="", want=DOUBLE),
     "q11": TEST.format(q="q11", fn="peek", rule="", want=DOUBLE),
+    "q12": TEST.format(q="q12", fn="named", rule="", want=DOUBLE),
+    "q13": TEST.format(q="q13", fn="times", rule="", want=DOUBLE),
+    "q14": TEST.format(q="q14", fn="borrow", rule="", want=DOUBLE),
 }
 REFERENCE = [
     "import random\nimport numpy as np\nimport torch\n"
@@ -140,6 +149,12 @@ REFERENCE = [
     'grader.check("q10")',
     "def peek(x):\n    return 2 * x",
     'grader.check("q11")',
+    "def named(x):\n    return 2 * x",
+    'grader.check("q12")',
+    "def times(x):\n    return 2 * x",
+    'grader.check("q13")',
+    "def borrow(x):\n    return 2 * x",
+    'grader.check("q14")',
 ]
 CELL = {
     REFERENCE[i].split("(")[0].removeprefix("def "): i
@@ -152,7 +167,9 @@ CELL = {
 class Row:
     id: str  # the mutant of `tools.mutations_grading` it was written against first
     rule: str
-    grading: str  # "source" (the source rules on) or "jail" (off: the isolation alone)
+    # "source" (the source rules on, isolated), "practice" (on, no isolation: the allowlist
+    # is the gate) or "jail" (off: the isolation alone)
+    grading: str
     cells: dict[str, str]  # the answer's function -> the cell that replaces its cell
     loses: tuple[str, ...] = ()
     says: tuple[str, ...] = ()  # in each losing question's reason or failed tests
@@ -185,7 +202,7 @@ ROWS = [
     Row(
         "G2-part-of-a-statement",
         "refused code reached through part of a statement",
-        "source",
+        "practice",
         {
             "scaled": "cache = []\ndef scaled(x):\n    return 2 * x + 0 * len(cache)",
             "gather": "def gather(x):\n    cache.append(eval('x'))\n    return 2 * x",
@@ -196,7 +213,7 @@ ROWS = [
     Row(
         "G3-trusted-cell-reads-refused",
         "a trusted reference cell reads a name only refused code binds",
-        "source",
+        "practice",
         # the reference's `TWO = round(2.0)` cell, trusted, reads `round`, which only the
         # refused statement binds (not an answer's name: those are always kept); run as it
         # is, it finds the builtin and binds the `TWO` that q1's function reads
@@ -206,7 +223,7 @@ ROWS = [
     Row(
         "G1-imported-and-rebound",
         "a name both imported and rebound",
-        "source",
+        "practice",
         {
             "shifted": "import numpy as store\nstore = {}\n"
             "def put(x):\n    store['k'] = eval('x')\n"
@@ -237,6 +254,36 @@ ROWS = [
             "shortcut: your function uses torch.nn.functional.softmax",
             "read from your code",
         ),
+    ),
+    Row(
+        "H1-harmless-getattr-runs",
+        "the allowlist refuses getattr with a computed name; isolated, it runs: a hint",
+        "source",
+        {
+            "named": "class Twice:\n    def apply(self, x):\n        return 2 * x\n"
+            "def named(x):\n    how = 'app' + 'ly'\n"
+            "    return getattr(Twice(), how)(x)"
+        },
+        keeps=("q12",),
+    ),
+    Row(
+        "H2-operator-runs",
+        "the allowlist refuses operator; isolated, operator.mul runs: a hint",
+        "source",
+        {"times": "import operator\ndef times(x):\n    return operator.mul(2, x)"},
+        keeps=("q13",),
+    ),
+    Row(
+        "H3-ruled-out-import-fails-in-the-child",
+        "a refused import of the course package (ruled out): it fails in the child",
+        "source",
+        {
+            "borrow": "def borrow(x):\n"
+            "    mod = __import__('attnbook.attention', fromlist=['_'])\n"
+            "    return 2 * x"
+        },
+        ("q14",),
+        ("No module named",),
     ),
     Row(
         "J4-connect",
@@ -311,6 +358,57 @@ def graded_source(table) -> dict:
     """The submission of every "source" row, graded with the source rules on."""
     exercise, session = table
     return grade_notebook(exercise, _sources("source", {}), session, 120)
+
+
+@pytest.fixture(scope="module")
+def graded_practice(table) -> dict:
+    """The submission of every "practice" row, graded without isolation (a practice grade:
+    ``ATTNBOOK_GRADE_UNSAFE=1``), where the allowlist is the gate."""
+    exercise, session = table
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jail, "_level", [None])
+        patch.setenv("ATTNBOOK_GRADE_UNSAFE", "1")
+        return grade_notebook(exercise, _sources("practice", {}), session, 120)
+
+
+def test_the_allowlist_notes_what_it_would_refuse_and_counts_none_of_it(graded_source):
+    """Isolated, what the allowlist finds is noted beside the grade, not counted; in a
+    practice grade it is not run and costs its question (`graded_practice`)."""
+    notes = [why for _, why in graded_source["cell_errors"]]
+    for what in ("getattr with a name computed at run time", "operator", "__import__"):
+        assert any(
+            n.startswith("dynamic code / tampering: the allowlist would refuse")
+            and what in n
+            and "not counted" in n
+            for n in notes
+        ), (what, notes)
+    assert not any("house rules" in t["name"] for t in graded_source["tests"])
+
+
+def test_a_practice_grade_keeps_the_allowlist_as_the_gate(graded_practice):
+    assert graded_practice["isolation"]["level"] == "none"
+    assert graded_practice["message"].startswith("PRACTICE GRADE, NOT FOR CREDIT")
+    said = graded_practice["reasons"]["q5"]
+    assert said.startswith("dynamic code / tampering: not allowed"), said
+    assert "does not run this statement" in said, said
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="the chroot level needs root",
+)
+def test_at_the_chroot_level_too_the_allowlist_decides_no_grade(table):
+    """The other isolation level: `operator.mul` (H2) runs in the child and keeps q13."""
+    exercise, session = table
+    sources = list(REFERENCE)
+    [row] = [r for r in ROWS if r.id == "H2-operator-runs"]
+    sources[CELL["times"]] = row.cells["times"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jail, "_level", ["chroot"])
+        result = grade_notebook(exercise, sources, session, 120)
+    assert result["isolation"]["level"] == "chroot", result["isolation"]
+    assert result["questions"]["q13"] == result["maxima"]["q13"], _said(result, "q13")
+    assert any("would refuse" in why for _, why in result["cell_errors"]), result
 
 
 @pytest.fixture(scope="module")

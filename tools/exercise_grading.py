@@ -314,7 +314,7 @@ def diagnosis(nb: nbformat.NotebookNode, graded: Grade) -> str:
             notes.append(
                 f"syntax error in {where} ({error.removeprefix('SyntaxError: ')})"
             )
-        elif error.startswith("dynamic code"):  # refused, unused: not run, no cost
+        elif error.startswith("dynamic code"):  # the allowlist's note: no cost
             notes.append(f"{where}: {error}")
         else:
             notes.append(f"a cell of {where} raised {error}")

@@ -9,9 +9,10 @@ that question (multiple-choice questions are exempt, see `question_verdicts`).
 Wrong answers live in `exercises/wrong_answers/NAME.py` as `WRONG_ANSWERS`, a dict from a
 label to a list of (old, new) text edits of the reference answer cells; every `old` must
 occur exactly once. A label "tampering (q1, q2): ..." must score 0 on the questions named (all
-of them without a list); a label "refused: ..." (code the allowlist refuses that no question's
-function uses: never run) must be noted and gain nothing, no question above its twin graded
-without the edits that only put code before a line (`exercise_verdicts.untampered`); a label starting with "correct:" must score 100 %; a label "warned
+of them without a list); a label "refused: ..." (code the allowlist refuses: under isolation
+it runs in the answer's child, noted, not counted) must be noted and gain nothing, no
+question above its twin graded without the edits that only put code before a line
+(`exercise_verdicts.untampered`); a label starting with "correct:" must score 100 %; a label "warned
 (q1, q2): ..." must fail a public check of each named question it loses points on, however
 few; a label "non-solving (q1): ..." (a constant, only the right shapes, a catch-all `except`
 returning zeros) must score 0 on each named question (`tools.exercise_public_rule`). The
@@ -79,9 +80,9 @@ from tools.exercise_grading import (
 # ----------------------------------------------------------------------------- proofs
 # Tampering preludes, by kind (the wrong-answer files get them as TAMPERS[kind], and all of
 # them at once as TAMPER): each would let a wrong answer through if the tests ran in the
-# submission's process. The grader reads each from the source ("dynamic code / tampering",
-# `attnbook_grader.source_rules`) and never runs it (it costs the questions whose functions
-# use it); were it not read, the tests still run in the grader, on data.
+# submission's process. The allowlist finds each ("dynamic code / tampering",
+# `attnbook_grader.source_rules`), but under isolation it only notes it: the prelude runs in
+# the answer's child, and loses by itself there, since the tests run in the grader, on data.
 TAMPERS = {
     "grading module": """import attnbook.exercise_checks.grading as _grading
 _grading.guarded = lambda fn, **kwargs: fn

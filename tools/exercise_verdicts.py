@@ -21,8 +21,9 @@ REFERENCE, UNTOUCHED = "reference solution", "untouched student notebook"
 CORRECT_PREFIX = "correct:"
 NO_ANSWER = "No answer yet"  # what every test of an untouched question says (`case`)
 TAMPER_PREFIX = "tampering"  # labels "tampering: ..." or "tampering (q1, q2): ..."
-# code the allowlist refuses and no question's function uses: never run, it must gain nothing
-# (each question at most what the same answers score without it: its twin, graded too)
+# code the allowlist would refuse: under isolation it runs in the answer's child, the
+# allowlist only notes it, and it must gain nothing there (each question at most what the
+# same answers score without it: its twin, graded too)
 REFUSED_PREFIX = "refused:"
 
 
@@ -73,7 +74,7 @@ def _expectation(
             and noted
             and twin is not None
             and all(v <= twin.questions.get(q, 0.0) for q, v in g.questions.items()),
-            "refused, not run, noted; no question above its twin without the refused code",
+            "noted, not counted; no question above its twin without the refused code",
         )
     if label.startswith(TAMPER_PREFIX):
         tampered = tampered_questions(label, questions)

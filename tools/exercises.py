@@ -40,7 +40,8 @@ $ATTNBOOK_COURSE_SECRET or the file $ATTNBOOK_COURSE_SECRET_FILE names).
 `prove` requires, for every exercise: the reference solution scores 100 %, the untouched
 student notebook 0, every wrong answer of `exercises/wrong_answers/NAME.py` (text edits of the
 reference) less than 100 %, a tampering one 0 on the questions it tampers with, a refused one
-(code no question uses, never run) no question above its twin without it, and a
+(code the allowlist refuses: run in the isolated child, noted) no question above its twin
+without it, and a
 correct-but-different one 100 %; each question has a listed mistake that one of its public
 checks flags; a wrong answer that loses half or more of a question fails one of that
 question's public checks (multiple-choice questions exempt), one labelled "warned (qN): ..."

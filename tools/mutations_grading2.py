@@ -4,7 +4,8 @@ code review of round 6 found unlisted (a square transpose called the input, the 
 call, `os.system` not a process event) and the write-back into an expanded input. Each is
 caught by its own test in `tests/test_grading_rules.py`, without a grading run; and the
 named routines of an allowed library that the child takes away (`disarm`, issue 44), caught
-in `tests/test_grading_reach.py`.
+in `tests/test_grading_reach.py`; and the switch that makes the allowlist a hint under
+isolation (issue 44, item 1), caught by rows of `tests/test_grading_verdict_table.py`.
 
 Judged equivalent, so not listed (a mutant no test can catch is no gap in the tests):
 `kvquant.quantize`'s scale for a constant slice, 1 -> 1e-30 (round 6's K1): the slice's
@@ -115,6 +116,27 @@ MUTATIONS = [
         "if word in banned and not isinstance(node, ast.Name):",
         _test(
             "test_a_named_routine_reached_through_a_star_import_is_read_as_that_routine"
+        ),
+    ),
+    # issue 44, item 1: under isolation no grade depends on the allowlist
+    Mutation(
+        "allowlist-decides-grades-under-isolation",
+        "attnbook_grader/engine.py",
+        "hint_only = how is not None",
+        "hint_only = False",
+        (
+            "tests/test_grading_verdict_table.py::"
+            "test_each_broken_rule_costs_its_questions_only[H1-harmless-getattr-runs]",
+        ),
+    ),
+    Mutation(
+        "allowlist-blanks-statements-under-isolation",
+        "attnbook_grader/engine.py",
+        "runnable = sources if hint_only else reading.runnable(sources)",
+        "runnable = reading.runnable(sources)",
+        (
+            "tests/test_grading_verdict_table.py::"
+            "test_each_broken_rule_costs_its_questions_only[H2-operator-runs]",
         ),
     ),
 ]

@@ -59,7 +59,7 @@ WRONG_ANSWERS = {
          "    scores = np.asarray(scores, dtype=float)\n    scores -= scores.max(axis=-1, keepdims=True)\n"
          "    exps = np.exp(scores)"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and two of the three functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and two of the three functions wrong": [
         ("def scores_to_weights(scores):", TAMPER + "def scores_to_weights(scores):"),
         ("exps.sum(axis=-1, keepdims=True)", "exps.sum()"),
         ("/ np.sqrt(d_k)", ""),
@@ -131,9 +131,9 @@ WRONG_ANSWERS.update({
 # ---------------------------------------------------------------------------------------
 # Tampering with the shortcut rule (issue 28): the plain shortcut above ("the softmax handed
 # to torch.softmax"), plus code that would switch the rule off if it were decided in the
-# submission's process. The grader reads the source: dynamic code at the top level (a
-# default argument runs when the def runs) costs every question, inside a function the
-# questions whose functions reach it.
+# submission's process. Under isolation that code runs in the answer's child (the allowlist
+# only notes it), where it changes nothing the grader sees, and torch is not there (q1 rules
+# it out): q1 loses by what its tests see.
 _TORCH_SOFTMAX = (
     "    scores = np.asarray(scores, dtype=float)\n    shifted = scores - scores.max(axis=-1, keepdims=True)\n"
     "    exps = np.exp(shifted)\n    return exps / exps.sum(axis=-1, keepdims=True)",

@@ -76,7 +76,7 @@ WRONG_ANSWERS = {
         ("    z = np.asarray(scores, dtype=float) / temperature",
          "    z = np.asarray(scores, dtype=float)\n    z /= temperature"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and those three questions answered wrongly": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and those three questions answered wrongly": [
         ("def dot_product_variance(d_k, n_samples, seed):", TAMPER + "def dot_product_variance(d_k, n_samples, seed):"),
         ("np.sum(q * k, axis=1)", "np.sum(q * k, axis=0)"),
         ("np.asarray(scores, dtype=float) / temperature", "np.asarray(scores, dtype=float) * temperature"),

@@ -45,7 +45,7 @@ WRONG_ANSWERS = {
         ("    heads = weights @ v  # (B, H, T, d_k)",
          "    heads = torch.empty(v.shape)  # (B, H, T, d_k), float32 whatever the input\n    heads[:] = weights @ v"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and three of the four functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and three of the four functions wrong": [
         ("def split_heads(x, n_head):", TAMPER + "def split_heads(x, n_head):"),
         ("return x.reshape(B, T, n_head, d_k).transpose(1, 2)", "return x.reshape(B, n_head, T, d_k)"),
         ("return x.transpose(1, 2).reshape(B, T, H * d_k)", "return x.reshape(B, T, H * d_k)"),

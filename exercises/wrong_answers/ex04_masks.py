@@ -93,7 +93,7 @@ WRONG_ANSWERS = {
     "padding mask as int (0/1) instead of bool": [
         ("    return is_real[:, None, :]  # (B, 1, T)", "    return is_real[:, None, :].int()  # (B, 1, T)"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and three of the four functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and three of the four functions wrong": [
         ("def causal_mask(T):", TAMPER + "def causal_mask(T):"),
         (".tril()", ".triu()"),
         ("positions[None, :] < lengths[:, None]", "positions[None, :] <= lengths[:, None]"),

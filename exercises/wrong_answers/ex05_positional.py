@@ -92,7 +92,7 @@ WRONG_ANSWERS = {
     "float32 table: precision lost for long sequences": [
         ("    pe = np.zeros((seq_len, d_model))", "    pe = np.zeros((seq_len, d_model), dtype=np.float32)"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and three of the four functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and three of the four functions wrong": [
         ("def angle_rates(d_model):", TAMPER + "def angle_rates(d_model):"),
         ("1.0 / 10000.0 ** (two_i / d_model)", "1.0 / 10000.0 ** (two_i / 2 / d_model)"),
         ("np.arange(seq_len, dtype=float)[:, None]", "np.arange(1, seq_len + 1, dtype=float)[:, None]"),

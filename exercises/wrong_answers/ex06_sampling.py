@@ -71,7 +71,7 @@ WRONG_ANSWERS = {
         ("    probs = temperature_softmax(logits, temperature)  # (B, V)\n",
          "    torch.manual_seed(0)\n    probs = temperature_softmax(logits, temperature)  # (B, V)\n"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and three of the four functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and three of the four functions wrong": [
         ("def temperature_softmax(logits, temperature):", TAMPER + "def temperature_softmax(logits, temperature):"),
         ("logits / temperature", "logits * temperature"),
         ("logits < kth_largest", "logits > kth_largest"),

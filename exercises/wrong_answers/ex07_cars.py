@@ -79,7 +79,7 @@ WRONG_ANSWERS = {
         ("held_out = set(generator.choice(distinct, size=n_held_out, replace=False).tolist())",
          "held_out = set(distinct[:n_held_out])"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and all three functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and all three functions wrong": [
         ("def split_pairs(pair_ids, test_fraction, seed):", TAMPER + "def split_pairs(pair_ids, test_fraction, seed):"),
         ("test_pairs = set(rng.choice(pairs, size=n_test, replace=False).tolist())", "test_pairs = set(pairs[:n_test])"),
         ("    return total / count", "    return total / x.shape[1]"),

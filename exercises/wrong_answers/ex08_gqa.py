@@ -21,7 +21,7 @@ WRONG_ANSWERS = {
          "    import torch.nn.functional as F\n"
          "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)\n"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and both functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and both functions wrong": [
         ("def expand_kv(x, n_rep):", TAMPER + "def expand_kv(x, n_rep):"),
         ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
          "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",

@@ -153,7 +153,7 @@ WRONG_ANSWERS = {
          "    from attnbook.paged import gather_blocks\n"
          "    return gather_blocks(pool, torch.tensor(block_table, dtype=torch.long), length)\n"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and both functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and both functions wrong": [
         ("def quantize_keys(k, bits, G):", TAMPER + "def quantize_keys(k, bits, G):"),  # noqa: F821
         ("    codes = torch.round((groups", "    codes = torch.floor((groups"),
         ("    parts = [(packed >> (i * bits)) & mask for", "    parts = [packed >> (i * bits) for"),

@@ -164,7 +164,7 @@ WRONG_ANSWERS = {
     "warned (q6): find_heads looks for the previous-token head in layer 1": [
         (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[1]).argmax())\n"),
     ],
-    "refused: every kind of tampering at once (TAMPER, never run), and both functions wrong": [
+    "refused: every kind of tampering at once (TAMPER, run in the isolated child; the allowlist only notes it), and both functions wrong": [
         ("def induction_score(weights, n, bos):", TAMPER + "def induction_score(weights, n, bos):"),  # noqa: F821
         (_SCORE, "    return weights[:, :, q, q - n].mean(dim=(0, 2))"),
         (_PREV, "    return weights.diagonal(dim1=-2, dim2=-1).mean(dim=(0, 2))"),

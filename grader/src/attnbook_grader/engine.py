@@ -1,24 +1,23 @@
 """The grading engine of the exercises: student code never runs where grades
 are decided.
 
-A submission's notebook runs in a child process (`session.Session`, which forks it from a
-server that has imported PyTorch and NumPy but never ran student code; the child's `otter` is
-a stand-in). This process, the grader, runs the autograder's test files with otter's own test
+A submission's notebook runs in a child process (`session.Session`, forked from a server
+that imported PyTorch and NumPy but never ran student code; the child's `otter` is a
+stand-in). This process, the grader, runs the autograder's test files with otter's own test
 classes; a test's arguments are `RemoteFunction`s for the functions of its own question (each
-call sends the inputs to the child and gets the result back as data, `wire`) and, for everything
-else (the example data, the other questions' functions), the reference solution's, which runs in a
-second child of its own. Every comparison, every house-rule verdict and every score is
-decided here; the child only ever executes and sends data. A rule that rules a package out
-holds by construction: the questions sharing a rule run in a child of their own that cannot
-reach the package (`reach`), and is not read from the source. The other shortcut rules (a
-routine of an allowed library that a question names, the loop rule) come from the submitted
-source (`source_rules`), read before the child starts; the rest from the data.
+call sends the inputs to the child and gets the result back as data, `wire`) and, for
+everything else (the example data, the other questions' functions), the reference's, which
+runs in a second child. Every comparison, verdict and score is decided here; the child only
+executes and sends data. A rule that rules a package out holds by construction: the
+questions sharing a rule run in a child that cannot reach the package (`reach`). What no
+process can enforce (the loop rule, a compiled routine `disarm` cannot take away) is read
+from the source (`source_rules`) before the child starts; the rest comes from the data.
+Under isolation the allowlist decides nothing: what it would refuse runs and is noted.
 
-Some verdicts cost a whole question (`question_verdicts`): refused code its functions reach
-(the allowlist, never run), a process started, memory refused (in a call of the question's functions or in a
-cell of the question), a process left running after the submission (every question). A
-child that runs past the submission's time is killed (status "timeout"): the questions
-graded before then keep their points, the others score 0.
+Some verdicts cost a whole question (`question_verdicts`): a process started or memory
+refused (in its functions' calls or its cells), a process left running after the submission
+(every question), refused code its functions reach (a practice grade only). A child past the
+submission's time is killed ("timeout"): questions graded before keep their points.
 """
 
 from __future__ import annotations
@@ -62,8 +61,7 @@ UNSAFE = (
 
 
 def code_sources(nb: dict) -> list[str]:
-    """The sources of a notebook's code cells as the grader runs them: a cell tagged
-    ``otter_ignore`` empty (`submissions.cell_sources`)."""
+    """The code cells' sources as the grader runs them (`submissions.cell_sources`)."""
     return cell_sources(nb)
 
 
@@ -201,8 +199,10 @@ def grade_notebook(
     }
     source_checks = source_rules.checks_on(source_checks)  # the one switch
     answers = set().union(*exercise.functions.values())  # every question's functions
+    how = jail.require()
+    hint_only = how is not None  # isolated: what the allowlist finds runs, noted
     reading = source_rules.scan(
-        sources, exercise.reference, None, source_checks, answers
+        sources, exercise.reference, None, source_checks, answers, hint_only
     )
     swaps = exercise.swaps()
     judge = Judge(reading, swaps) if source_checks else None
@@ -211,12 +211,12 @@ def grade_notebook(
     graded: list[str] = []
     # one child per set of ruled-out packages, each built without them (`reach`)
     grouped = reach.groups({q: exercise.reach.get(q, frozenset()) for q in files})
-    result["isolation"] = isolation(jail.require(), grouped)
+    result["isolation"] = isolation(how, grouped)
     trusted = [i for i, s in enumerate(sources) if s in set(exercise.reference)]
     deadline = time.monotonic() + timeout if timeout else None
     sessions: list[Session] = []
     try:
-        runnable = reading.runnable(sources)  # refused statements blanked out
+        runnable = sources if hint_only else reading.runnable(sources)
         for without, questions in grouped.items():
             if sessions:
                 sessions[-1].close()  # one child at a time
@@ -243,9 +243,9 @@ def grade_notebook(
         result["reasons"] = {q: result["message"] for q in files}
         return result
     seen = Seen(sessions)
-    refused, notes = (
-        reading.refusals(exercise.functions, swaps) if source_checks else ({}, [])
-    )
+    refused, notes = dict[str, str](), reading.hints()  # isolated: noted, not counted
+    if not hint_only:  # a practice grade: the allowlist is the gate
+        refused, notes = reading.refusals(exercise.functions, swaps)
     result["cell_errors"] = seen.ready["cell_errors"] + [[c, n] for c, n in notes]
     if seen.how is None:
         result["message"] = f"{UNSAFE}. {result['message']}".strip()

@@ -85,7 +85,7 @@ def feedback_text(
     ]
     if result.get("message"):
         lines += ["", f"Note: {one_line(result['message'], 2000)}"]
-    for _, why in result.get("cell_errors", []):  # refused code no question uses
+    for _, why in result.get("cell_errors", []):  # the allowlist's notes
         if str(why).startswith("dynamic code"):
             lines += ["", f"Note: {one_line(why, 600)}"]
     for question, points in possible.items():

@@ -1,26 +1,29 @@
-"""The shortcut rules and the allowlist verdict, decided from the submitted source, in the
-grader, before anything of the submission runs.
+"""What the grader reads from the submitted source, before anything of it runs: the
+allowlist's findings (a note where the grade is for credit, the gate of a practice grade),
+and the shortcut rules no process can enforce.
 
 `scan` reads the code cells of a submission with `ast` (after IPython's own rewriting of
 magics), one top-level statement at a time (a "unit": an import, a ``def``, a ``class``, an
 assignment, a loop, an ``if`` holding a ``def``...). Cells identical to a cell of the
 reference notebook (the setup cell, the data) are trusted; every other statement is read
-against the exercise's allowlist (`answer_allowlist`): a statement that breaks it is refused
-("not allowed in an answer cell", with its cell and line) and is not run (`runnable`).
+against the exercise's allowlist (`answer_allowlist`). Where the answers run in an isolated
+child (`jail`: a grade for credit) the allowlist is a hint only (`scan(hint_only=True)`):
+what it finds runs in the child, which lacks what the question rules out, and is noted
+(`Reading.hints`: "the allowlist would refuse ...: not counted"). In a practice grade
+without isolation it stays the gate: a refused statement is not run (`runnable`) and costs
+the questions whose functions use it (`refusals`).
 
-Since nothing can be fetched by a name computed at run time, what a function can reach is
-decided on names: `Reading.reach` follows, from a function's name, every statement that
-binds a name it reads (assignments of every shape, tuple unpacking, ``for`` and ``with``
-targets, walrus, imports, ``def`` and ``class`` with their defaults, decorators, attributes
-and methods, definitions under ``if``, ``global`` writes in other functions) and every
-statement that can put something into an object it reads (an attribute or item written,
-the object passed to a call or called with arguments, an alias bound to it), transitively.
+`Reading.reach` follows, from a function's name, every statement that binds a name it reads
+(assignments of every shape, imports, ``def`` and ``class`` with their defaults and
+decorators, ``global`` writes...) and every statement that can put something into an object
+it reads, transitively (in a practice grade nothing is fetched by a computed name).
 `Reading.shortcut` answers a hidden test's rules (``guarded(f, libraries=..., names=...,
-allow_attnbook=..., loops=...)``) on that reach: a library the question rules out or the
-course package among its imports, a routine the question asks the student to write among
-its names (a name the submission binds itself is its own routine, whatever it is called),
-and (`loop_rule`) a Python loop in a function it reaches. The grader asks it only what the
-answer's child does not enforce by itself (`reach.left_to_read`).
+allow_attnbook=..., loops=...)``) on that reach: a ruled-out library or the course package
+among its imports, a routine the question asks the student to write among its names (a name
+the submission binds itself is its own routine), and (`loop_rule`) a Python loop in a
+function it reaches. The grader asks it only what the answer's child does not enforce by
+itself (`reach.left_to_read`): under isolation, the loop rule and a compiled routine
+`disarm` cannot take away.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field
 
 from attnbook.exercise_checks.answer_allowlist import Allowlist
 from attnbook.exercise_checks.loop_rule import first_loop, loop_message
-from attnbook.exercise_checks.rules import refused, shortcut
+from attnbook.exercise_checks.rules import refused, shortcut, would_refuse
 from attnbook_grader.source_scopes import (
     FUNCTIONS,
     flows,
@@ -44,12 +47,9 @@ from attnbook_grader.source_scopes import (
 
 __all__ = ["Reading", "scan", "reference_swaps", "NO_ALLOWLIST", "checks_on"]
 
-# The one switch that turns every verdict read from the source off (the allowlist, the
-# shortcut rules, tampering): `engine.grade_notebook(source_checks=False)` in the grader's
-# process (the proof's attacks), or this variable set to "1" in the grader's environment
-# (never the child's: it cannot reach it) for a grader in another process (the tests of the
-# sandbox's process and memory limits). Either way the isolation alone stands; unsafe for
-# grading.
+# The one switch that turns every verdict read from the source off (the allowlist, its notes,
+# the shortcut rules): `engine.grade_notebook(source_checks=False)` (the proof's attacks), or
+# this variable "1" in a grader's environment (never the child's); the isolation alone stands.
 NO_ALLOWLIST = "ATTNBOOK_UNSAFE_NO_ALLOWLIST"
 
 
@@ -179,23 +179,28 @@ class Reading:
         return [f[1:] for f in found]
 
     def tampering(
-        self,
-        question_functions: dict[str, set[str]],
-        swaps: dict[str, list[str]] | None = None,
+        self, question_functions: dict[str, set[str]], swaps: dict | None = None
     ) -> dict[str, str]:
         """question -> the message of the refused code that costs it (`refusals`)."""
         return self.refusals(question_functions, swaps)[0]
+
+    def hints(self) -> list[tuple[int, str]]:
+        """[(cell, note)] of what the allowlist finds where it is a hint (`would_refuse`)."""
+        return [
+            (u.cell, would_refuse(what, _where(u, line)))
+            for u in self.units
+            for line, what in u.refused
+        ]
 
     def refusals(
         self,
         question_functions: dict[str, set[str]],
         swaps: dict[str, list[str]] | None = None,
     ) -> tuple[dict[str, str], list[tuple[int, str]]]:
-        """({question: the message of the refused code that costs it}, [(cell, note) of the
-        refused code no question reaches]). A refused statement is never run (`runnable`),
-        so it changes nothing: it costs exactly the questions whose functions read what it
-        defines (`reach`), wherever it stands (a body, a default, a decorator, an import at
-        the top of a cell); one no question reaches costs nothing and is noted."""
+        """A practice grade's ({question: the refused code that costs it}, [(cell, note) of
+        the refused code no question reaches]): a refused statement, never run there
+        (`runnable`), costs the questions whose functions read what it defines (`reach`),
+        wherever it stands; one no question reaches costs nothing and is noted."""
         reached: dict[tuple[int, int], set[str]] = {}
         for q, fns in question_functions.items():
             others = {g for p, gs in question_functions.items() if p != q for g in gs}
@@ -217,7 +222,8 @@ class Reading:
         return lost, notes
 
     def runnable(self, sources: list[str]) -> list[str]:
-        """`sources` with every refused statement blanked out (a ``pass``, same lines)."""
+        """`sources` with every refused statement blanked out (a ``pass``, same lines): a
+        practice grade's cells (under isolation they run as written)."""
         out = list(sources)
         for cell in sorted({u.cell for u in self.units if u.refused}):
             lines = _transform(sources[cell]).split("\n")
@@ -233,9 +239,12 @@ class Reading:
         return out
 
 
+def _where(unit: _Unit, line: int) -> str:
+    return f"cell {unit.cell}, line {line}{', in ' + unit.owner if unit.owner else ''}"
+
+
 def _refusal_message(unit: _Unit, line: int, what: str, costs: bool = True) -> str:
-    where = f"{', in ' + unit.owner if unit.owner else ''}"
-    return refused(what, f"cell {unit.cell}, line {line}{where}", costs)
+    return refused(what, _where(unit, line), costs)
 
 
 def _within(part: ast.AST, line: int) -> bool:
@@ -275,10 +284,9 @@ def _transform(source: str) -> str:
 
 
 def _parse(source: str) -> ast.Module | None:
-    """The cell's syntax tree, or None where Python cannot build one: a syntax error, or a
-    cell nested or long enough to exhaust the parser (a 100 000-term sum: RecursionError or
-    MemoryError). Such a cell is read as no statement and runs, unread, in the child, where
-    it fails on its own."""
+    """The cell's syntax tree, or None where Python cannot build one (a syntax error, a
+    100 000-term sum: RecursionError, MemoryError): read as no statement, it runs unread in
+    the child, where it fails on its own."""
     try:
         return ast.parse(_transform(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -291,12 +299,15 @@ def scan(
     allowlist: Allowlist | None = None,
     source_checks: bool = True,
     answers: Collection[str] = (),
+    hint_only: bool = False,
 ) -> Reading:
     """Read a submission's code cells; cells whose source is in `trusted` (the reference
     notebook's own cells) are not read against the allowlist, which is (unless given) the
     modules of `answer_allowlist` and the ``otter``/``attnbook`` names `trusted` imports;
     with the source checks off (`checks_on`), nothing is refused. `answers`: the questions'
-    functions, which the reference's stand in for where another question calls them."""
+    functions, which the reference's stand in for where another question calls them.
+    `hint_only` (a grade for credit, in an isolated child): the findings are notes, every
+    statement runs, so none is refused for reading what a refused one binds."""
     trusted = set(trusted)
     # off: the proof's attacks, the sandbox's tests (see NO_ALLOWLIST above)
     if not checks_on(source_checks):
@@ -329,7 +340,8 @@ def scan(
         unit.refused = sorted(
             set(allowlist.problems(unit.node, bound - {"__builtins__"}))
         )
-    _refuse_dependents(reading.units, set(answers))
+    if not hint_only:
+        _refuse_dependents(reading.units, set(answers))
     for unit in reading.units:
         for line, what in unit.refused:
             reading.findings.append((unit.cell, line, unit.owner, what))

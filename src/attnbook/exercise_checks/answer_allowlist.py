@@ -1,5 +1,5 @@
-"""What an answer cell may use: the allowlist the grader reads a submission's
-source against before any of it runs.
+"""What an answer cell may use: the allowlist, an early hint in the student's public
+checks (`local_refusal`) and, in the grader, a note beside a grade for credit.
 
 An answer cell (a code cell that is not, character for character, a cell of the reference
 notebook) may import only the modules of `ALLOWED_MODULES` and, from ``otter`` and the course
@@ -15,8 +15,11 @@ attribute may be written only on the code's own objects (``self.x = ...``). Type
 small helpers are allowed (``typing``, ``__future__``, ``functools``, ``dataclasses``, ``copy``,
 ``time``, ``warnings``), less their routines that evaluate a string or write the attributes of
 another object (``get_type_hints``, ``singledispatch``, ``wraps``). `Allowlist.problems` gives,
-per statement, what it breaks, with the line; the grading engine's `source_rules`
-(attnbook-grader) decides what that costs.
+per statement, what it breaks, with the line. No grade for credit depends on it: there
+the answers run in an isolated process that lacks what a question rules out, the refused
+statements run too, and the grading engine's `source_rules` (attnbook-grader) only notes
+them; only a practice grade without isolation keeps it as the gate (a refused statement not
+run, the questions that use it scored 0).
 """
 
 from __future__ import annotations
@@ -291,7 +294,7 @@ def local_refusal(fn: Any) -> str | None:
     that the public checks warn first; None where nothing is refused or there is no source
     to read."""
     from attnbook.exercise_checks.loop_rule import reached
-    from attnbook.exercise_checks.rules import refused
+    from attnbook.exercise_checks.rules import refused_hint
 
     for current, read in reached(fn):
         if read is None:
@@ -306,7 +309,7 @@ def local_refusal(fn: Any) -> str | None:
             if origin
         ]
         for line, what in sorted(found)[:1]:
-            return refused(what, f"{current.__name__}, line {line + first - 1}")
+            return refused_hint(what, f"{current.__name__}, line {line + first - 1}")
     return None
 
 

@@ -173,19 +173,46 @@ def ruled_out(names: list[str]) -> str:
     )
 
 
+_ALLOWED_ONLY = (
+    "use only the modules and builtins the exercise allows, and attributes by their "
+    "written name"
+)
+
+
 def refused(what: str, where: str, costs: bool = True) -> str:
-    """The allowlist's refusal (`answer_allowlist`), the same in a public check and in the
-    grade: `what` an answer cell may not hold, `where` it stands; `costs`: whether a
-    question's functions use it."""
+    """The allowlist's refusal (`answer_allowlist`) where it is the gate: a practice grade,
+    without isolation (`attnbook_grader.jail`): `what` an answer cell may not hold, `where`
+    it stands; `costs`: whether a question's functions use it."""
     cost = (
         "the question that uses it scores 0"
         if costs
         else "no question's functions use it, so it costs no points"
     )
     return (
-        f"dynamic code / tampering: not allowed in an answer cell: {what} ({where}); the "
-        f"grader does not run this statement, and {cost}: use only the modules and "
-        "builtins the exercise allows, and attributes by their written name"
+        f"dynamic code / tampering: not allowed in an answer cell: {what} ({where}); a "
+        f"practice grade (no isolation) does not run this statement, and {cost}: "
+        f"{_ALLOWED_ONLY}"
+    )
+
+
+def refused_hint(what: str, where: str) -> str:
+    """The allowlist's word in the public checks, an early hint: what it finds, and that
+    the grade for credit does not depend on it."""
+    return (
+        f"dynamic code / tampering: not allowed in an answer cell: {what} ({where}); a "
+        "hint: the grade for credit runs it where the ruled-out code is not there, and "
+        f"counts only what the tests see: {_ALLOWED_ONLY}"
+    )
+
+
+def would_refuse(what: str, where: str) -> str:
+    """What a grade for credit (an isolated child, `attnbook_grader.jail`) notes of the
+    allowlist's finding: the statement ran there, and its questions score what their
+    tests saw."""
+    return (
+        f"dynamic code / tampering: the allowlist would refuse {what} ({where}): not "
+        "counted; graded in an isolated process, the statement ran there and its "
+        f"questions score what their tests see: {_ALLOWED_ONLY}"
     )
 
 
