@@ -28,6 +28,8 @@ import errno
 import os
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -399,3 +401,45 @@ def test_each_spelling_of_a_named_routine_fails_where_it_is_ruled_out(
     assert any("is ruled out in this question" in m for m in failed) or all(
         t["hidden"] for t in result["tests"] if not t["passed"]
     ), failed
+
+
+QUANTIZER_SPELLINGS = {  # each quantizes x with one of PyTorch's own routines
+    "torch": "torch.quantize_per_tensor(x, 0.1, 0, torch.quint8)",
+    "per channel": "torch.quantize_per_channel(x, torch.ones(2) / 10, torch.zeros(2)"
+    ".long(), 0, torch.quint8)",
+    "torch.ops.aten": "torch.ops.aten.quantize_per_tensor(x, 0.1, 0, torch.quint8)",
+    "fake quantize": "torch.fake_quantize_per_tensor_affine(x, 0.1, 0, 0, 255)",
+    "fake, per channel": "torch.fake_quantize_per_channel_affine(x, torch.ones(2) / "
+    "10, torch.zeros(2, dtype=torch.int32), 0, 0, 255)",
+    "dynamic": "torch.quantize_per_tensor_dynamic(x, torch.quint8, False)",
+}
+
+
+def test_pytorchs_quantizers_are_taken_away_and_rounding_stays():
+    """Exercise 9 q1 rules out PyTorch's quantizers (PyTorch itself allowed): after
+    `disarm`, every spelling of them raises the rule's message in the child's process,
+    while the arithmetic a hand-written quantizer needs still works."""
+    probe = (
+        "import torch\n"
+        "from attnbook_grader import disarm\n"
+        "x = torch.rand(2, 3)\n"
+        f"spellings = {QUANTIZER_SPELLINGS!r}\n"
+        "for name, expression in spellings.items():\n"
+        "    eval(expression)  # each works before\n"
+        "taken = disarm.disarm(['quantize_per_channel', 'quantize_per_tensor'])\n"
+        "assert taken == ['quantize_per_channel', 'quantize_per_tensor'], taken\n"
+        "for name, expression in spellings.items():\n"
+        "    try:\n"
+        "        eval(expression)\n"
+        "    except RuntimeError as err:\n"
+        "        assert 'ruled out' in str(err), (name, err)\n"
+        "    else:\n"
+        "        raise AssertionError(f'{name} still quantizes')\n"
+        "codes = ((x - x.min()) / (x.max() - x.min()) * 15).round().clamp(0, 15)\n"
+        "assert codes.to(torch.uint8).max() <= 15\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -98,6 +98,16 @@ MUTATIONS = [
             "test_each_spelling_of_a_named_routine_fails_where_it_is_ruled_out",
         ),
     ),
+    Mutation(
+        "quantizers-not-in-the-kernel-families",
+        "attnbook_grader/disarm.py",
+        '    "quantize_per_channel": ("quantize_per_channel",),\n',
+        "",
+        (
+            "tests/test_grading_reach.py::"
+            "test_pytorchs_quantizers_are_taken_away_and_rounding_stays",
+        ),
+    ),
     # review 68's M10 and M16
     Mutation(
         "numpy-fingerprint-without-position",

@@ -32,6 +32,19 @@ def _q1(book: list, token: list, window: list | None = None) -> AtEachTask:
 
 WRONG_ANSWERS = {
     # q1: keys per channel in groups of G tokens, with a residual
+    "quantize_keys: the codes from PyTorch's own quantizer (torch.quantize_per_channel, one "
+    "row per group and channel), right otherwise: ruled out, taken away in q1's child": _q1(
+        [("    codes = torch.round((groups - low[:, :, :, None]) / scale[:, :, :, None])\n",
+          "    rows = (groups - low[:, :, :, None]).transpose(3, 4).reshape(-1, G).float()\n"
+          "    zero = torch.zeros(rows.shape[0], dtype=torch.long)\n"
+          "    q = torch.quantize_per_channel(rows, scale.reshape(-1).double(), zero, 0, torch.quint8)\n"
+          "    codes = q.int_repr().reshape(B, H, n, d, G).transpose(3, 4)\n")],
+        [(_TOKEN_CODES,
+          "    rows = (groups - low[..., None]).reshape(-1, G).float()\n"
+          "    zero = torch.zeros(rows.shape[0], dtype=torch.long)\n"
+          "    q = torch.quantize_per_channel(rows, scale.reshape(-1).double(), zero, 0, torch.quint8)\n"
+          "    codes = q.int_repr().reshape(groups.shape)")],
+    ),
     "quantize_keys: one scale per token (reduced over the channels), not per channel (token: "
     "one per token, over all its channels, not per group of G)": _q1(
         [(_LOW + _REST + _RETURN,
