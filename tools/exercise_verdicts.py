@@ -15,6 +15,7 @@ from tools.exercise_build import MASTERS
 from tools.exercise_grading import Grade
 from tools.exercise_messages import HELD, SCORING_HELD, message_problems
 from tools.exercise_public_rule import question_verdicts, scoring_problems
+from tools.exercise_tables import table_problems
 
 REFERENCE, UNTOUCHED = "reference solution", "untouched student notebook"
 # correct answers written differently: they must score 100 %
@@ -135,6 +136,8 @@ def check_proof(name: str, data: dict) -> bool:
             problems.append(f"{label}: expected {expect}")
     problems += check_attacks(data.get("attacks", {}))
     problems += _held_to_the_rules(name, grades)
+    kept = {label: g.questions for label, g in grades.items()}
+    problems += table_problems(name, kept, REFERENCE)
     for question in data["questions"]:
         if question not in flagged:
             problems.append(

@@ -47,7 +47,10 @@ checks flags; a wrong answer that loses half or more of a question fails one of 
 question's public checks (multiple-choice questions exempt), one labelled "warned (qN): ..."
 fails a public check of qN whatever it loses there, and one labelled "non-solving (qN): ..."
 scores 0 on qN (the labels: tools/exercise_proof.py); it prints the message each
-mistake gets, and per question lost the public verdict beside the hidden score. Two worker
+mistake gets, and per question lost the public verdict beside the hidden score. Where the
+wrong-answer file ties the rows of the worked-solutions page's mistake tables to its wrong
+answers (`PAGE_ROWS`), every row must be tied and its "Points kept" must be what the proof
+measured, to the tenth (`tools.exercise_tables`). Two worker
 processes share the exercises, the longest proofs first; each builds and grades its
 exercises in one Python process (one import of PyTorch and otter, one process server for all
 of them).

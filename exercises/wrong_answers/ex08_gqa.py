@@ -11,6 +11,16 @@ WRONG_ANSWERS = {
     "scores not divided by sqrt(d_k)": [
         ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
     ],
+    "warned (q1): expand_kv takes B, H_kv, T and d from the notebook's variables, not from x.shape": [
+        ("    B, H_kv, T, d = x.shape\n    copies", "    d = d_k  # the notebook's sizes\n    copies"),
+    ],
+    "expand_kv expands x.data, not x (the result drops out of autograd's graph)": [
+        ("    copies = x[:, :, None].expand(", "    copies = x.data[:, :, None].expand("),
+    ],
+    "warned (q2): the causal mask multiplied in (hidden scores 0, not -inf)": [
+        ("        scores = scores.masked_fill(future, float(\"-inf\"))\n    weights",
+         "        scores = scores * ~future\n    weights"),
+    ],
     "causal mask applied to the weights after the softmax": [
         ("        scores = scores.masked_fill(future, float(\"-inf\"))\n    weights = torch.softmax(scores, dim=-1)",
          "        scores = torch.softmax(scores, dim=-1).masked_fill(future, 0.0)\n"
@@ -272,3 +282,41 @@ WRONG_ANSWERS.update({
          "    k = expand_kv(k, n_rep)  # (B, H, T_k, d_k)"),
     ],
 })
+
+PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
+    # q1
+    "the sizes taken from the notebook's variables (`B`, `T`, `d_k`), not from `x.shape`": "warned (q1): expand_kv takes B, H_kv, T and d from the notebook's variables, not from x.shape",
+    '`x.data` expanded instead of `x` (the result drops out of the graph)': "expand_kv expands x.data, not x (the result drops out of autograd's graph)",
+    'heads tiled with `repeat` (0, 1, 0, 1)': 'heads tiled (0, 1, 0, 1) instead of repeated in place (0, 0, 1, 1)',
+    '`repeat_interleave` along dim 0, the batch': 'warned (q1): repeat_interleave along dim 0 (the batch), not the heads',
+    '`expand`, then `view` instead of `reshape`': 'warned (q1): expand, then .view instead of .reshape (raises for every n_rep > 1)',
+    "the course package's `repeat_kv` called": "shortcut: expand_kv handed to the course package's repeat_kv (copied)",
+    'batch and heads folded together with `view`': "warned (q1): flattens batch and heads with view (fails on the course's transposed keys)",
+    'a detour through NumPy': 'keys expanded through NumPy (fails for inputs that require grad)',
+    '`torch.empty` made without `device=`, filled head by head': 'expand_kv fills a torch.empty(...) made without device= (on the CPU) head by head',
+    "the result in float32 whatever the keys' dtype (`.float()`)": "warned (q1): expand_kv's result in float32 whatever the keys' dtype (.float())",
+    '`torch.zeros(..., device=x.device)` made without `dtype=`, filled head by head': 'warned (q1): expand_kv fills torch.zeros(..., device=x.device), made without dtype=, head by head',
+    # q2
+    "returns `(out, weights)`, as the chapter's attention function does": "warned (q2): returns (out, weights), as the chapter's attention function does",
+    'softmax over `dim=-2` (the queries)': 'warned (q2): softmax over dim=-2 (the queries), not the keys',
+    'scores not divided by $\\sqrt{d_k}$': 'scores not divided by sqrt(d_k)',
+    'the mask put on the weights after the softmax': 'causal mask applied to the weights after the softmax',
+    'an inverted mask (`tril` marks the keys to hide: the past)': 'warned (q2): an inverted mask (tril marks the keys to hide: the past and the query itself)',
+    'only the keys expanded, `v` left with $H_{kv}$ heads': 'warned (q2): only the keys expanded, v left with H_kv heads',
+    "the mask sized from the notebook's global `T`": "warned (q2): the causal mask sized from the notebook's global T",
+    "a scale fixed at $\\sqrt{8}$, the example's width": "scale fixed at sqrt(8), the example's width (a constant, not sqrt(d_k))",
+    'a square mask from `q.shape[-2]` alone': 'warned (q2): the causal mask square, (T, T) with T = q.shape[-2] (not (T_q, T_k))',
+    "`n_rep = H_kv` (right for the example's 4 over 2 only)": "warned (q2): n_rep taken as the number of key/value heads (the example's 4 over 2 hides it)",
+    'the `causal` flag ignored (the mask always applied)': 'warned (q2): the causal flag ignored (the mask always applied)',
+    "the mask aligned at the top-left (PyTorch's `is_causal`)": 'warned (q2): decoding: the causal mask aligned at the top-left (query i sees keys j <= i)',
+    'the softmax in float32, cast back': "softmax in float32, the result cast back to the input's dtype",
+    'batch and heads folded together with `.view`': 'gqa flattens batch and heads with .view (fails on heads split by a transpose)',
+    'a softmax written by hand, `exp(s) / exp(s).sum(-1)`, no maximum subtracted': 'warned (q2): softmax written by hand, exp(s) / exp(s).sum(-1), no maximum subtracted',
+    'the mask built without `device=`': 'gqa_attention builds the causal mask without device= (on the CPU)',
+    'the causal mask multiplied in (the hidden scores 0, not $-\\infty$)': 'warned (q2): the causal mask multiplied in (hidden scores 0, not -inf)',
+    'scores multiplied by the mask, then every score equal to 0 hidden': 'mask made by multiplying: scores that are exactly 0 (allowed ones too) set to -inf',
+    "PyTorch's `scaled_dot_product_attention` with `enable_gqa=True`": "shortcut: PyTorch's scaled_dot_product_attention with enable_gqa=True",
+    # q3
+    '(b), or another wrong letter': 'what_gqa_saves: (b), a tempting wrong statement',
+    'the right letter written `"(A)"`': 'what_gqa_saves: the right letter in upper case with its parenthesis',
+}

@@ -76,6 +76,10 @@ WRONG_ANSWERS = {
     "zero_head: indexes z[:, :, a:b], so only a 3-D z works": [
         (_ZERO, "    out[:, :, head * d_head : (head + 1) * d_head] = 0.0\n"),
     ],
+    "zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32": [
+        ("    out = z.clone()  # the caller's tensor stays as it is\n", "    mask = torch.ones(z.shape[-1])\n"),
+        (_ZERO, "    mask[head * d_head : (head + 1) * d_head] = 0.0\n    out = z * mask\n"),
+    ],
     # q6: naming the heads and the loss on the repeat
     "find_heads: the induction head looked for in layer 0": [
         (_IND_HEAD, "    induction_head = int(induction_score(weights[0], n, True).argmax())\n"),
@@ -326,3 +330,61 @@ WRONG_ANSWERS.update({
         ("    return prev_head, induction_head", "    return induction_head, prev_head"),
     ],
 })
+
+PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
+    # q1
+    'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
+    "the course package's `repeated_tokens` called": 'shortcut: repeated_batch hands the work to attnbook.induction.repeated_tokens',
+    '`torch.randint(1, vocab_size + 1, ...)`: a token may equal `vocab_size`': 'warned (q1): repeated_batch draws randint(1, vocab_size + 1) (a token may equal vocab_size)',
+    "PyTorch's global generator (no `generator=`)": "warned (q1): repeated_batch draws from PyTorch's global generator (no generator=)",
+    'the second copy drawn afresh': 'repeated_batch: the second copy drawn afresh, not repeated',
+    'the copy interleaved token by token (`x1 x1 x2 x2 ...`)': 'repeated_batch: the copy interleaved token by token (x1 x1 x2 x2 ...)',
+    'a start token whatever `bos` says': 'repeated_batch: BOS whatever bos says',
+    'the start column made without `dtype=` (so the whole batch is float)': 'warned (q1): repeated_batch: the start column made without dtype= (float), so the batch is float',
+    # q2
+    'the diagonal at offset `-n` (the earlier occurrence itself)': 'induction_score: the diagonal at offset -n (the earlier occurrence itself)',
+    'the diagonal at offset `2 - n`': 'induction_score: the diagonal at offset 2 - n',
+    'the whole diagonal, first-copy queries included': 'induction_score: the whole diagonal, first-copy queries included',
+    'the second copy placed at `1 + n` whatever `bos` says': 'induction_score: the second copy placed as if there were always a BOS',
+    'the last query of the second copy only': 'warned (q2): induction_score reads the last query of the second copy only',
+    'averaged over the heads, not the batch': 'induction_score: averaged over the heads, not the batch',
+    'the first sequence of the batch only, or the largest over the batch': ('warned (q2): induction_score reads the first sequence of the batch only', 'warned (q2): induction_score takes the largest over the batch, not the mean'),
+    'a loop of Python floats (float32 for float64 weights), or batch and heads flattened with `.view`': ('warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', 'induction_score: batch and heads flattened with .view (fails on weights in another layout)'),
+    # q3
+    'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
+    'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
+    'the main diagonal (the token itself)': 'previous_token_score: the main diagonal (the token itself)',
+    'averaged over the heads, not the batch (one score per sequence, shape `(B,)`)': 'warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)',
+    '`diagonal(offset=-1, dim1=-1, dim2=-2)`, the dims swapped (the next token)': 'warned (q3): previous_token_score takes the diagonal with its dims swapped (keys, then queries)',
+    'the first sequence of the batch only': 'warned (q3): previous_token_score reads the first sequence of the batch only',
+    'a final `.float()`, or batch and heads flattened with `.view`': ('warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', 'previous_token_score: batch and heads flattened with .view (fails on weights in another layout)'),
+    # q4
+    'heads counted from 1': 'zero_head: head counted from 1',
+    'every head but `head` zeroed': 'zero_head: zeroes every head but `head`',
+    '`out[:, a:b]`, the second axis whatever the rank': 'warned (q4): zero_head indexes out[:, a:b] (the second axis, whatever the rank)',
+    '`head * d_head : head + d_head` (the wrong width)': 'zero_head: columns head * d_head to head + d_head (the wrong width)',
+    "`head : head + d_head` (the columns counted from the head's number)": 'warned (q4): zero_head zeroes the columns head .. head + d_head',
+    '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
+    "`z[:, :, a:b]` (a 3-D `z` only), or a float32 copy, or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
+    '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
+    # q5
+    '(b), Q-composition, or (d), `W_OV` transposed': ("what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
+    'the right letter in upper case, `"C"`, or `"(c)"`': ('what_k_composition_measures: the right letter in upper case', 'what_k_composition_measures: the right letter written "(c)"'),
+    # q6
+    "`repeat_loss`: the second copy's first token counted too": 'repeat_loss: x_1 of the second copy counted too (n tokens, one unpredictable)',
+    '`repeat_loss`: no shift (`logits[:, t]` read as predicting the token at `t`)': 'repeat_loss: logits[:, t] read as predicting the token at t (no shift)',
+    '`repeat_loss`: the first copy instead of the second': 'repeat_loss: the first copy instead of the second',
+    '`repeat_loss`: probabilities (a softmax first) passed to `cross_entropy`': 'repeat_loss: probabilities (a softmax first) passed to cross_entropy, which wants logits',
+    '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
+    '`repeat_loss`: `nll_loss` on the raw logits': 'warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)',
+    '`repeat_loss`: `cross_entropy` on (B, n - 1, V) logits, no transpose': 'warned (q6): repeat_loss: cross_entropy on (B, n - 1, V) logits, the classes not moved to axis 1',
+    '`repeat_loss`: the loss returned as a 0-d tensor': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
+    '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
+    '`find_heads`: the weakest heads (`argmin`)': 'find_heads: the weakest heads (argmin)',
+    '`find_heads`: 0-d tensors of the right heads, not ints': 'find_heads: returns 0-d tensors, not ints',
+    '`find_heads`: the previous-token head sought in layer 1': 'warned (q6): find_heads looks for the previous-token head in layer 1',
+    '`find_heads`: `(induction_head, prev_head)`, the order swapped': 'warned (q6): find_heads returns (induction_head, prev_head), the order swapped',
+    '`find_heads`: `bos=False` on a batch with BOS': 'warned (q6): find_heads calls induction_score with bos=False on a batch with BOS (the window one query early)',
+    '`find_heads`: a list of the right ints, not a tuple': 'warned (q6): find_heads returns a list of the right ints, not a tuple',
+    '`find_heads`: NumPy ints (`np.argmax`), not Python ints': 'warned (q6): find_heads returns NumPy ints (np.argmax), not Python ints',
+}

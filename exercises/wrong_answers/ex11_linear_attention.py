@@ -140,6 +140,14 @@ WRONG_ANSWERS.update({  # review 52 (issue 45): mistakes that passed every publi
         ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
          "    return (scores @ v) / scores.sum(-1, keepdim=True)"),
     ],
+    "warned (q2): linear_attention_parallel: EPS added to the quotient, not to the row sums": [
+        ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
+         "    return (scores @ v) / scores.sum(-1, keepdim=True) + EPS"),
+    ],
+    "warned (q3): delta_update: beta on the write only, the old row removed in full (S + beta k^T v - k^T k S)": [
+        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+         "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :] - k[:, :, None] * old[:, None, :]"),
+    ],
     "warned (q2): linear_attention_parallel: the mask made on the CPU, torch.tril(torch.ones(T, T))": [
         ("torch.ones(T, T, dtype=torch.bool, device=q.device).tril()", "torch.tril(torch.ones(T, T))"),
     ],
@@ -181,3 +189,38 @@ WRONG_ANSWERS.update({
          "        S = S + fk[:, t, :, None] * phi(v[:, t, None, :])  # write token t ...\n"),
     ],
 })
+
+PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
+    # q1
+    'no normaliser (sums, not averages)': 'linear_attention_recurrent: no normaliser (sums, not averages)',
+    'reads before it writes (a token does not see itself)': 'linear_attention_recurrent: reads before it writes (a token does not see itself)',
+    'the normaliser updated after the read (token 0 divides by $0 + \\varepsilon$)': 'warned (q1): linear_attention_recurrent updates the normaliser after the read (z one token behind S)',
+    '`phi` applied to the values too': 'warned (q1): linear_attention_recurrent applies phi to the values too',
+    'the state built as $v^\\top\\phi(k)$ but read as $\\phi(q) S$': 'linear_attention_recurrent: the outer product v^T phi(k), read as phi(q) S',
+    'raw queries and keys (no `phi`), or `phi` on the keys only': ('linear_attention_recurrent: no feature map (raw q and k)', 'linear_attention_recurrent: phi on the keys only (raw queries)'),
+    'one state for the whole batch': 'linear_attention_recurrent: one state for the whole batch',
+    'the state made with `torch.zeros` (CPU, float32), updated with `S += ...`': 'warned (q1): the state made with torch.zeros (CPU, float32) and updated in place, S += ...',
+    'the state made with `torch.zeros`, updated with `S = S + ...`': 'warned (q1): linear_attention_recurrent makes its state without device= (right on the CPU only)',
+    '`EPS` left out of the normaliser': 'warned (q1): linear_attention_recurrent: EPS left out of the normaliser',
+    # q2
+    'no causal mask': 'linear_attention_parallel: no causal mask',
+    'no normaliser': 'linear_attention_parallel: no normaliser',
+    'the upper triangle kept (`triu`: the future)': 'linear_attention_parallel: the upper triangle kept (triu: the future, not the past)',
+    'the strict lower triangle, `tril(-1)` (no token reads itself)': 'warned (q2): linear_attention_parallel keeps the strict lower triangle, tril(-1) (no token reads itself)',
+    'the mask filled with $-\\infty$, as for a softmax': 'linear_attention_parallel: the mask filled with -inf, as for a softmax',
+    'normalised over every key, then masked': 'linear_attention_parallel: normalised over every key, then masked',
+    'a softmax of the feature scores': 'linear_attention_parallel: a softmax of the feature scores',
+    'a generator expression, `fq, fk = (phi(x) for x in (q, k))`': 'warned (q2): phi applied through a generator expression, fq, fk = (phi(x) for x in (q, k))',
+    '`EPS` left out of the row sums': 'warned (q2): linear_attention_parallel: EPS left out of the row sums',
+    '`EPS` added to the quotient, not to the row sums': 'warned (q2): linear_attention_parallel: EPS added to the quotient, not to the row sums',
+    'the mask made on the CPU, `torch.tril(torch.ones(T, T))`': 'warned (q2): linear_attention_parallel: the mask made on the CPU, torch.tril(torch.ones(T, T))',
+    # q3
+    "no subtraction (linear attention's write)": "delta_update: no subtraction (S + beta k^T v, linear attention's write)",
+    'the outer product the wrong way round, $(v - kS)^\\top k$': 'delta_update: the outer product the wrong way round, (v - k S)^T k',
+    'the read $Sk^\\top$ instead of $kS$': 'delta_update: the state read as S k^T instead of k S',
+    '$\\beta$ forgotten (always a full overwrite)': 'delta_update: beta forgotten (always a full overwrite)',
+    '$\\beta$ broadcast along the last axis, not `beta[:, None, None]`': 'delta_update: beta broadcast along the last axis (beta * ..., not beta[:, None, None])',
+    '`S` changed in place': 'delta_update: S changed in place',
+    'the convex mix $(1 - \\beta) S + \\beta\\,k^\\top v$': 'warned (q3): delta_update as a convex mix, (1 - beta) S + beta k^T v (every row decays)',
+    '$\\beta$ on the write only, $S + \\beta\\,k^\\top v - k^\\top (kS)$': 'warned (q3): delta_update: beta on the write only, the old row removed in full (S + beta k^T v - k^T k S)',
+}

@@ -18,7 +18,10 @@ def test_expand_shape(expand_kv, k):
 def test_copies_sit_next_to_each_other(expand_kv):
     import torch
     heads = torch.arange(3.0).view(1, 3, 1, 1)
-    out = expand_kv(heads, 2)
+    try:
+        out = expand_kv(heads, 2)
+    except RuntimeError as error:
+        raise AssertionError(f"x of shape (1, 3, 1, 1), n_rep = 2: expected a result of shape (1, 6, 1, 1), but your function raised RuntimeError ({str(error).splitlines()[0]}): read B, H_kv, T and d from x.shape, not from the notebook's variables") from None
     assert tuple(out.shape) == (1, 6, 1, 1), f'heads of shape (1, 3, 1, 1) repeated twice: expected (1, 6, 1, 1), got {tuple(out.shape)}: the copies go along the head axis (dim 1), not the batch (dim 0) or another axis'
     tiled = out.flatten().tolist() == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
     assert out.flatten().tolist() == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0], f'heads 0, 1, 2 repeated twice should read 0, 0, 1, 1, 2, 2; got {out.flatten().tolist()}: ' + ('x.repeat(1, n_rep, 1, 1) tiles the whole set (0, 1, 2, 0, 1, 2), so query head 1 would read key head 1 instead of 0; ' if tiled else '') + 'repeat each head in place (repeat_interleave, or a new axis after the heads, expand, reshape)'

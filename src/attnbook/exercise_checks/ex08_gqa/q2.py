@@ -57,6 +57,9 @@ def test_gqa_small_example(gqa_attention, q, k, v, expand_kv):
     out = gqa_attention(q, k, v, causal=True)
     rows = int(torch.isnan(out).any(-1).sum())
     assert rows == 0, f'the example, causal: {rows} query rows are NaN, the softmax of a row whose every key is hidden: is the mask inverted? it must hide the future (the keys j > i, torch.ones(T_q, T_k).triu(1) marks them), never the past, and every query sees at least itself'
+    k2, v2 = (k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1))
+    zero_scores = q @ k2.transpose(-2, -1) / math.sqrt(8) * torch.ones(6, 6).tril()
+    assert not torch.allclose(out, torch.softmax(zero_scores, dim=-1) @ v2, atol=1e-05), "the example, causal: your outputs are those of a softmax in which the hidden keys got a score of 0, which exp turns into a weight of 1 before normalising: set their scores to -inf (scores.masked_fill(future, float('-inf'))); a mask of zeros suits linear attention, not a softmax"
     free = torch.softmax(q @ k.repeat_interleave(2, dim=1).transpose(-2, -1) / math.sqrt(8), dim=-1)
     assert not torch.allclose(out, free @ v.repeat_interleave(2, dim=1), atol=1e-05), 'the example with causal=True gave the unmasked outputs: your output ignores the causal flag; when causal is true, hide the keys j > i before the softmax'
     assert torch.allclose(out[:, :, 0], v.repeat_interleave(2, dim=1)[:, :, 0], atol=1e-06), 'with the causal mask the first query sees only the first key, so its output is the first value of its key/value head: is the mask applied to the scores before the softmax?'
@@ -111,7 +114,9 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
         raise AssertionError(f"one query at the last of 3 positions (T_q = 1, T_k = 3, a decoding step with a cache): the causal mask must be (T_q, T_k) = (1, 3): read the lengths from q.shape[-2] and k.shape[-2], not from the notebook's T; your function raised RuntimeError: {str(err).splitlines()[0]}") from None
     assert out.shape == (1, 2, 1, 4) and out.dtype == torch.float64, f'float64 inputs, T_q = 1: expected a float64 (1, 2, 1, 4) output, got {out.dtype} {tuple(out.shape)}'
     weights = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
-    torch.testing.assert_close(out, weights @ v, atol=1e-12, rtol=1e-12, msg='one query at the last of 3 positions, d_k = 4, float64: it sees every key (the mask is (T_q, T_k), aligned at the bottom-right), the scores are divided by sqrt(q.shape[-1]) = 2 (not a fixed number), and every step stays in float64')
+    top_left = v[:, :, :1].expand(1, 2, 1, 4)
+    saw = "your output is key 0's value: your mask is aligned at the top-left (as PyTorch's is_causal), so the one query saw only key 0; align it at the bottom-right" if torch.allclose(out, top_left, atol=1e-12) else 'the scores are divided by sqrt(q.shape[-1]) = 2 (not a fixed number), and every step stays in float64'
+    torch.testing.assert_close(out, weights @ v, atol=1e-12, rtol=1e-12, msg=f'one query at the last of 3 positions, d_k = 4, float64: it sees every key (the mask is (T_q, T_k), aligned at the bottom-right): {saw}')
     q2 = torch.randn(1, 2, 2, 4, generator=g, dtype=torch.float64)
     k4, v4 = (torch.randn(1, 1, 4, 4, generator=g, dtype=torch.float64) for _ in range(2))
     hint = "two queries at the last 2 of 4 positions (T_q = 2, T_k = 4, a decoding step with a cache): the causal mask must be (T_q, T_k) = (2, 4), not (T, T) from q's length alone or the notebook's T; query i sits at position T_k - T_q + i and may attend to the keys j <= T_k - T_q + i (torch.ones(T_q, T_k).triu(T_k - T_q + 1) marks the future)"
@@ -122,5 +127,10 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
     assert tuple(out.shape) == (1, 2, 2, 4), f'{hint}; expected the shape of q, (1, 2, 2, 4), got {tuple(out.shape)}'
     future = torch.tensor([[False, False, False, True], [False, False, False, False]])
     weights = torch.softmax((q2 @ k4.transpose(-2, -1) / 2.0).masked_fill(future, float('-inf')), dim=-1)
-    torch.testing.assert_close(out, weights @ v4, atol=1e-12, rtol=1e-12, msg=f'{hint}: query 0 sees keys 0..2, query 1 sees all 4')
+    scores = q2 @ k4.transpose(-2, -1) / 2.0
+    if torch.allclose(out, torch.softmax(scores.masked_fill(torch.ones(2, 4, dtype=torch.bool).triu(1), float('-inf')), dim=-1) @ v4, atol=1e-12):
+        hint = "your mask is aligned at the top-left (as PyTorch's is_causal): query 0 saw key 0 only and query 1 keys 0, 1; query i sits at position T_k - T_q + i: mark the future with torch.ones(T_q, T_k).triu(T_k - T_q + 1)"
+    elif torch.allclose(out, torch.softmax(scores * ~future, dim=-1) @ v4, atol=1e-12):
+        hint = "the hidden key got a score of 0, which exp turns into a weight of 1 before normalising: set the hidden scores to -inf (masked_fill(future, float('-inf')))"
+    torch.testing.assert_close(out, weights @ v4, atol=1e-12, rtol=1e-12, msg=f'two queries at the last 2 of 4 positions: expected query 0 to see keys 0..2 and query 1 all 4; {hint}')
 

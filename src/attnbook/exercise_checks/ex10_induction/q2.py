@@ -23,7 +23,10 @@ def test_induction_hand_patterns(induction_score):
     assert torch.allclose(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}'
     same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
     assert torch.allclose(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself'
-    nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
+    try:
+        nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
+    except IndexError as error:
+        raise AssertionError(f'bos=False, n = {n}, weights (1, 1, {2 * n}, {2 * n}): expected a score of 1 for the right head, but your function raised IndexError ({str(error).splitlines()[0]}): without a start token the second copy starts at position n, not 1 + n; place it at bos + n') from None
     assert torch.allclose(nobos, torch.ones(1)), f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}'
 
 @test_case(points=None, hidden=False)

@@ -57,6 +57,9 @@ def test_zero_head_any_leading_shape(zero_head):
     out = zero_head(z, 1, 3)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float64, f"z in float64 must give a copy in float64, got {getattr(out, 'dtype', type(out).__name__)}: clone z (or use torch.zeros_like(z)); torch.zeros(shape) or a .float() makes float32"
     assert torch.equal(out, torch.cat([z[:, :3], torch.zeros(2, 3, dtype=torch.float64)], dim=1)), f'z of shape (2, 6) in float64, head 1 of width 3: expected columns 3-5 zeroed, got {out.tolist()}'
+    z = torch.arange(1.0, 13.0, dtype=torch.bfloat16).reshape(2, 6)
+    out = zero_head(z, 0, 2)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16, f"z in bfloat16 must give a copy in bfloat16 (keep z's dtype), got {getattr(out, 'dtype', type(out).__name__)}: a mask or zeros made with torch.ones(...) or torch.zeros(...) are float32 and promote the result; clone z, or make the mask with dtype=z.dtype, device=z.device"
     z = torch.arange(24.0).reshape(2, 2, 6).transpose(0, 1)
     try:
         out = zero_head(z, 0, 3)

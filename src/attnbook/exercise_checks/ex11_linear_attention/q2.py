@@ -53,5 +53,9 @@ def test_parallel_float64_with_eps(linear_attention_parallel):
     y = linear_attention_parallel(small, small, torch.tensor([[[1.0], [4.0]]], dtype=torch.float64))
     assert isinstance(y, torch.Tensor) and y.dtype == torch.float64, f"float64 inputs: expected a float64 output, got {getattr(y, 'dtype', type(y).__name__)}: keep the inputs' dtype"
     exact = torch.tensor([1.0 / (1.0 + 1e-06), 18.0 / (6.0 + 1e-06)], dtype=torch.float64)
-    torch.testing.assert_close(y.flatten(), exact, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64, to 1e-12: expected [1 / (1 + EPS), 18 / (6 + EPS)] = {exact.tolist()}, got {y.flatten().tolist()}: add EPS to every row sum, (A * M) 1 + EPS, as in the formula (the sums are positive, but EPS is part of the answer: a hidden test gives a row a sum of exactly 0), and compute in float64 throughout')
+    fix = 'add EPS to every row sum, (A * M) 1 + EPS, as in the formula (the sums are positive, but EPS is part of the answer: a hidden test gives a row a sum of exactly 0), and compute in float64 throughout'
+    no_eps = torch.tensor([1.0, 3.0], dtype=torch.float64)
+    if y.shape == (1, 2, 1) and torch.allclose(y.flatten() - 1e-06, no_eps, atol=1e-12, rtol=0):
+        fix = 'EPS went on the quotient: put it in the denominator, / (row sum + EPS)'
+    torch.testing.assert_close(y.flatten(), exact, atol=1e-12, rtol=1e-12, msg=f'q = k = [0, 1], v = [1, 4] in float64, to 1e-12: expected [1 / (1 + EPS), 18 / (6 + EPS)] = {exact.tolist()}, got {y.flatten().tolist()}: {fix}')
 
