@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_exercises import NAMES, ex, hidden_tests
+from test_exercises import NAMES, ex, hidden_tests, public_lines, spotting_line
 
 pytestmark = pytest.mark.site
 
@@ -37,13 +37,15 @@ def pages() -> dict[Path, str]:
 
 
 @pytest.fixture(scope="module")
-def hidden(tmp_path_factory) -> dict[str, dict[str, str]]:
-    """Hidden tests of every exercise, from autograder zips built afresh here (`make test` runs
-    this beside `make exercises-prove`, which may be rewriting the zips in _build)."""
-    return {
-        name: hidden_tests(ex.build(name, tmp_path_factory.mktemp(name)).autograder_zip)
-        for name in NAMES
-    }
+def hidden(tmp_path_factory) -> dict[str, tuple[dict[str, str], set[str]]]:
+    """Hidden tests of every exercise and the lines its public tests hold, from autograder
+    zips built afresh here (`make test` runs this beside `make exercises-prove`, which may
+    be rewriting the zips in _build)."""
+    found = {}
+    for name in NAMES:
+        zip_path = ex.build(name, tmp_path_factory.mktemp(name)).autograder_zip
+        found[name] = (hidden_tests(zip_path), public_lines(zip_path))
+    return found
 
 
 def test_the_site_has_the_exercise_pages(pages) -> None:
@@ -62,9 +64,10 @@ DEF = re.compile(r"\bdef (\w+)\(")
 
 @pytest.mark.parametrize("name", NAMES)
 def test_hidden_tests_appear_in_no_built_page(pages, defined, hidden, name) -> None:
-    assert hidden[name], f"{name} has no hidden tests"
-    for fname, source in hidden[name].items():
-        longest = max((line.strip() for line in source.splitlines()[1:]), key=len)
+    tests, shared = hidden[name]
+    assert tests, f"{name} has no hidden tests"
+    for fname, source in tests.items():
+        longest = spotting_line(source, shared)
         for path, text in pages.items():
             assert fname not in defined[path], f"hidden test {fname} leaked into {path}"
             assert longest not in text, (
