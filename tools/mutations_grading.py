@@ -109,24 +109,6 @@ MUTATIONS = [
         ),
     ),
     Mutation(
-        "kill-helper-kills-nothing",
-        "attnbook_grader/processes.py",
-        "    helper = os.fork() if uid > 0 else -1\n",
-        "    helper = -1\n",
-        (
-            "tests/test_grading_kill_user.py::test_the_sandbox_users_processes_end_and_no_others",
-        ),
-    ),
-    Mutation(
-        "kill-helper-counted-as-a-survivor",
-        "attnbook_grader/processes.py",
-        "others = before | keep | _killer_pids() | {pid}",
-        "others = before | keep | {pid}",
-        (
-            "tests/test_grading_kill_user.py::test_the_helper_is_no_submissions_survivor",
-        ),
-    ),
-    Mutation(
         "engine-reference-not-restarted",
         "attnbook_grader/engine.py",
         "reference.refresh()",

@@ -108,6 +108,25 @@ MUTATIONS = [
             "test_pytorchs_quantizers_are_taken_away_and_rounding_stays",
         ),
     ),
+    # the sandbox user's kill helper (processes._kill_user, issue 46)
+    Mutation(
+        "kill-helper-kills-nothing",
+        "attnbook_grader/processes.py",
+        "    helper = os.fork() if uid > 0 else -1\n",
+        "    helper = -1\n",
+        (
+            "tests/test_grading_kill_user.py::test_the_sandbox_users_processes_end_and_no_others",
+        ),
+    ),
+    Mutation(
+        "kill-helper-counted-as-a-survivor",
+        "attnbook_grader/processes.py",
+        "others = before | keep | _killer_pids() | {pid}",
+        "others = before | keep | {pid}",
+        (
+            "tests/test_grading_kill_user.py::test_the_helper_is_no_submissions_survivor",
+        ),
+    ),
     # review 68's M10 and M16
     Mutation(
         "numpy-fingerprint-without-position",
