@@ -114,6 +114,15 @@ def test_the_hint_of_a_failed_test_is_kept_without_the_arrays():
     assert feedback.hint("AssertionError: plain") == "AssertionError: plain"
 
 
+def test_a_long_hint_is_cut_at_a_word_with_an_ellipsis():
+    words = "AssertionError: " + " ".join(f"word{i}" for i in range(200))
+    cut = feedback.hint(words, 100)
+    assert len(cut) <= 100 and cut.endswith("…")
+    assert cut[:-1] in words and words[len(cut) - 1] == " "  # the last word kept whole
+    short = words[:95].strip()
+    assert feedback.hint(short, 100) == short  # a short one is kept whole
+
+
 RESULT = {
     "status": "ok",
     "score": 5.0,

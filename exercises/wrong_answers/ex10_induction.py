@@ -111,6 +111,9 @@ WRONG_ANSWERS = {
               "reduction=\"sum\")\n"),
     ],
     # q5: the conceptual question
+    "what_k_composition_measures: (a), the product in the wrong order": [
+        ('    return "c"', '    return "a"')
+    ],
     "what_k_composition_measures: (b), head j's output on the query side (Q-composition)": [
         ('    return "c"', '    return "b"')
     ],
@@ -368,7 +371,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "`z[:, :, a:b]` (a 3-D `z` only), or a float32 copy, or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     # q5
-    '(b), Q-composition, or (d), `W_OV` transposed': ("what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
+    '(a), (b), (d), or another wrong letter': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
     'the right letter in upper case, `"C"`, or `"(c)"`': ('what_k_composition_measures: the right letter in upper case', 'what_k_composition_measures: the right letter written "(c)"'),
     # q6
     "`repeat_loss`: the second copy's first token counted too": 'repeat_loss: x_1 of the second copy counted too (n tokens, one unpredictable)',
@@ -378,7 +381,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
     '`repeat_loss`: `nll_loss` on the raw logits': 'warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)',
     '`repeat_loss`: `cross_entropy` on (B, n - 1, V) logits, no transpose': 'warned (q6): repeat_loss: cross_entropy on (B, n - 1, V) logits, the classes not moved to axis 1',
-    '`repeat_loss`: the loss returned as a 0-d tensor': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
+    '`repeat_loss`: the right loss returned as a 0-d tensor, not `float(loss)`': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
     '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
     '`find_heads`: the weakest heads (`argmin`)': 'find_heads: the weakest heads (argmin)',
     '`find_heads`: 0-d tensors of the right heads, not ints': 'find_heads: returns 0-d tensors, not ints',

@@ -5,8 +5,9 @@ the feedback of one submission (`feedback_text`: each question that lost points,
 test with its public/hidden verdict and its hint). `make grade` writes it to a file per
 student; Gradescope's results show the same lines per question. A question the student has
 not answered yet (every failed test says `NO_ANSWER`, from `attnbook.exercise_checks.case`)
-gets that one line, not one per test; a hidden test's hint is cut shorter than a public
-check's (it shows no data the submission returned: `case` keeps only the test's own words).
+gets that one line, not one per test; a hint longer than its limit is cut at a word,
+with "…" (a hidden test's shows no data the submission returned: `case` keeps only the test's
+own words).
 Imports nothing else of the grading package.
 """
 
@@ -15,10 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["hint", "feedback_text", "one_line", "failed_lines", "NO_ANSWER"]
+__all__ = ["cut", "hint", "feedback_text", "one_line", "failed_lines", "NO_ANSWER"]
 
 NO_ANSWER = "No answer yet"  # how `attnbook.exercise_checks.case` begins that message
-HIDDEN_LIMIT = 300  # characters of a hidden test's hint
+HIDDEN_LIMIT = 600  # characters of a hidden test's hint (the test's own words, no echo)
 
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b:?")
 _NOISE = re.compile(
@@ -26,6 +27,15 @@ _NOISE = re.compile(
     r"Greatest absolute difference|Greatest relative difference|x:|y:|ACTUAL:|DESIRED:|"
     r"\(shapes|File \"|Traceback|\^|~)"
 )
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, or where it is longer than `limit`, its words up to the limit and "…"."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + "…"
 
 
 def hint(message: str, limit: int = 600) -> str:
@@ -36,13 +46,13 @@ def hint(message: str, limit: int = 600) -> str:
         (i for i in range(len(lines) - 1, -1, -1) if _EXCEPTION.match(lines[i])), None
     )
     if start is None:
-        return (lines[-1] if lines else "")[:limit]
+        return cut(lines[-1] if lines else "", limit)
     kept = [lines[start]]
     for line in lines[start + 1 :]:
         if _NOISE.match(line) or line.startswith(("[", "array(", "tensor(")):
             break
         kept.append(line)
-    return " ".join(kept)[:limit]
+    return cut(" ".join(kept), limit)
 
 
 def failed_lines(failed: list[Mapping]) -> list[str]:
