@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from attnbook.exercise_checks.rules import cut
+
 __all__ = ["cut", "hint", "feedback_text", "one_line", "failed_lines", "NO_ANSWER"]
 
 NO_ANSWER = "No answer yet"  # how `attnbook.exercise_checks.case` begins that message
@@ -27,15 +29,6 @@ _NOISE = re.compile(
     r"Greatest absolute difference|Greatest relative difference|x:|y:|ACTUAL:|DESIRED:|"
     r"\(shapes|File \"|Traceback|\^|~)"
 )
-
-
-def cut(text: str, limit: int) -> str:
-    """`text`, or where it is longer than `limit`, its words up to the limit and "…"."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    space = head.rfind(" ")
-    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + "…"
 
 
 def hint(message: str, limit: int = 600) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 from otter.test_files import test_case as _otter_case
 
 from attnbook.exercise_checks.probes import Remote
+from attnbook.exercise_checks.rules import cut
 
 __all__ = ["test_case", "is_stub_source", "NO_ANSWER"]
 
@@ -200,26 +201,19 @@ def _quotes_kept(message: str) -> str:
     return message
 
 
-def _cut(text: str) -> str:
-    """`text` up to HIDDEN_LIMIT characters, cut at a word with "…" where it is longer."""
-    if len(text) <= HIDDEN_LIMIT:
-        return text
-    head = text[: HIDDEN_LIMIT - 1]
-    space = head.rfind(" ")
-    return (head[:space] if space > HIDDEN_LIMIT // 2 else head).rstrip(" ,;:") + "…"
-
-
 def _hidden_message(err: BaseException, test: Callable) -> str:
     """What a hidden test's failure may show the student (see the module docstring)."""
     tb = _innermost(err.__traceback__)
     where = tb.tb_frame.f_code.co_filename.replace("\\", "/") if tb else ""
     message = str(err).strip()
     if tb is not None and tb.tb_frame.f_code is getattr(test, "__code__", None):
-        return _cut(message)  # the test's own line (its interpolations are linted)
+        return cut(
+            message, HIDDEN_LIMIT
+        )  # the test's own line (its interpolations are linted)
     if "numpy/testing" in where or "torch/testing" in where:
-        return _cut(_kept_lines(message))
+        return cut(_kept_lines(message), HIDDEN_LIMIT)
     if not _from_submission(err, tb):
-        return _cut(message)
+        return cut(message, HIDDEN_LIMIT)
     return (
         f"your function raised {type(err).__name__} in this hidden test (a hidden test "
         "does not show the message; your answer should not raise on valid inputs)"
