@@ -1,7 +1,7 @@
 """The worked-solution pages link to the chapter section they draw on, and the section exists.
 
 A link `../../book/NAME.ipynb#slug` in exercises/explanations/*.md lands on the heading of the
-chapter whose MyST anchor is `slug` (`myst_heading_anchors` in _config.yml gives headings of
+chapter whose MyST anchor is `slug` (`myst_heading_anchors` in _config.yml's sphinx config gives headings of
 levels 1 to 3 one). A chapter heading renamed, or a slug mistyped, fails here rather than
 sending the reader to the top of the chapter; the built site resolves the same anchors
 (`make book-strict` warns, and fails, on an anchor it cannot find).
@@ -26,16 +26,22 @@ def slug(title: str) -> str:
     return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", title.strip().lower()).replace(" ", "-")
 
 
-def anchors(chapter: Path, depth: int) -> set[str]:
+def anchors(chapter: Path, levels: int) -> set[str]:
     found = set()
     for cell in json.loads(chapter.read_text())["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         for line in "".join(cell["source"]).splitlines():
             heading = re.match(r"(#{1,6})\s+(.*)", line)
-            if heading and len(heading[1]) <= depth:
+            if heading and len(heading[1]) <= levels:
                 found.add(slug(heading[2]))
     return found
+
+
+def depth() -> int:
+    """The deepest heading level that gets an anchor (sphinx.config in _config.yml)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return int(config["sphinx"]["config"]["myst_heading_anchors"])
 
 
 def links() -> list[tuple[str, str, str]]:
@@ -47,8 +53,7 @@ def links() -> list[tuple[str, str, str]]:
 
 
 def test_headings_get_anchors():
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    assert config["parse"]["myst_heading_anchors"] >= 3
+    assert depth() >= 3
 
 
 @pytest.mark.parametrize("page,target,anchor", links())
@@ -57,10 +62,7 @@ def test_a_section_link_lands_on_a_heading(page, target, anchor):
     assert chapter.is_file(), f"{page}: {target} is no chapter"
     if not anchor:
         return  # a link to the chapter itself
-    depth = yaml.safe_load((ROOT / "_config.yml").read_text())["parse"][
-        "myst_heading_anchors"
-    ]
-    assert anchor in anchors(chapter, depth), (
+    assert anchor in anchors(chapter, depth()), (
         f"{page}: {target}#{anchor} names no heading of that chapter"
     )
 
