@@ -368,7 +368,8 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`head * d_head : head + d_head` (the wrong width)': 'zero_head: columns head * d_head to head + d_head (the wrong width)',
     "`head : head + d_head` (the columns counted from the head's number)": 'warned (q4): zero_head zeroes the columns head .. head + d_head',
     '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
-    "`z[:, :, a:b]` (a 3-D `z` only), or a float32 copy, or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
+    "`z[:, :, a:b]` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
+    "a float32 copy whatever `z`'s dtype (float64 values rounded)": 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     # q5
     '(a), (b), (d), or another wrong letter': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),

@@ -12,7 +12,7 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
         expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
     except Exception:
         expand_ok = False
-    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
+    assert expand_ok, 'expected your expand_kv (question 1) to turn heads 0, 1 into 0, 0, 1, 1; it does not yet, so this check cannot judge gqa_attention'
     import torch
     try:
         out = gqa_attention(q, k, v, causal=True)
@@ -34,7 +34,7 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
     g = torch.Generator().manual_seed(5)
     q6 = torch.randn(2, 3, 6, 4, generator=g).transpose(1, 2)
     k2, v2 = (torch.randn(2, 3, 2, 4, generator=g).transpose(1, 2) for _ in range(2))
-    hint = "6 query heads over 2 key/value heads, d_k = 4, no mask: expected query head h to read key/value head h // 3 (groups of 3: n_rep = H // H_kv = 3; the example's 4 over 2 cannot tell H // H_kv from H_kv), with the scores divided by sqrt(q.shape[-1]) = 2; if your grouping is right, check that scale (not sqrt(d_k * H_kv)); the inputs here come from a transpose, so use reshape, not view"
+    hint = "6 query heads over 2 key/value heads, d_k = 4, no mask: expected the scores divided by sqrt(q.shape[-1]) = 2 and query head h to read key/value head h // 3 (groups of 3: n_rep = H // H_kv = 3; the example's 4 over 2 cannot tell H // H_kv from H_kv); the inputs here come from a transpose, so use reshape, not view"
     try:
         out6 = gqa_attention(q6, k2, v2, causal=False)
     except RuntimeError as err:
@@ -42,7 +42,10 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv):
     k6, v6 = (k2.repeat_interleave(3, dim=1), v2.repeat_interleave(3, dim=1))
     want = torch.softmax(q6 @ k6.transpose(-2, -1) / 2.0, dim=-1) @ v6
     assert tuple(out6.shape) == (2, 6, 3, 4), f'{hint}; expected (2, 6, 3, 4), got {tuple(out6.shape)}'
-    torch.testing.assert_close(out6, want, msg=hint)
+    for scale, said in ((4.0, 'd_k = 4'), (1.0, 'nothing'), (8 ** 0.5, 'sqrt(d_k * H_kv) = sqrt(8)')):
+        wrong = torch.softmax(q6 @ k6.transpose(-2, -1) / scale, dim=-1) @ v6
+        assert not torch.allclose(out6, wrong, atol=1e-05), f'6 query heads over 2 key/value heads, d_k = 4, no mask: your outputs are those of scores divided by {said}; divide them by sqrt(q.shape[-1]) = sqrt(4) = 2'
+    torch.testing.assert_close(out6, want, msg=lambda m: '; '.join([hint, *(line.strip() for line in m.splitlines() if line.strip() and (not line.startswith('Tensor-likes')))]))
 
 @test_case(points=None, hidden=False)
 def test_gqa_small_example(gqa_attention, q, k, v, expand_kv):
@@ -51,7 +54,7 @@ def test_gqa_small_example(gqa_attention, q, k, v, expand_kv):
         expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
     except Exception:
         expand_ok = False
-    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
+    assert expand_ok, 'expected your expand_kv (question 1) to turn heads 0, 1 into 0, 0, 1, 1; it does not yet, so this check cannot judge gqa_attention'
     import math
     import torch
     out = gqa_attention(q, k, v, causal=True)
@@ -76,13 +79,13 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
         expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
     except Exception:
         expand_ok = False
-    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
+    assert expand_ok, 'expected your expand_kv (question 1) to turn heads 0, 1 into 0, 0, 1, 1; it does not yet, so this check cannot judge gqa_attention'
     from attnbook.exercise_checks.grading import guarded
     out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
     assert out.shape == (2, 4, 6, 8), f'expected the shape of q, (2, 4, 6, 8), got {tuple(out.shape)}'
     k2, v2 = (k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1))
     scores = (q @ k2.transpose(-2, -1) / 8 ** 0.5).masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float('-inf'))
-    torch.testing.assert_close(out, torch.softmax(scores, dim=-1) @ v2, atol=1e-05, rtol=1e-05, msg=lambda m: f'the example, causal: expected softmax(Q K^T / sqrt(8)) V with the key/value heads repeated in place: {m.splitlines()[0]}')
+    torch.testing.assert_close(out, torch.softmax(scores, dim=-1) @ v2, atol=1e-05, rtol=1e-05, msg=lambda m: 'the example, causal: expected softmax(Q K^T / sqrt(8)) V with the key/value heads repeated in place; ' + '; '.join([line.strip() for line in m.splitlines() if line.strip() and (not line.startswith('Tensor-likes'))]))
     on_meta = [t.to('meta') for t in (q, k, v)]
     try:
         meta = gqa_attention(*on_meta, True)
@@ -101,7 +104,7 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):
         expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == [0.0, 0.0, 1.0, 1.0]
     except Exception:
         expand_ok = False
-    assert expand_ok, "this check runs your expand_kv (question 1), which does not turn heads 0, 1 into 0, 0, 1, 1 yet: fix question 1 first (grading runs this question with the course's expand_kv)"
+    assert expand_ok, 'expected your expand_kv (question 1) to turn heads 0, 1 into 0, 0, 1, 1; it does not yet, so this check cannot judge gqa_attention'
     import torch
     g = torch.Generator().manual_seed(7)
     q = torch.randn(1, 2, 1, 4, generator=g, dtype=torch.float64)

@@ -66,11 +66,11 @@ def test_repeat_loss_hand_logits(repeat_loss):
     sure[0, torch.arange(6), tokens[0, 1:]] = 20.0
     sure[0, 3] = 0.0
     got = repeat_loss(sure, tokens, n)
-    assert got < 0.0001, f'these logits are sure of every token of the second copy except its first (which nothing announces, so it is not counted): expected about 0, got {got:.4f}; logits[:, t] predict the token at t + 1'
+    assert got < 0.0001, f'tokens {tokens.tolist()}, n = {n}: logits sure of the token at t + 1 at every position t = 0 .. 5 except t = 3, where they are uniform: expected about 0, got {got:.4f} (logits[:, t] predict the token at t + 1)'
     wrong = sure.clone()
     wrong[0, 5] = 0.0
     got = repeat_loss(wrong, tokens, n)
-    assert abs(got - math.log(V) / 2) < 0.0001, f'one of the two predictable tokens of the repeat (n - 1 = 2) at ln 5, the other at 0: expected the mean {math.log(V) / 2:.4f}, got {got:.4f}'
+    assert abs(got - math.log(V) / 2) < 0.0001, f'the same logits, uniform at t = 5 too: expected {math.log(V) / 2:.4f} (ln 5 / 2), got {got:.4f}'
     both = torch.cat([wrong, torch.zeros(1, 7, V)])
     want = (math.log(V) / 2 + math.log(V)) / 2
     try:
