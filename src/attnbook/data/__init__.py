@@ -1,6 +1,6 @@
 """Data files shipped inside the package: Tiny Shakespeare (read by
 `attnbook.text.load_tiny_shakespeare`, chapter 6) and the JSON records of the benchmarks that
-chapters 2 and 6-11 quote. README.md beside this file states their provenance and licence."""
+chapters 2, 3 and 6-11 quote. README.md beside this file states their provenance and licence."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def write_benchmark_record(
 ) -> None:
     """Write a benchmark record (the format `benchmark_record` reads) to `path`: the command,
     the seeds, the results, and the versions, commit and machine that produced them (the
-    records of chapters 2 and 6-11)."""
+    records of chapters 2, 3 and 6-11)."""
     import datetime
     import os
     import platform
@@ -70,7 +70,7 @@ def write_benchmark_record(
 def source_commit() -> str:
     """The git commit of the package's checkout, "+changes" added if its code (these
     records aside) differs from that commit; "unknown" outside a git checkout (the provenance
-    of chapters 2 and 6-11's records)."""
+    of chapters 2, 3 and 6-11's records)."""
     import subprocess
     from pathlib import Path
 
