@@ -134,6 +134,13 @@ MORE_POOLS["ex03_multihead"] = {
                     _MERGE,
                     "    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)  # (B, T, d_k, H)\n",
                 ],
+                # with interleaved heads the other order of question 4's cuts gives the
+                # same numbers: the book's warning would be untrue there
+                [
+                    "The hard part is the order of the cuts:\nfirst into queries, keys and "
+                    "values, then each into heads.",
+                    "Cut it first into queries, keys and\nvalues, then split each into heads.",
+                ],
             ],
             "params": {"seed": [1, 999_999]},
         },
