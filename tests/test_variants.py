@@ -380,3 +380,56 @@ def test_exercise_2_gives_each_task_its_own_scaling():
         assert f"cell above); in yours, {heading}" in text and line in text
         assert "the book's: unit-variance" not in text
         assert (book in text) == (task == "init") and q3 in text
+
+
+# ----------------------------------------------------------------------------- exercise 3
+EX03 = "ex03_multihead"
+
+
+def test_exercise_3_gives_each_task_its_own_heads():
+    """Questions 1 and 2's wording, stubs and solutions follow the task: the book's batch
+    (B, T, D) with contiguous heads, heads owning interleaved features, or a batch stored
+    sequence first (T, B, D), whose example data, layer text and docstrings say so too."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX03)
+    assert variants.reserved(found) == {
+        "exercise": EX03,
+        "task": "contiguous",
+        "seed": 0,
+    }
+    assert found["questions"] == ["q1", "q2"]
+    chosen = [variants.choose(SECRET, EX03, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"interleaved", "seqfirst"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    nb = nbformat.read(MASTERS / f"{EX03}.ipynb", as_version=4)
+    book_split = "x.reshape(B, T, n_head, d_k).transpose(1, 2)"
+    book_merge = "x.transpose(1, 2).reshape(B, T, H * d_k)"
+    words = {
+        "interleaved": (
+            "and the heads own interleaved\nfeatures: head $h$ owns features $h, h + H",
+            "== x[b, t, h::n_head]",
+            "x.reshape(B, T, d_k, n_head).permute(0, 3, 1, 2)",
+            "x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)",
+        ),
+        "seqfirst": (
+            "stored sequence first, with shape $(T, B, D)$",
+            "== x[t, b, h * d_k : (h + 1) * d_k]",
+            "x.reshape(T, B, n_head, d_k).permute(1, 2, 0, 3)",
+            "x.permute(2, 0, 1, 3).reshape(T, B, H * d_k)",
+        ),
+    }
+    for task, (intro, rule, split, merge) in words.items():
+        variant = {"exercise": EX03, "task": task, "seed": 7}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert intro in text and "the book's: a batch" not in text
+        assert rule in text and split in text and merge in text
+        assert book_split not in text and book_merge not in text
+        seq = task == "seqfirst"
+        assert ("x = torch.randn(T, B, D)" in text) == seq
+        assert ("`output` has shape $(T, B, D)$" in text) == seq
+        assert ('"""x (T, B, D), W_qkv' in text) == seq
+        # with interleaved heads either order of q4's cuts is right: no warning about it
+        assert ("The hard part is the order of the cuts" in text) == seq

@@ -1,4 +1,4 @@
-"""Issue 50's "done when" on exercises 1, 2, 4, 5 and 9 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
+"""Issue 50's "done when" on exercises 1-5 and 9 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
 variants (`make exercises ROSTER=`), each student's correct answer scores 100 % on both
 grading paths (`make grade` with the roster, Gradescope's entry point with its
 submission_metadata.json), and the book's worked solution handed in by a roster student
@@ -28,6 +28,7 @@ EX01 = "ex01_attention"
 POOLED = [
     EX01,
     "ex02_scaling",
+    "ex03_multihead",
     "ex04_masks",
     "ex05_positional",
     "ex09_kv_quant",
@@ -185,7 +186,7 @@ def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_ans
     results = _gradescope(klass, tmp_path, pasted, student_id)
     for question in klass["pool"][
         "questions"
-    ]:  # q2 in exercise 1, q5 in exercise 2, q1 in exercises 4, 5 and 9
+    ]:  # q2 in exercise 1, q5 in exercise 2, q1 and q2 in 3, q1 in exercises 4, 5 and 9
         q = next(t for t in results["tests"] if t["name"] == question)
         assert results["score"] < klass["points"] and q["score"] < q["max_score"] / 2, (
             results

@@ -4,6 +4,11 @@ merges these into its `POOLS`; `tools.exercise_variants` says what a pool holds)
 Exercise 2, question 5: which scaling the peakedness of attention is measured against (the
 book's: unit-variance queries and keys, scores divided by sqrt(d_k); the roster's: the
 divisor d_k, or queries and keys of variance 1/3, as an untrained `nn.Linear` gives them).
+Exercise 3, questions 1 and 2: how heads are cut from a batch and put back (the book's: a batch
+(B, T, D), head h owning the contiguous features h*d_k .. (h+1)*d_k - 1; the roster's: heads
+owning interleaved features h, h + H, ..., or a batch stored sequence first, (T, B, D), as
+`nn.MultiheadAttention` takes it by default). Questions 3 and 4 call the two and keep their
+answers at every task (the sequence-first task's text says x and the output are (T, B, D)).
 """
 
 from __future__ import annotations
@@ -72,6 +77,136 @@ MORE_POOLS: dict[str, dict[str, Any]] = {
                 ],
                 "params": _SEED,
             },
+        },
+    },
+}
+
+# exercise 3, questions 1 and 2: the heads' layout (the book's: (B, T, D), contiguous slices)
+_EX03_YOURS = """in yours, **the book's: a batch of sequences has shape $(B, T, D)$, and head $h$ owns the
+contiguous features $h\\,d_k, \\dots, (h+1)\\,d_k - 1$ of every token**."""
+_INTERLEAVED = """in yours, **a batch of sequences has shape $(B, T, D)$, and the heads own interleaved
+features: head $h$ owns features $h, h + H, h + 2H, \\dots, h + (d_k - 1) H$ of every token**
+(feature $f$ is position $\\lfloor f / H \\rfloor$ of head $f \\bmod H$). Which features a head owns
+is a convention that splitting and merging must share: interleaved heads are the book's
+contiguous ones with the columns of $W_q$, $W_k$, $W_v$ (and the rows of $W_o$) reordered."""
+_SEQFIRST = """in yours, **a batch of sequences is stored sequence first, with shape $(T, B, D)$** (the
+layout `nn.MultiheadAttention` takes by default, `batch_first=False`), **and head $h$ owns the
+contiguous features $h\\,d_k, \\dots, (h+1)\\,d_k - 1$ of every token**; the heads are still
+$(B, H, T, d_k)$."""
+_TAKES = "it takes a tensor of shape\n$(B, T, D)$ and returns"
+_RULE = "split_heads(x, n_head)[b, h, t] == x[b, t, h * d_k : (h + 1) * d_k]"
+_HEAD_GETS = "    Head h gets features h*d_k ... (h+1)*d_k - 1.\n"
+_SPLIT = "    return x.reshape(B, T, n_head, d_k).transpose(1, 2)\n"
+_SPLIT_ALL = "    B, T, D = x.shape\n    d_k = D // n_head\n" + _SPLIT
+_PLACES = """with head $h$'s features of token $t$ in positions
+$h\\,d_k, \\dots, (h+1)\\,d_k - 1$ of row $t$."""
+_MERGE = "    return x.transpose(1, 2).reshape(B, T, H * d_k)\n"
+_MERGE_DOC = '"""(B, H, T, d_k) -> (B, T, H * d_k): the inverse of split_heads."""'
+
+MORE_POOLS["ex03_multihead"] = {
+    "exercise": "ex03_multihead",
+    # the book's notebook and worked solutions: (B, T, D), contiguous heads, seed 0
+    "reserved": {"task": "contiguous", "seed": 0},
+    "roster": ["interleaved", "seqfirst"],
+    "questions": ["q1", "q2"],
+    # questions 3 and 4 call split_heads and merge_heads: their answers are the same at
+    # every task, their checks follow the variant (tests read VARIANT)
+    "tasks": {
+        "contiguous": {"edits": [], "params": {"seed": [0, 0]}},
+        "interleaved": {
+            "edits": [
+                [_EX03_YOURS, _INTERLEAVED],
+                [_RULE, "split_heads(x, n_head)[b, h, t] == x[b, t, h::n_head]"],
+                [
+                    _HEAD_GETS,
+                    "    Head h gets features h, h + n_head, h + 2 * n_head, ... (interleaved).\n",
+                ],
+                [
+                    _SPLIT,
+                    "    return x.reshape(B, T, d_k, n_head).permute(0, 3, 1, 2)  # f: head f % H\n",
+                ],
+                [
+                    _PLACES,
+                    "with feature $i$ of head $h$ of token $t$ in position\n$i H + h$ of row "
+                    "$t$ (the heads' features dealt in turn, as question 1 took them).",
+                ],
+                [
+                    _MERGE,
+                    "    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)  # (B, T, d_k, H)\n",
+                ],
+                # with interleaved heads the other order of question 4's cuts gives the
+                # same numbers: the book's warning would be untrue there
+                [
+                    "The hard part is the order of the cuts:\nfirst into queries, keys and "
+                    "values, then each into heads.",
+                    "Cut it first into queries, keys and\nvalues, then split each into heads.",
+                ],
+            ],
+            "params": {"seed": [1, 999_999]},
+        },
+        "seqfirst": {
+            "edits": [
+                [_EX03_YOURS, _SEQFIRST],
+                [
+                    "of width 12, and four\nweight",
+                    "of width 12, stored\nsequence first as $(T, B, D)$, and four weight",
+                ],
+                [
+                    "x = torch.randn(B, T, D)\n",
+                    "x = torch.randn(T, B, D)  # sequence first: (T, B, D)\n",
+                ],
+                [
+                    _TAKES,
+                    "it takes a tensor of shape\n$(T, B, D)$ (sequence first) and returns",
+                ],
+                [
+                    _RULE,
+                    "split_heads(x, n_head)[b, h, t] == x[t, b, h * d_k : (h + 1) * d_k]",
+                ],
+                [
+                    '"""(B, T, D) -> (B, H, T, d_k) with d_k',
+                    '"""(T, B, D) -> (B, H, T, d_k) with d_k',
+                ],
+                [
+                    _SPLIT_ALL,
+                    "    T, B, D = x.shape  # sequence first\n    d_k = D // n_head\n"
+                    "    return x.reshape(T, B, n_head, d_k).permute(1, 2, 0, 3)\n",
+                ],
+                [
+                    "returns\n$(B, T, H \\cdot d_k)$, " + _PLACES,
+                    "returns\n$(T, B, H \\cdot d_k)$, sequence first as the input of question 1, "
+                    "with head $h$'s\nfeatures of token $t$ of sequence $b$ in positions "
+                    "$h\\,d_k, \\dots, (h+1)\\,d_k - 1$ of row $(t, b)$.",
+                ],
+                [
+                    _MERGE_DOC,
+                    '"""(B, H, T, d_k) -> (T, B, H * d_k): the inverse of split_heads."""',
+                ],
+                [
+                    _MERGE,
+                    "    return x.permute(2, 0, 1, 3).reshape(T, B, H * d_k)  # (T, B, H, d_k)\n",
+                ],
+                [
+                    "$V = x W_v$, each $(B, T, D)$;",
+                    "$V = x W_v$, each $(T, B, D)$ like `x`;",
+                ],
+                [
+                    "`output` has shape $(B, T, D)$.",
+                    "`output` has shape $(T, B, D)$, sequence first like `x`.",
+                ],
+                [
+                    '    """x (B, T, D); W_q, W_k, W_v, W_o (D, D), row-vector convention.\n\n'
+                    "    Returns (output (B, T, D),",
+                    '    """x (T, B, D); W_q, W_k, W_v, W_o (D, D), row-vector convention.\n\n'
+                    "    Returns (output (T, B, D),",
+                ],
+                [
+                    "for `x` of shape $(B, T, D)$:",
+                    "for `x` of shape $(T, B, D)$ (sequence first):",
+                ],
+                ['"""x (B, T, D), W_qkv (D, 3D)', '"""x (T, B, D), W_qkv (D, 3D)'],
+            ],
+            "params": {"seed": [1, 999_999]},
         },
     },
 }

@@ -1,20 +1,55 @@
 """Classic wrong answers to exercise 3 (multi-head attention), as text edits of the reference
 solution: label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points
-(the format and the rules are in tools/exercise_proof.py)."""
+(the format and the rules are in tools/exercise_proof.py). Questions 1 and 2 have a pool of
+tasks (`tools.exercise_variants.POOLS`): each mistake on their answer lines is written at every
+roster task too (`AtEachTask`: the edits of that task's text), so the proof at every sampled
+variant grades the same mistake."""
+
+from tools.exercise_variants import AtEachTask
+
+# the answer lines of questions 1 and 2 at each task (the book's "contiguous" first)
+_SPLIT = {"book": "x.reshape(B, T, n_head, d_k).transpose(1, 2)\n",
+          "interleaved": "x.reshape(B, T, d_k, n_head).permute(0, 3, 1, 2)  # f: head f % H\n",
+          "seqfirst": "x.reshape(T, B, n_head, d_k).permute(1, 2, 0, 3)\n"}
+_MERGE = {"book": "x.transpose(1, 2).reshape(B, T, H * d_k)\n",
+          "interleaved": "x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)  # (B, T, d_k, H)\n",
+          "seqfirst": "x.permute(2, 0, 1, 3).reshape(T, B, H * d_k)  # (T, B, H, d_k)\n"}
+_HEAD = {"book": "    B, T, D = x.shape\n    d_k = D // n_head\n",
+         "interleaved": "    B, T, D = x.shape\n    d_k = D // n_head\n",
+         "seqfirst": "    T, B, D = x.shape  # sequence first\n    d_k = D // n_head\n"}
+
+
+def _split(book: str, interleaved: str, seqfirst: str, whole: bool = False) -> AtEachTask:
+    """One mistake of question 1 at each task: its answer line replaced by `return NEW`
+    (and the two lines above it too where `whole`, NEW then the whole body)."""
+    def at(task: str, new: str) -> list:
+        if whole:
+            return [(_HEAD[task] + "    return " + _SPLIT[task], new + "\n")]
+        return [("    return " + _SPLIT[task], "    return " + new + "\n")]
+    return AtEachTask(at("book", book), interleaved=at("interleaved", interleaved),
+                      seqfirst=at("seqfirst", seqfirst))
+
+
+def _merge(book: str, interleaved: str, seqfirst: str) -> AtEachTask:
+    """One mistake of question 2 at each task: its answer line replaced by `return NEW`."""
+    def at(task: str, new: str) -> list:
+        return [("    return " + _MERGE[task], "    return " + new + "\n")]
+    return AtEachTask(at("book", book), interleaved=at("interleaved", interleaved),
+                      seqfirst=at("seqfirst", seqfirst))
+
 
 WRONG_ANSWERS = {
-    "split with view(B, H, T, d_k), no transpose (right shape, tokens mixed up)": [
-        ("x.reshape(B, T, n_head, d_k).transpose(1, 2)", "x.reshape(B, n_head, T, d_k)"),
-    ],
-    "split interleaves the features (head h gets h, h+H, h+2H, ...)": [
-        ("x.reshape(B, T, n_head, d_k).transpose(1, 2)", "x.reshape(B, T, d_k, n_head).permute(0, 3, 1, 2)"),
-    ],
-    "split cuts the sequence T into heads instead of the features D": [
-        ("x.reshape(B, T, n_head, d_k).transpose(1, 2)", "x.reshape(B, n_head, T // n_head, D)"),
-    ],
-    "merge without transposing back (reshape only)": [
-        ("x.transpose(1, 2).reshape(B, T, H * d_k)", "x.reshape(B, T, H * d_k)"),
-    ],
+    "split with view(B, H, T, d_k), no transpose (right shape, tokens mixed up)": _split(
+        "x.reshape(B, n_head, T, d_k)", "x.reshape(B, n_head, T, d_k)", "x.reshape(B, n_head, T, d_k)"),
+    # at the interleaved task the mistake is the other way round: contiguous slices
+    "split deals the features out the other way (interleaved where contiguous, or back)": _split(
+        "x.reshape(B, T, d_k, n_head).permute(0, 3, 1, 2)", "x.reshape(B, T, n_head, d_k).transpose(1, 2)",
+        "x.reshape(T, B, d_k, n_head).permute(1, 3, 0, 2)"),
+    "split cuts the sequence T into heads instead of the features D": _split(
+        "x.reshape(B, n_head, T // n_head, D)", "x.reshape(B, n_head, T // n_head, D)",
+        "x.reshape(B, n_head, T // n_head, D)"),
+    "merge without transposing back (reshape only)": _merge(
+        "x.reshape(B, T, H * d_k)", "x.reshape(B, T, H * d_k)", "x.reshape(T, B, H * d_k)"),
     "output projection W_o forgotten": [
         ("return merge_heads(heads) @ W_o, weights", "return merge_heads(heads), weights"),
     ],
@@ -33,10 +68,8 @@ WRONG_ANSWERS = {
         ("x @ W_v", "x @ W_v.T"),
         ("@ W_o", "@ W_o.T"),
     ],
-    "shortcut: split_heads imported from the course package": [
-        ("    B, T, D = x.shape\n    d_k = D // n_head\n    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
-         "    from attnbook.multihead import split_heads as split\n    return split(x, n_head)"),
-    ],
+    "shortcut: split_heads imported from the course package": _split(
+        *["    from attnbook.multihead import split_heads as split\n    return split(x, n_head)"] * 3, whole=True),
     "shortcut: the attention step handed to F.scaled_dot_product_attention": [
         ("    heads = weights @ v  # (B, H, T, d_k)",
          "    heads = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # (B, H, T, d_k)"),
@@ -92,10 +125,10 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
-    'correct: split with view and permute': [
-        ('    return x.reshape(B, T, n_head, d_k).transpose(1, 2)',
-         '    return x.view(B, T, n_head, d_k).permute(0, 2, 1, 3)'),
-    ],
+    'correct: split with view and permute': _split(
+        "x.view(B, T, n_head, d_k).permute(0, 2, 1, 3)",
+        "x.view(B, T, d_k, n_head).transpose(1, 3).transpose(2, 3)",
+        "x.view(T, B, n_head, d_k).transpose(0, 1).transpose(1, 2)"),
 })
 
 WRONG_ANSWERS.update({
@@ -169,19 +202,18 @@ WRONG_ANSWERS.update({
 
 WRONG_ANSWERS.update({
     # issue 28, item 6: an empty sequence, inputs requiring grad and other float dtypes
-    "split with view(B, T, n_head, -1): no tokens, the -1 cannot be inferred": [
-        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
-         "    return x.view(B, T, n_head, -1).transpose(1, 2)"),
-    ],
-    "split through NumPy (fails for inputs requiring grad and for bfloat16)": [
-        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
-         "    return torch.from_numpy(x.numpy().reshape(B, T, n_head, d_k).transpose(0, 2, 1, 3))"),
-    ],
+    "split with view(B, T, n_head, -1): no tokens, the -1 cannot be inferred": _split(
+        "x.view(B, T, n_head, -1).transpose(1, 2)", "x.view(B, T, -1, n_head).permute(0, 3, 1, 2)",
+        "x.view(T, B, n_head, -1).permute(1, 2, 0, 3)"),
+    "split through NumPy (fails for inputs requiring grad and for bfloat16)": _split(
+        "torch.from_numpy(x.numpy().reshape(B, T, n_head, d_k).transpose(0, 2, 1, 3))",
+        "torch.from_numpy(x.numpy().reshape(B, T, d_k, n_head).transpose(0, 3, 1, 2))",
+        "torch.from_numpy(x.numpy().reshape(T, B, n_head, d_k).transpose(1, 2, 0, 3))"),
     # item 4: correct answers written differently
-    "correct: merge with permute, contiguous and view": [
-        ("    return x.transpose(1, 2).reshape(B, T, H * d_k)",
-         "    return x.permute(0, 2, 1, 3).contiguous().view(B, T, H * d_k)"),
-    ],
+    "correct: merge with permute, contiguous and view": _merge(
+        "x.permute(0, 2, 1, 3).contiguous().view(B, T, H * d_k)",
+        "x.permute(0, 2, 3, 1).contiguous().view(B, T, H * d_k)",
+        "x.permute(2, 0, 1, 3).contiguous().view(T, B, H * d_k)"),
     "correct: the layer's scores with einsum": [
         ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, T, T)",
          '    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / math.sqrt(d_k)'),
@@ -206,18 +238,15 @@ WRONG_ANSWERS.update({
     # issue 45: the layouts the course produces, the review's strided cut, and answers that do
     # not solve their question (each must score 0 on it: every check compares values)
     # splitting one axis in two is a view of any layout (transposed or sliced): .view works here
-    "correct: split with .view (splitting the last axis is a view in every layout)": [
-        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
-         "    return x.view(B, T, n_head, d_k).transpose(1, 2)"),
-    ],
+    "correct: split with .view (splitting the last axis is a view in every layout)": _split(
+        "x.view(B, T, n_head, d_k).transpose(1, 2)", "x.view(B, T, d_k, n_head).permute(0, 3, 1, 2)",
+        "x.view(T, B, n_head, d_k).permute(1, 2, 0, 3)"),
     "fused projection cut with a stride (qkv[..., 0::3]: q, k, v interleaved)": [
         ("    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]",
          "    q, k, v = qkv[..., 0::3], qkv[..., 1::3], qkv[..., 2::3]"),
     ],
-    "non-solving (q1): zeros of the right shape": [
-        ("    return x.reshape(B, T, n_head, d_k).transpose(1, 2)",
-         "    return torch.zeros(B, n_head, T, d_k, dtype=x.dtype)"),
-    ],
+    "non-solving (q1): zeros of the right shape": _split(
+        *["torch.zeros(B, n_head, T, d_k, dtype=x.dtype)"] * 3),
     "non-solving (q3): uniform weights (the scores ignored)": [
         ("    weights = torch.softmax(scores, dim=-1)  # over the keys",
          "    weights = torch.full_like(scores, 1.0 / scores.shape[-1])"),
