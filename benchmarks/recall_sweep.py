@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 from attnbook.data import write_benchmark_record
-from attnbook.mqar import RecallTask, train_recall
+from attnbook.mqar import FINAL_LOSS_STEPS, RecallTask, train_recall
 from attnbook.recall_models import CONTROL_KINDS, MODEL_KINDS
 
 
@@ -48,7 +48,7 @@ def run(kind: str, seed: int, task: RecallTask) -> dict:
     wall, cpu = time.perf_counter(), time.thread_time()
     model, result, accuracy = train_recall(kind, seed, task)
     losses = result.step_losses
-    tail = losses[-50:]
+    tail = losses[-FINAL_LOSS_STEPS:]
     return {
         "accuracy": {str(p): round(a, 4) for p, a in accuracy.items()},
         "final_loss": round(sum(tail) / len(tail), 4),

@@ -28,6 +28,7 @@ from .recall_models import RecallModel, RecallModelConfig
 from .train import TrainConfig, TrainResult, train_loop
 
 __all__ = [
+    "FINAL_LOSS_STEPS",
     "mqar_batch",
     "RecallTask",
     "recall_loss",
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 IGNORE = -100  # targets cross_entropy skips (the key-value pairs)
+#: a run's final loss in the recall records: the mean training loss of its last steps
+FINAL_LOSS_STEPS = 50
 
 
 def _check_sizes(batch_size: object, n_pairs: object, vocab_size: object) -> None:

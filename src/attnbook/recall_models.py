@@ -16,8 +16,9 @@ and a linear read-out. The layers differ only in how a token reads the earlier o
 of the chapter's sweep: one kind for every layer, or "hybrid": gated delta-rule layers with a
 softmax layer last; `CONTROL_KINDS` the extra stacks of its controls (all "additive"). Each mixer
 starts with a short causal depthwise convolution over the last `conv_kernel` tokens (as
-Zoology's and Gated DeltaNet's layers do), which lets one layer tie a value to the key before
-it; no positional encoding, and no MLP (the task needs none).
+Zoology's and Gated DeltaNet's layers do); keys come from its output one position earlier (a
+token shift), so a value is written under a key that mixes the tokens before it, its pair's key
+newest, and one layer can tie a value to its key; no positional encoding, and no MLP.
 
 Two initial values are set as a precaution, argued and not measured (chapter 11, "Why the
 write starts small"; no run trained the delta rule from other values): the write strength
@@ -132,11 +133,11 @@ class TokenMixer(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         B, T, C = x.shape
         h = self.conv(x.transpose(1, 2))[..., :T].transpose(1, 2)  # tokens t-k+1 .. t
-        before = F.pad(h, (0, 0, 1, 0))[
-            :, :T
-        ]  # each token's predecessor (a token shift)
+        # a token shift: each position's key comes from the previous position's
+        # convolution output, a mix of the conv_kernel tokens before it
+        before = F.pad(h, (0, 0, 1, 0))[:, :T]
         q = self._heads(self.W_q(h))
-        k = self._heads(self.W_k(before))  # the key of a value is the token before it
+        k = self._heads(self.W_k(before))
         v = self._heads(self.W_v(h))
         if self.kind == "softmax":
             y = attend(q, k, v, is_causal=True)[0]

@@ -207,7 +207,7 @@ class RecallView(PictureBundle):
             ax.bar(x[~h], c[~h], color="white", edgecolor=PALETTE[3], hatch="///",
                    label="not recalled")  # fmt: skip
             ax.axhline(0, color="0.3", lw=0.8)
-            ax.set_ylim(-1, 1)
+            ax.set_ylim(-0.25, 1)  # cosines under -0.25 are rare: clipped
             ax.set_ylabel("cosine")
             ax.set_title(f"{LABELS[rule]}: {int(h.sum())} of {n}", fontsize=10,
                          loc="left")  # fmt: skip
@@ -221,7 +221,7 @@ class RecallView(PictureBundle):
                 label="not recalled",
             ),
         ]
-        axes[0].legend(handles=keys, fontsize=10, loc="lower left", ncols=2)
+        fig.legend(handles=keys, fontsize=10, loc="outside lower center", ncols=2)
         axes[-1].set_xlabel(f"stored key, oldest (1) to newest ({n})")
         fig.suptitle(self.summary(n).split(":")[0], fontsize=11)
         drawn = io.BytesIO()

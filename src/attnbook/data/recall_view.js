@@ -37,13 +37,16 @@
     var rgb = css("--recallx-rgb").split(/\s+/).join(",");
     var cos = data.cos[r][n - 1], hit = data.hit[r][n - 1];
     var x0 = 22 * px, slot = (w - x0) / data.cos[r].length;  // the same bar width at every count
-    var mid = h / 2, scale = (h / 2 - 2 * px) / data.scale;
+    // cosines from -0.25 (lower ones are clipped; they are rare) to +1
+    var lowest = -0.25, scale = (h - 4 * px) / ((1 - lowest) * data.scale);
+    var mid = 2 * px + data.scale * scale;  // the zero line
     ctx.clearRect(0, 0, w, h);
     var pattern = hatch(ctx, miss, px);
     for (var i = 0; i < n; i++) {
       var x = x0 + i * slot + 0.1 * slot, bw = Math.max(0.8 * slot, px);
-      var y = cos[i] >= 0 ? mid - cos[i] * scale : mid;
-      var bh = Math.max(Math.abs(cos[i]) * scale, px);
+      var c = Math.max(cos[i], lowest * data.scale);
+      var y = c >= 0 ? mid - c * scale : mid;
+      var bh = Math.max(Math.abs(c) * scale, px);
       if (hit[i] === "1") {
         ctx.fillStyle = "rgb(" + rgb + ")"; ctx.fillRect(x, y, bw, bh);
       } else {
@@ -55,7 +58,7 @@
     ctx.strokeStyle = fg; ctx.lineWidth = px;  // the zero line
     ctx.beginPath(); ctx.moveTo(x0, mid); ctx.lineTo(w, mid); ctx.stroke();
     ctx.fillStyle = fg; ctx.font = Math.round(11 * px) + "px sans-serif";
-    ctx.fillText("+1", 2 * px, 12 * px); ctx.fillText("\u22121", 2 * px, h - 3 * px);
+    ctx.fillText("+1", 2 * px, 12 * px); ctx.fillText("0", 2 * px, mid + 4 * px);
   }
 
   function show() {
