@@ -106,6 +106,8 @@ def test_breaking_and_reading_the_heads(seed: str, run: dict) -> None:
 @pytest.mark.parametrize(("seed", "run"), RUNS, ids=[s for s, _ in RUNS])
 def test_smeared_keys(seed: str, run: dict) -> None:
     sm = run["smeared"]
-    assert sm["formed_at"] is not None and sm["formed_at"] < run["two-layer"]["formed_at"]
+    assert (
+        sm["formed_at"] is not None and sm["formed_at"] < run["two-layer"]["formed_at"]
+    )
     assert sm["history"][-1]["loss_repeat"] < 1.0 and max(sm["own_key_weight"]) < 0.5
     assert sm["repeat_loss_n"]["5"] > 1.0
