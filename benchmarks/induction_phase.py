@@ -7,6 +7,10 @@ and the fixed-length trap (chapter 10).
     OMP_NUM_THREADS=1 python benchmarks/induction_phase.py --seeds 0 1 2 3 4 \
         --only gpt2-init-long \
         --save src/attnbook/data/benchmark_induction_long.json   # its second record
+    OMP_NUM_THREADS=1 python benchmarks/induction_phase.py --seeds 5 6 7 \
+        --only two-layer,smeared,fixed-trap,one-layer \
+        --save src/attnbook/data/benchmark_induction_newseeds.json   # fresh seeds: the
+        # chapter's margins, checked by tests/test_induction_new_seeds.py
     python benchmarks/induction_phase.py --seeds 0 --only two-layer   # one run, printed
 
 Every run uses the chapter's recipe (`attnbook.induction_run`: the task, a model of 2 heads
