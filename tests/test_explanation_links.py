@@ -80,3 +80,16 @@ def test_every_page_that_names_a_section_links_to_it():
     assert not bare, (
         "links that name a section but land on the chapter's top:\n" + "\n".join(bare)
     )
+
+
+def test_a_link_followed_by_a_section_name_has_its_anchor():
+    """'[chapter 2](../../book/02_scaling.ipynb), section "..."' must carry the section's #anchor."""
+    bare = [
+        f"{page.name}: {target}, section {' '.join(name.split())}"
+        for page in PAGES
+        for target, name in re.findall(
+            r"\]\((\.\./\.\./book/[^)#\s]+\.ipynb)\),?\s+section\s+(\"[^\"]+\")",
+            page.read_text(),
+        )
+    ]
+    assert not bare, "links that name a section but carry no anchor:\n" + "\n".join(bare)
