@@ -92,4 +92,6 @@ def test_a_link_followed_by_a_section_name_has_its_anchor():
             page.read_text(),
         )
     ]
-    assert not bare, "links that name a section but carry no anchor:\n" + "\n".join(bare)
+    assert not bare, "links that name a section but carry no anchor:\n" + "\n".join(
+        bare
+    )
