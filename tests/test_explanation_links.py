@@ -67,31 +67,22 @@ def test_a_section_link_lands_on_a_heading(page, target, anchor):
     )
 
 
+# a link whose text names a section, "[chapter 10, breaking them](...)", or a link followed by
+# the section's name, '[chapter 2](../../book/02_scaling.ipynb), section "..."'
+NAMED = (
+    re.compile(r"\[(chapter \d+, [^\]]+)\]\(\.\./\.\./book/[^)#]+\.ipynb\)"),
+    re.compile(r"\]\(\.\./\.\./book/[^)#\s]+\.ipynb\),?\s+(section\s+\"[^\"]+\")"),
+)
+
+
 def test_every_page_that_names_a_section_links_to_it():
-    """'See [chapter 10, breaking them](...)': a link whose text names a section has an anchor."""
+    """A link that names a section carries the section's #anchor."""
     bare = [
-        f"{page.name}: [{text}]"
+        f"{page.name}: {' '.join(name.split())}"
         for page in PAGES
-        for text, _ in re.findall(
-            r"\[(chapter \d+, [^\]]+)\]\((\.\./\.\./book/[^)#]+\.ipynb)\)",
-            page.read_text(),
-        )
+        for pattern in NAMED
+        for name in pattern.findall(page.read_text())
     ]
     assert not bare, (
         "links that name a section but land on the chapter's top:\n" + "\n".join(bare)
-    )
-
-
-def test_a_link_followed_by_a_section_name_has_its_anchor():
-    """'[chapter 2](../../book/02_scaling.ipynb), section "..."' must carry the section's #anchor."""
-    bare = [
-        f"{page.name}: {target}, section {' '.join(name.split())}"
-        for page in PAGES
-        for target, name in re.findall(
-            r"\]\((\.\./\.\./book/[^)#\s]+\.ipynb)\),?\s+section\s+(\"[^\"]+\")",
-            page.read_text(),
-        )
-    ]
-    assert not bare, "links that name a section but carry no anchor:\n" + "\n".join(
-        bare
     )
