@@ -22,8 +22,10 @@ LINK = re.compile(r"\]\((\.\./\.\./book/[^)#\s]+\.ipynb)(?:#([^)\s]+))?\)")
 
 
 def slug(title: str) -> str:
-    """MyST's default anchor of a heading: lower case, punctuation dropped, spaces as '-'."""
-    return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", title.strip().lower()).replace(" ", "-")
+    """MyST's default anchor of a heading: its text without the maths (`$d_k$` adds nothing,
+    the spaces around it stay), lower case, punctuation dropped, spaces as '-'."""
+    text = re.sub(r"\$[^$]*\$", "", title.strip())
+    return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", text.lower()).replace(" ", "-")
 
 
 def anchors(chapter: Path, levels: int) -> set[str]:
