@@ -88,6 +88,23 @@ WRONG_ANSWERS = {
         (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0]).argmin())\n"),
         (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, True).argmin())\n"),
     ],
+    "warned (q6): find_heads picks the induction head by previous_token_score on layer 1 (a copy-paste slip)": [
+        (_IND_HEAD, "    induction_head = int(previous_token_score(weights[1]).argmax())\n"),
+    ],
+    "warned (q6): find_heads returns the best scores truncated to ints, not their heads": [
+        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0]).max())\n"),
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, True).max())\n"),
+    ],
+    "warned (q6): repeat_loss takes the log-softmax over the positions (dim=1), not the vocabulary": [
+        (_CE, "    logp = torch.log_softmax(logits, dim=1)[:, first : first + n - 1]\n"
+              "    loss = torch.nn.functional.nll_loss(logp.transpose(1, 2), targets)\n"),
+    ],
+    "warned (q2): induction_score casts up to float64 (.double()), the values exact": [
+        (_SCORE, "    return weights.double()[:, :, q, q - n + 1].mean(dim=(0, 2))"),
+    ],
+    "warned (q3): previous_token_score casts up to float64 (.double()), the values exact": [
+        (_PREV, "    return weights.double().diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2))"),
+    ],
     "find_heads: returns 0-d tensors, not ints": [
         (_PREV_HEAD, "    prev_head = previous_token_score(weights[0]).argmax()\n"),
         (_IND_HEAD, "    induction_head = induction_score(weights[1], n, True).argmax()\n"),
@@ -352,7 +369,9 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'the last query of the second copy only': 'warned (q2): induction_score reads the last query of the second copy only',
     'averaged over the heads, not the batch': 'induction_score: averaged over the heads, not the batch',
     'the first sequence of the batch only, or the largest over the batch': ('warned (q2): induction_score reads the first sequence of the batch only', 'warned (q2): induction_score takes the largest over the batch, not the mean'),
-    'a loop of Python floats (float32 for float64 weights), or batch and heads flattened with `.view`': ('warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', 'induction_score: batch and heads flattened with .view (fails on weights in another layout)'),
+    'a loop of Python floats (float32 for float64 weights)': 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
+    '`.view` to flatten batch and heads (weights in another layout fail)': 'induction_score: batch and heads flattened with .view (fails on weights in another layout)',
+    '`.double()` on the weights before indexing: float64 scores for float32 weights, the values right': 'warned (q2): induction_score casts up to float64 (.double()), the values exact',
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
@@ -360,7 +379,9 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'averaged over the heads, not the batch (one score per sequence, shape `(B,)`)': 'warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)',
     '`diagonal(offset=-1, dim1=-1, dim2=-2)`, the dims swapped (the next token)': 'warned (q3): previous_token_score takes the diagonal with its dims swapped (keys, then queries)',
     'the first sequence of the batch only': 'warned (q3): previous_token_score reads the first sequence of the batch only',
-    'a final `.float()`, or batch and heads flattened with `.view`': ('warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input', 'previous_token_score: batch and heads flattened with .view (fails on weights in another layout)'),
+    'a final `.float()` (float32 for float64 weights)': 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
+    'batch and heads flattened with `.view` (weights in another layout fail)': 'previous_token_score: batch and heads flattened with .view (fails on weights in another layout)',
+    '`.double()` before the diagonal: float64 scores for float32 weights, the values right': 'warned (q3): previous_token_score casts up to float64 (.double()), the values exact',
     # q4
     'heads counted from 1': 'zero_head: head counted from 1',
     'every head but `head` zeroed': 'zero_head: zeroes every head but `head`',
@@ -382,9 +403,12 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
     '`repeat_loss`: `nll_loss` on the raw logits': 'warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)',
     '`repeat_loss`: `cross_entropy` on (B, n - 1, V) logits, no transpose': 'warned (q6): repeat_loss: cross_entropy on (B, n - 1, V) logits, the classes not moved to axis 1',
+    '`repeat_loss`: the log-softmax over the positions (`dim=1`), not the vocabulary': 'warned (q6): repeat_loss takes the log-softmax over the positions (dim=1), not the vocabulary',
     '`repeat_loss`: the right loss returned as a 0-d tensor, not `float(loss)`': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
     '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
     '`find_heads`: the weakest heads (`argmin`)': 'find_heads: the weakest heads (argmin)',
+    '`find_heads`: the induction head picked by `previous_token_score` on layer 1 (a copy-paste slip)': 'warned (q6): find_heads picks the induction head by previous_token_score on layer 1 (a copy-paste slip)',
+    '`find_heads`: the best scores truncated to ints (`max`, not `argmax`)': 'warned (q6): find_heads returns the best scores truncated to ints, not their heads',
     '`find_heads`: 0-d tensors of the right heads, not ints': 'find_heads: returns 0-d tensors, not ints',
     '`find_heads`: the previous-token head sought in layer 1': 'warned (q6): find_heads looks for the previous-token head in layer 1',
     '`find_heads`: `(induction_head, prev_head)`, the order swapped': 'warned (q6): find_heads returns (induction_head, prev_head), the order swapped',

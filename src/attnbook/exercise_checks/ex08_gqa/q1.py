@@ -48,4 +48,6 @@ def test_expand_house_rules(expand_kv, k):
     assert meta.device.type == 'meta' and tuple(meta.shape) == (2, 4, 6, 8), f'keys on the meta device gave a {tuple(meta.shape)} result on {meta.device}: ' + 'build new tensors from x or on x.device (torch.zeros(..., device=x.device)), never on the CPU by default'
     wide = expand_kv(k.double(), 2)
     assert wide.dtype == torch.float64, f"the example's keys in float64 gave a {wide.dtype} result: keep x's dtype: build the result from x (expand and reshape, repeat_interleave, x.new_zeros), with no .float() and no torch.zeros or torch.empty without dtype=x.dtype"
+    tracked = k.clone().requires_grad_()
+    assert expand_kv(tracked, 2).requires_grad, "the example's keys with requires_grad=True gave a result that does not require gradients: the copies must stay in the autograd graph, so build them from x itself (not from x.data, x.detach() or NumPy)"
 

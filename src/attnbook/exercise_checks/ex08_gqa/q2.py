@@ -95,6 +95,11 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv):
     big = gqa_attention(300.0 * q, k, v, True)
     bad = int((~torch.isfinite(big)).sum())
     assert bad == 0, f"the example's queries times 300 (scores of order 1000), causal: {bad} of {big.numel()} outputs are inf or NaN; exp(s) overflows float32 once s > 88: use torch.softmax, or subtract each row's maximum before exp"
+    q0 = q.clone()
+    q0[:, :, 3] = 0.0
+    got = gqa_attention(q0, k, v, True)[:, :, 3]
+    want = v.repeat_interleave(2, dim=1)[:, :, :4].mean(-2)
+    assert torch.allclose(got, want, atol=1e-05), f'the example with query 3 set to zeros, causal: its scores on keys 0..3 are exactly 0, an ordinary score, so its output must be the mean of the values of keys 0..3; yours differs by up to {float((got - want).abs().max()):.3g}: hide the keys the mask names (the future), never a score because it is 0'
 
 @test_case(points=None, hidden=False)
 def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv):

@@ -11,6 +11,9 @@ def test_previous_hand_patterns(previous_token_score):
     previous_token_score = guarded(previous_token_score, names=('previous_token_score',))
     import torch
 
+    def close(got, want, **tol):
+        return torch.allclose(got.to(want.dtype), want, **tol)
+
     def pattern(T, key_of):
         w = torch.zeros(1, 1, T, T)
         for i in range(T):
@@ -18,9 +21,9 @@ def test_previous_hand_patterns(previous_token_score):
         return w
     got = previous_token_score(pattern(6, lambda i: i - 1))
     assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (1,), got {getattr(got, 'shape', type(got).__name__)}"
-    assert torch.allclose(got, torch.ones(1)), f'a perfect previous-token head scores 1, got {got.tolist()}: ' + ('query 0 has no previous token, leave it out of the mean' if torch.allclose(got, torch.full((1,), 5 / 6)) else 'you read another diagonal: key i - 1 of query i is weights.diagonal(offset=-1, dim1=-2, dim2=-1) (the queries, then the keys); dim1=-1, dim2=-2 reads key i + 1' if torch.allclose(got, torch.zeros(1)) else 'average the weight of query i on key i - 1 over the queries 1..T-1')
+    assert close(got, torch.ones(1)), f'a perfect previous-token head scores 1, got {got.tolist()}: ' + ('query 0 has no previous token, leave it out of the mean' if close(got, torch.full((1,), 5 / 6)) else 'you read another diagonal: key i - 1 of query i is weights.diagonal(offset=-1, dim1=-2, dim2=-1) (the queries, then the keys); dim1=-1, dim2=-2 reads key i + 1' if close(got, torch.zeros(1)) else 'average the weight of query i on key i - 1 over the queries 1..T-1')
     got = previous_token_score(pattern(6, lambda i: 0))
-    assert torch.allclose(got, torch.full((1,), 0.2)), f'a head that always looks at position 0 is on key i - 1 only for query 1, one of the five queries 1..5: 0.2, got {got.tolist()}'
+    assert close(got, torch.full((1,), 0.2)), f'a head that always looks at position 0 is on key i - 1 only for query 1, one of the five queries 1..5: 0.2, got {got.tolist()}'
     heads = torch.cat([pattern(6, lambda i: i - 1), pattern(6, lambda i: 0)], dim=1)
     heads = torch.cat([heads, heads, heads.flip(1)])
     want = torch.tensor([2.2 / 3, 1.4 / 3])
@@ -31,8 +34,9 @@ def test_previous_hand_patterns(previous_token_score):
         raise AssertionError(f'3 sequences, 2 heads, the heads axis moved by a transpose (not contiguous in memory): raised RuntimeError: {error}; take the diagonal, or flatten with .reshape, which work on any layout, not .view') from None
     shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
     assert shape == (2,), f'3 sequences and 2 heads: expected one score per head, shape (H,) = (2,), got {shape}' + (": that is one score per sequence, (B,); average over the batch (dim 0) and the queries (the diagonal's last axis), and keep the heads (dim 1)" if shape == (3,) else '')
-    assert torch.allclose(got, want), f'3 different sequences and 2 heads: head 0 is a previous-token head (1.0) in sequences 0 and 1 and always on position 0 (0.2) in sequence 2, head 1 the other way round. Expected the mean over the batch (dim 0) and the queries, [0.733, 0.467]; got {(got.tolist() if isinstance(got, torch.Tensor) else got)}. A score read from the first sequence alone gives [1.0, 0.2]'
+    assert close(got, want), f'3 different sequences and 2 heads: head 0 is a previous-token head (1.0) in sequences 0 and 1 and always on position 0 (0.2) in sequence 2, head 1 the other way round. Expected the mean over the batch (dim 0) and the queries, [0.733, 0.467]; got {(got.tolist() if isinstance(got, torch.Tensor) else got)}. A score read from the first sequence alone gives [1.0, 0.2]'
+    assert got.dtype == torch.float32, f'return float32 scores for float32 weights, got {got.dtype}: the values are right; take the diagonal of the weights themselves, with no .double() or .float() (a float64 input gives float64)'
     got = previous_token_score(heads.double())
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: take the diagonal of the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
-    assert torch.allclose(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.733, 0.467], got {got.tolist()}'
+    assert close(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.733, 0.467], got {got.tolist()}'
 

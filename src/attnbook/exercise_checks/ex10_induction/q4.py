@@ -36,6 +36,7 @@ def test_zero_head_in_a_layer(zero_head):
     with torch.no_grad():
         layer.W_o.weight[:, :4] = 0.0
         want, _ = layer(x, is_causal=True)
+    out = out.detach()
     worst = (out - want).abs().amax(-1)[0]
     t = int(worst.argmax())
     assert torch.allclose(out, want, atol=1e-06), f"used in a pre-hook on W_o of a layer of 2 heads of width 4 (5 positions), zero_head(z, 0, 4) must give the layer's output without head 0 (W_o's columns 0-3 zeroed): at position {t}, expected {[round(v, 3) for v in want[0, t].tolist()]}, got {[round(v, 3) for v in out[0, t].tolist()]}; largest difference {float(worst.max()):.3g}"

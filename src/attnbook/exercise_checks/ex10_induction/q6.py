@@ -27,8 +27,9 @@ def test_find_heads_hand_patterns(find_heads):
             batch[odd] = heads.flip(1)
             weights.append(torch.cat(batch))
         got = find_heads(weights, n)
+        top = (int(weights[0].diagonal(-1, -2, -1).mean((0, 2)).max()), int(weights[1].diagonal(1 - n, -2, -1)[..., 1:].mean((0, 2)).max()))
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
-        assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if got == want[::-1] else '')
+        assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if got == want[::-1] else '') + ('; yours equal the best scores truncated to ints: the head is the index of the best score, argmax, not the score itself' if got == top and got != want else '')
     uniform = torch.ones(T, T).tril()
     uniform = uniform / uniform.sum(-1, keepdim=True)
     decoy, weak = (uniform.clone(), uniform.clone())
@@ -56,7 +57,7 @@ def test_repeat_loss_hand_logits(repeat_loss):
         layout = '; cross_entropy wants the classes on axis 1: (N, V) logits with (N,) targets (reshape(-1, V) and reshape(-1)), or (B, V, L) logits with (B, L) targets (transpose(1, 2))'
         raise AssertionError(f"logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised RuntimeError: {str(err).splitlines()[0]}{(layout if 'target' in str(err) else '')}") from None
     assert isinstance(got, float), f'return a Python float (float(loss)), got {type(got).__name__}'
-    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up')
+    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else "the loss of the second copy's tokens x_2 .. x_n, averaged: log-softmax over the vocabulary, the last dimension")
     twos = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
     confident = torch.zeros(1, 7, V)
     confident[..., 2] = 20.0
@@ -66,7 +67,8 @@ def test_repeat_loss_hand_logits(repeat_loss):
     sure[0, torch.arange(6), tokens[0, 1:]] = 20.0
     sure[0, 3] = 0.0
     got = repeat_loss(sure, tokens, n)
-    assert got < 0.0001, f'tokens {tokens.tolist()}, n = {n}: logits sure of the token at t + 1 at every position t = 0 .. 5 except t = 3, where they are uniform: expected about 0, got {got:.4f} (logits[:, t] predict the token at t + 1)'
+    early = float(torch.nn.functional.cross_entropy(sure[0, n:2 * n - 1], tokens[0, n + 1:2 * n]))
+    assert got < 0.0001, f'tokens {tokens.tolist()}, n = {n}: logits sure of the token at t + 1 at every position t = 0 .. 5 except t = 3, where they are uniform: expected about 0, got {got:.4f} (logits[:, t] predict the token at t + 1)' + ('; yours matches the window one token early: with BOS at position 0 the second copy starts at 1 + n' if abs(got - early) < 0.0001 else '')
     wrong = sure.clone()
     wrong[0, 5] = 0.0
     got = repeat_loss(wrong, tokens, n)
