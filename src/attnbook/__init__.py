@@ -33,7 +33,7 @@ later chapter and by the exercises' tests:
 - ``attnbook.text``        chapter 6: corpora (Tiny Shakespeare as shipped, Python source), tokenizer
 - ``attnbook.bpe``         chapter 6: a small byte-pair encoding against the characters
 - ``attnbook.device``      chapter 6: CPU, CUDA or MPS, and moving batches there
-- ``attnbook.data``        chapters 2, 6-11: the shipped corpus, benchmark records, weights
+- ``attnbook.data``        chapters 2, 3, 6-11: the shipped corpus, benchmark records, weights
 - ``attnbook.ngram``       chapter 6: n-gram count models, the yardsticks of the tiny GPT
 - ``attnbook.train``       chapter 6: the one training loop (also chapter 7's), loss estimates
                            (what a run records: ``train_log``)
