@@ -280,7 +280,8 @@ WRONG_ANSWERS.update({  # the same flattening made safe: correct on any layout
 
 WRONG_ANSWERS.update({
     # review 57 (issue 45): a window one query early scores the trained model's heads the same
-    # (n - 1 of its n queries still land on induction keys); a public hand pattern tells them apart
+    # (n - 1 of its n queries still land on induction keys); a public hand pattern tells them apart,
+    # and (review 86) the test worth half adds a third head to layer 1 that wins only that window
     "warned (q6): find_heads calls induction_score with bos=False on a batch with BOS (the window one query early)": [
         (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, False).argmax())\n"),
     ],
@@ -342,6 +343,10 @@ WRONG_ANSWERS.update({
     ],
     "warned (q1): repeated_batch draws from PyTorch's global generator (no generator=)": [
         (_DRAW, "    x = torch.randint(1, vocab_size, (batch_size, n))  # (B, n)\n"),
+    ],
+    # review 86 (F4): torch.diagonal's default dims, 0 and 1, are the batch and the heads
+    "warned (q3): previous_token_score: torch.diagonal(weights, offset=-1) with its default dims 0 and 1": [
+        (_PREV, "    return torch.diagonal(weights, offset=-1).mean(dim=(0, 2))"),
     ],
     "warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)": [
         (_PREV, "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(1, 2))"),

@@ -8,8 +8,18 @@ points = [0.3, 0.3]
 @test_case(points=None, hidden=False)
 def test_find_heads_hand_patterns(find_heads):
     from attnbook.exercise_checks.grading import guarded
-    find_heads = guarded(find_heads)
+    import types
     import torch
+    mine = getattr(find_heads, '__globals__', None) or {}
+
+    def scores_right(weights):
+        q = torch.arange(1 + n, 1 + 2 * n)
+        checks = ((mine.get('previous_token_score'), (weights[0],), weights[0].diagonal(-1, -2, -1).mean((0, 2))), (mine.get('induction_score'), (weights[1], n, True), weights[1][:, :, q, q - n + 1].mean((0, 2))))
+        try:
+            return all((not isinstance(f, types.FunctionType) or torch.allclose(torch.as_tensor(f(*args)).double(), want.double(), atol=1e-06) for f, args, want in checks))
+        except Exception:
+            return False
+    find_heads = guarded(find_heads)
 
     def pattern(T, key_of):
         w = torch.zeros(1, 1, T, T)
@@ -29,7 +39,8 @@ def test_find_heads_hand_patterns(find_heads):
         got = find_heads(weights, n)
         top = (int(weights[0].diagonal(-1, -2, -1).mean((0, 2)).max()), int(weights[1].diagonal(1 - n, -2, -1)[..., 1:].mean((0, 2)).max()))
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
-        assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if got == want[::-1] else '') + ('; yours equal the best scores truncated to ints: the head is the index of the best score, argmax, not the score itself' if got == top and got != want else '')
+        guess = scores_right(weights)
+        assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if guess and got == want[::-1] else '') + ('; yours equal the best scores truncated to ints: the head is the index of the best score, argmax, not the score itself' if guess and got == top and (got != want) else '')
     uniform = torch.ones(T, T).tril()
     uniform = uniform / uniform.sum(-1, keepdim=True)
     decoy, weak = (uniform.clone(), uniform.clone())
@@ -39,8 +50,9 @@ def test_find_heads_hand_patterns(find_heads):
         weak[i, :i + 1] = 0.7 / i
         weak[i, i - n + 1] = 0.3
     first = torch.cat([kinds['previous token'], kinds['BOS']], dim=1)
-    got = find_heads([first, torch.stack([decoy, weak])[None]], n)
-    assert got == (0, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy"
+    weights = [first, torch.stack([decoy, weak])[None]]
+    got = find_heads(weights, n)
+    assert got == (0, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}" + ('. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy' if scores_right(weights) else '')
 
 @test_case(points=None, hidden=False)
 def test_repeat_loss_hand_logits(repeat_loss):
