@@ -178,6 +178,12 @@ WRONG_ANSWERS = {
     "warned (q3): previous_token_score reads the first sequence of the batch only": [
         (_PREV, "    return weights[0].diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)"),
     ],
+    "warned (q6): repeat_loss indexes logp[:, positions, tokens[:, positions + 1]] (every sequence's logits against every sequence's targets)": [
+        (_PRED + _TARGETS + _CE,
+         "    q = torch.arange(first, first + n - 1)  # the positions that predict x_2 .. x_n\n"
+         "    logp = torch.log_softmax(logits, dim=-1)\n"
+         "    loss = -logp[:, q, tokens[:, q + 1]].mean()\n"),
+    ],
     "warned (q6): repeat_loss reads the first sequence of the batch only": [
         (_CE, "    loss = torch.nn.functional.cross_entropy(predicted[0], targets[0])\n"),
     ],
@@ -202,6 +208,13 @@ WRONG_ANSWERS.update({  # correct answers written differently: they must score 1
     "correct: induction_score(weights, n, bos=True), find_heads calling it with two arguments": [
         ("def induction_score(weights, n, bos):", "def induction_score(weights, n, bos=True):"),
         (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n).argmax())\n"),
+    ],
+    # both layers' scores in one tensor: right, since the layers have the same number of
+    # heads (the hidden tests' extra heads come one per layer)
+    "correct: find_heads stacks the two layers' scores and takes argmax along the heads": [
+        (_PREV_HEAD + _IND_HEAD,
+         "    scores = torch.stack([previous_token_score(weights[0]), induction_score(weights[1], n, True)])\n"
+         "    prev_head, induction_head = (int(h) for h in scores.argmax(dim=1))\n"),
     ],
     "correct: a batch built with repeat, scores with loops and torch.diagonal": [
         ("    parts = [torch.zeros(batch_size, 1, dtype=torch.long)] if bos else []\n"

@@ -86,10 +86,13 @@ def test_repeat_loss_hand_logits(repeat_loss):
     got = repeat_loss(wrong, tokens, n)
     assert abs(got - math.log(V) / 2) < 0.0001, f'the same logits, uniform at t = 5 too: expected {math.log(V) / 2:.4f} (ln 5 / 2), got {got:.4f}'
     both = torch.cat([wrong, torch.zeros(1, 7, V)])
+    pair = torch.cat([tokens, torch.tensor([[0, 3, 1, 4, 3, 1, 4]])])
     want = (math.log(V) / 2 + math.log(V)) / 2
+    pos = torch.arange(2 + n, 1 + 2 * n)
+    crossed = float(-torch.log_softmax(both, -1)[:, pos - 1, pair[:, pos]].mean())
     try:
-        got = repeat_loss(both, tokens.repeat(2, 1), n)
+        got = repeat_loss(both, pair, n)
     except RuntimeError as error:
         raise AssertionError(f'a batch of two sequences raised RuntimeError: {error}; a slice logits[:, a:b] of a batch is not contiguous in memory: flatten it with .reshape (or use .transpose(1, 2)), not .view') from None
-    assert abs(got - want) < 0.0001, f'a batch of 2 different sequences, the one above ({math.log(V) / 2:.4f}) and one with uniform logits (ln 5 = {math.log(V):.4f} on both tokens): expected the mean over the batch (dim 0) and the tokens, {want:.4f}, got {got:.4f}; the first sequence alone gives {math.log(V) / 2:.4f}'
+    assert abs(got - want) < 0.0001, f'a batch of 2 different sequences (tokens {pair.tolist()}), the one above ({math.log(V) / 2:.4f}) and one with uniform logits (ln 5 = {math.log(V):.4f} on both tokens): expected the mean over the batch (dim 0) and the tokens, {want:.4f}, got {got:.4f}; the first sequence alone gives {math.log(V) / 2:.4f}' + ("; yours pairs every sequence's logits with every sequence's targets (indexing logp[:, positions, tokens[:, positions + 1]] broadcasts to (B, B, n - 1)): pick each sequence's own targets, with gather on the last axis or cross_entropy" if abs(got - crossed) < 0.0001 else '')
 
