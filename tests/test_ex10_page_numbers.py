@@ -30,7 +30,8 @@ from tools.exercise_tables import EXPLANATIONS
 @pytest.fixture(scope="module")
 def measured() -> dict[str, float]:
     """What the page quotes, measured: on the last cell's batch (64 sequences, seed 0) and,
-    for layer 1's previous-token scores, on the grader's batch (`eval_data`)."""
+    for layer 1's previous-token scores and layer 0's induction scores, on the grader's batch
+    (`eval_data`)."""
     task, model = InductionTask(), trained_chapter_model(0)
     n, vocab = task.eval_n, task.vocab_size
     x = repeated_tokens(64, n, vocab, torch.Generator().manual_seed(0))  # (64, 1 + 2n)
@@ -43,7 +44,7 @@ def measured() -> dict[str, float]:
     with torch.no_grad():
         logits = model(x)[0]  # logits[:, t] predict the token at t + 1
     counted = F.cross_entropy(logits[:, n : 2 * n].transpose(1, 2), x[:, n + 1 :])
-    grader = attention_weights(model, task.eval_data()[0])
+    grader = attention_weights(model, task.eval_data()[0])  # its n is task.eval_n too
     return {
         "n": n,
         "vocab": vocab,
@@ -54,6 +55,7 @@ def measured() -> dict[str, float]:
         "after": after,
         "counted": float(counted),
         "layer1_prev": sorted(previous_token_score(grader[1]).tolist()),
+        "layer0_induction": max(induction_score(grader[0], n).tolist()),
     }
 
 
@@ -68,6 +70,10 @@ def quotes(m: dict[str, float]) -> list[str]:
     rise = (ln - m["before"]) / m["n"]
     a, b = m["scores"]
     p0, p1 = m["layer1_prev"]
+    # float32's unit roundoff, written as the page writes it (6e-8)
+    roundoff = f"{torch.finfo(torch.float32).eps / 2:.0e}".replace("e-0", "e-")
+    # layer 0's best induction score rounded up at two decimals: an upper bound
+    below = math.ceil(m["layer0_induction"] * 100) / 100
     return [
         f"raises the loss on the repeat by {m['after'] - m['before']:.1f} nats",
         f"with `n = {m['n']}` and the trained model's loss of {m['before']:.2f} nats, by "
@@ -75,6 +81,8 @@ def quotes(m: dict[str, float]) -> list[str]:
         f"the mean with the first token counted is {m['counted']:.2f}",
         f"about ln {m['vocab'] - 1} = {ln:.1f} nats (a guess among the {m['vocab'] - 1} tokens)",
         f"previous-token scores are {p0:.4f} and {p1:.4f}",
+        f"float32 rounds each value by at most a relative {roundoff}",
+        f"no head of layer 0 has an induction score above {below:.2f} (on the grader's batch)",
         f"nats, {math.log(1 + 4 / math.e):.1f} with five tokens and "
         f"{math.log(1 + (m['vocab'] - 1) / math.e):.1f} with the model's {m['vocab']}",
         f"name head 0.{m['prev']} the previous-token head and head 1.{m['induction']}",

@@ -369,6 +369,21 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 88 (F3): the induction head sought over both layers names a head of layer 0 when one of
+    # them has the higher induction score (a public hand pattern, and the core test's third head)
+    "warned (q6): find_heads seeks the induction head in both layers (torch.maximum of the two layers' scores)": [
+        (_IND_HEAD,
+         "    both = torch.maximum(induction_score(weights[0], n, True), induction_score(weights[1], n, True))\n"
+         "    induction_head = int(both.argmax())\n"),
+    ],
+    "warned (q6): find_heads seeks the induction head in both layers (their scores stacked, argmax % H)": [
+        (_IND_HEAD,
+         "    both = torch.stack([induction_score(weights[0], n, True), induction_score(weights[1], n, True)])\n"
+         "    induction_head = int(both.argmax()) % both.shape[1]\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -425,6 +440,9 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: the right loss returned as a 0-d tensor, not `float(loss)`': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
     '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
     '`find_heads`: the weakest heads (`argmin`)': 'find_heads: the weakest heads (argmin)',
+    '`find_heads`: the induction head sought in both layers (`torch.maximum` of their scores, or both stacked, `argmax % H`)': (
+        "warned (q6): find_heads seeks the induction head in both layers (torch.maximum of the two layers' scores)",
+        'warned (q6): find_heads seeks the induction head in both layers (their scores stacked, argmax % H)'),
     '`find_heads`: the induction head picked by `previous_token_score` on layer 1 (a copy-paste slip)': 'warned (q6): find_heads picks the induction head by previous_token_score on layer 1 (a copy-paste slip)',
     '`find_heads`: the best scores truncated to ints (`max`, not `argmax`)': 'warned (q6): find_heads returns the best scores truncated to ints, not their heads',
     '`find_heads`: 0-d tensors of the right heads, not ints': 'find_heads: returns 0-d tensors, not ints',

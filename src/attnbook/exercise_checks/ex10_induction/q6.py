@@ -53,6 +53,10 @@ def test_find_heads_hand_patterns(find_heads):
     weights = [first, torch.stack([decoy, weak])[None]]
     got = find_heads(weights, n)
     assert got == (0, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}" + ('. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy' if scores_right(weights) else '')
+    inductive0 = torch.cat([kinds['induction'], kinds['previous token']], dim=1)
+    weights = [inductive0, torch.stack([uniform, weak])[None]]
+    got = find_heads(weights, n)
+    assert got == (1, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (induction, previous token); layer 1's head 0 spreads every query evenly and its head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence: expected (1, 1), got {got}; the induction head is sought in layer 1 (weights[1]) only, even when a head of layer 0 has a higher induction score"
 
 @test_case(points=None, hidden=False)
 def test_repeat_loss_hand_logits(repeat_loss):
@@ -69,7 +73,7 @@ def test_repeat_loss_hand_logits(repeat_loss):
         layout = '; cross_entropy wants the classes on axis 1: (N, V) logits with (N,) targets (reshape(-1, V) and reshape(-1)), or (B, V, L) logits with (B, L) targets (transpose(1, 2))'
         raise AssertionError(f"logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised RuntimeError: {str(err).splitlines()[0]}{(layout if 'target' in str(err) else '')}") from None
     assert isinstance(got, float), f'return a Python float (float(loss)), got {type(got).__name__}'
-    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else "the loss of the second copy's tokens x_2 .. x_n, averaged: log-softmax over the vocabulary, the last dimension")
+    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else '(ln V whichever tokens you count): check that you take a log-softmax over the vocabulary (the last dimension) and a mean over the tokens, not a sum')
     twos = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
     confident = torch.zeros(1, 7, V)
     confident[..., 2] = 20.0
