@@ -433,3 +433,61 @@ def test_exercise_3_gives_each_task_its_own_heads():
         assert ('"""x (T, B, D), W_qkv' in text) == seq
         # with interleaved heads either order of q4's cuts is right: no warning about it
         assert ("The hard part is the order of the cuts" in text) == seq
+
+
+# ----------------------------------------------------------------------------- exercise 11
+EX11 = "ex11_linear_attention"
+
+
+def test_exercise_11_gives_each_task_its_own_forgetting():
+    """All three questions follow the task: the book's state that never forgets, a constant
+    decay gamma (with question 3's state stored the papers' way round, d_v x d_k), or a gate
+    per token (with question 3's gated delta rule); the signatures, formulas, the example's
+    data and the reference's lines say so, and none of the book's answer lines is left."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX11)
+    assert variants.reserved(found) == {
+        "exercise": EX11,
+        "task": "plain",
+        "T": 5,
+        "seed": 0,
+    }
+    assert found["questions"] == ["q1", "q2", "q3"]
+    chosen = [variants.choose(SECRET, EX11, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"decay", "gate"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    assert all(5 <= v["T"] <= 9 and 50 <= v["keep"] <= 95 for v in chosen)
+    nb = nbformat.read(MASTERS / f"{EX11}.ipynb", as_version=4)
+    book = [
+        "def linear_attention_recurrent(q, k, v):",
+        "def linear_attention_parallel(q, k, v):",
+        "$$S' = S + \\beta\\, k^\\top \\big(v - k S\\big).$$",
+        '"""S (B, d_k, d_v), k (B, d_k), v (B, d_v), beta (B,) -> new S (B, d_k, d_v)."""',
+    ]
+    words = {
+        "decay": (
+            "def linear_attention_recurrent(q, k, v, gamma):",
+            "        S, z = gamma * S, gamma * z",
+            "scores = scores * gamma ** (i[:, None] - i).clamp(min=0)",
+            "old = (S @ k[:, :, None])[..., 0]",
+            'gamma = VARIANT["keep"] / 100',
+            "stored **the papers' way round**",
+        ),
+        "gate": (
+            "def linear_attention_recurrent(q, k, v, alpha):",
+            "alpha[:, t, None, None] * S, alpha[:, t, None] * z",
+            "torch.exp((c[:, :, None] - c[:, None, :]).clamp(max=0))",
+            "def delta_update(S, k, v, beta, alpha):",
+            "alpha = low + (1 - low) * torch.rand(B, T)",
+            "S' = \\alpha S + \\beta\\, k^\\top \\big(v - \\alpha\\, k S\\big)",
+        ),
+    }
+    for task, lines in words.items():
+        variant = {"exercise": EX11, "task": task, "T": 7, "keep": 80, "seed": 7}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert all(line in text for line in lines), task
+        assert not any(line in text for line in book), task
+        assert "the book's: the state never forgets" not in text

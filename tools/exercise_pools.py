@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tools.exercise_pools_ex11 import POOL_EX11
 from tools.exercise_pools_more import MORE_POOLS
 
 _ALLOW = """   **a boolean mask where True means "may attend"** (the convention of PyTorch's
@@ -395,4 +396,4 @@ POOLS: dict[str, dict[str, Any]] = {
         },
     },
 }
-POOLS.update(MORE_POOLS)
+POOLS.update(MORE_POOLS, ex11_linear_attention=POOL_EX11)  # tools.exercise_pools_ex11

@@ -1,6 +1,29 @@
 """Classic wrong answers to exercise 11, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). A mistake on a line a task of the pool
+(tools/exercise_pools_ex11.py) rewrites is written at every roster task too (`AtEachTask`):
+question 2's on the masked line read the same at every task (the decay is multiplied in on
+the line after it), question 3's are written on each task's own answer lines."""
+
+from tools.exercise_pools_ex11 import Q3_LINES
+from tools.exercise_variants import AtEachTask
+
+
+def _everywhere(edits: list) -> AtEachTask:
+    """A mistake whose edits read the same at every task."""
+    return AtEachTask(edits, decay=edits, gate=edits)
+
+
+def _q3(plain: str, decay: str, gate: str) -> AtEachTask:
+    """One mistake of question 3 at each task: its answer lines replaced by the task's body
+    (the gated task's own first line, the gate, kept before it)."""
+    first = Q3_LINES["gate"].split("\n")[0] + "\n"
+    return AtEachTask([(Q3_LINES["plain"], plain)], decay=[(Q3_LINES["decay"], decay)],
+                      gate=[(Q3_LINES["gate"], first + gate)])
+
+
+_OLD = "    old = (k[:, None, :] @ S)[:, 0]\n"  # k S, the course's read
+_OLD_P = "    old = (S @ k[:, :, None])[..., 0]\n"  # S k, the papers'
 
 WRONG_ANSWERS = {
     # q1: the recurrence
@@ -64,69 +87,77 @@ WRONG_ANSWERS = {
          "    return torch.zeros_like(v)\n    B, T, d_k = k.shape\n    fq, fk = phi(q), phi(k)\n"),
     ],
     # q2: the parallel form
-    "linear_attention_parallel: no causal mask": [
+    "linear_attention_parallel: no causal mask": _everywhere([
         ("    scores = scores * keep\n", ""),
-    ],
+    ]),
     "linear_attention_parallel: no normaliser": [
         ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)", "    return scores @ v"),
     ],
     "linear_attention_parallel: the upper triangle kept (triu: the future, not the past)": [
         (".tril()  # key j <= query i", ".triu()"),
     ],
-    "linear_attention_parallel: the mask filled with -inf, as for a softmax": [
+    "linear_attention_parallel: the mask filled with -inf, as for a softmax": _everywhere([
         ("    scores = scores * keep\n", "    scores = scores.masked_fill(~keep, float('-inf'))\n"),
-    ],
-    "linear_attention_parallel: normalised over every key, then masked": [
-        ("    scores = scores * keep\n    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
-         "    total = scores.sum(-1, keepdim=True) + EPS\n    return ((scores * keep) @ v) / total"),
-    ],
-    "linear_attention_parallel: a softmax of the feature scores": [
-        ("    scores = scores * keep\n    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
-         "    return torch.softmax(scores.masked_fill(~keep, float('-inf')), dim=-1) @ v"),
-    ],
-    "correct: the parallel form with masked_fill(0.0) and an einsum": [
+    ]),
+    "linear_attention_parallel: normalised over every key, then masked": _everywhere([
+        ("    scores = scores * keep\n",
+         "    total = scores.sum(-1, keepdim=True) + EPS\n    scores = scores * keep\n"),
+        ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)", "    return (scores @ v) / total"),
+    ]),
+    "linear_attention_parallel: a softmax of the feature scores": _everywhere([
+        ("    scores = scores * keep\n", "    scores = scores.masked_fill(~keep, float('-inf'))\n"),
+        ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
+         "    return torch.softmax(scores, dim=-1) @ v"),
+    ]),
+    "correct: the parallel form with masked_fill(0.0) and an einsum": _everywhere([
         ("    scores = phi(q) @ phi(k).transpose(-2, -1)  # (B, T, T)",
          "    scores = torch.einsum('bid,bjd->bij', phi(q), phi(k))"),
         ("    scores = scores * keep\n", "    scores = scores.masked_fill(~keep, 0.0)\n"),
-    ],
+    ]),
     # q3: one delta-rule write
-    "delta_update: no subtraction (S + beta k^T v, linear attention's write)": [
-        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
-         "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :]"),
-    ],
-    "delta_update: the outer product the wrong way round, (v - k S)^T k": [
-        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
-         "    return S + beta[:, None, None] * (v - old)[:, :, None] * k[:, None, :]"),
-    ],
-    "delta_update: the state read as S k^T instead of k S": [
-        ("    old = (k[:, None, :] @ S)[:, 0]  # what k reads now, k S: (B, d_v)",
-         "    old = (S @ k[:, :, None])[..., 0]"),
-    ],
-    "delta_update: beta forgotten (always a full overwrite)": [
-        ("    return S + beta[:, None, None] * k[:, :, None]", "    return S + k[:, :, None]"),
-    ],
-    "delta_update: S changed in place": [
-        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
-         "    S += beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]\n    return S"),
-    ],
+    # q3: one delta-rule write, at each task (the papers' orientation at "decay": S k, (v - S k) k^T)
+    "delta_update: no subtraction (S + beta k^T v, linear attention's write)": _q3(
+        "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :]",
+        "    return S + beta[:, None, None] * v[:, :, None] * k[:, None, :]",
+        "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :]"),
+    "delta_update: the outer product the wrong way round, (v - k S)^T k": _q3(
+        _OLD + "    return S + beta[:, None, None] * (v - old)[:, :, None] * k[:, None, :]",
+        _OLD_P + "    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+        _OLD + "    return S + beta[:, None, None] * (v - old)[:, :, None] * k[:, None, :]"),
+    "delta_update: the state read as S k^T instead of k S": _q3(  # at "decay": k S instead of S k
+        _OLD_P + "    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
+        _OLD + "    return S + beta[:, None, None] * (v - old)[:, :, None] * k[:, None, :]",
+        _OLD_P + "    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]"),
+    "delta_update: beta forgotten (always a full overwrite)": _q3(
+        _OLD + "    return S + k[:, :, None] * (v - old)[:, None, :]",
+        _OLD_P + "    return S + (v - old)[:, :, None] * k[:, None, :]",
+        _OLD + "    return S + k[:, :, None] * (v - old)[:, None, :]"),
+    "delta_update: S changed in place": AtEachTask(  # at "gate" the gate too: S *= alpha
+        [(Q3_LINES["plain"],
+          _OLD + "    S += beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]\n    return S")],
+        decay=[(Q3_LINES["decay"],
+                _OLD_P + "    S += beta[:, None, None] * (v - old)[:, :, None] * k[:, None, :]\n    return S")],
+        gate=[(Q3_LINES["gate"], "    S *= alpha[:, None, None]\n" + _OLD
+               + "    S += beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]\n    return S")]),
 }
 WRONG_ANSWERS.update({  # mistakes students write that the lists above lacked
     "linear_attention_recurrent: phi on the keys only (raw queries)": [
         ("    fq, fk = phi(q), phi(k)\n    S = k.new_zeros", "    fq, fk = q, phi(k)\n    S = k.new_zeros"),
     ],
-    "delta_update: beta broadcast along the last axis (beta * ..., not beta[:, None, None])": [
-        ("beta[:, None, None] * k", "beta * k"),
-    ],
+    "delta_update: beta broadcast along the last axis (beta * ..., not beta[:, None, None])": _q3(
+        _OLD + "    return S + beta * k[:, :, None] * (v - old)[:, None, :]",
+        _OLD_P + "    return S + beta * (v - old)[:, :, None] * k[:, None, :]",
+        _OLD + "    return S + beta * k[:, :, None] * (v - old)[:, None, :]"),
     "non-solving (q2): only the shapes: zeros of (B, T, d_v)": [
         ("    T = q.shape[-2]\n", "    return torch.zeros_like(v)\n    T = q.shape[-2]\n"),
     ],
-    "warned (q3): delta_update as a convex mix, (1 - beta) S + beta k^T v (every row decays)": [
-        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
-         "    b = beta[:, None, None]\n    return (1 - b) * S + b * k[:, :, None] * v[:, None, :]"),
-    ],
-    "non-solving (q3): the state returned unchanged (a copy, no write)": [
-        ("    old = (k[:, None, :] @ S)[:, 0]", "    return S.clone()\n    old = (k[:, None, :] @ S)[:, 0]"),
-    ],
+    "warned (q3): delta_update as a convex mix, (1 - beta) S + beta k^T v (every row decays)": _q3(
+        "    b = beta[:, None, None]\n    return (1 - b) * S + b * k[:, :, None] * v[:, None, :]",
+        "    b = beta[:, None, None]\n    return (1 - b) * S + b * v[:, :, None] * k[:, None, :]",
+        "    b = beta[:, None, None]\n    return (1 - b) * S + b * k[:, :, None] * v[:, None, :]"),
+    "non-solving (q3): the state returned unchanged (a copy, no write)": AtEachTask(
+        [(Q3_LINES["plain"], "    return S.clone()")], decay=[(Q3_LINES["decay"], "    return S.clone()")],
+        gate=[(Q3_LINES["gate"], "    return S.clone()")]),
 })
 
 WRONG_ANSWERS.update({  # review 52 (issue 45): mistakes that passed every public check
@@ -144,10 +175,10 @@ WRONG_ANSWERS.update({  # review 52 (issue 45): mistakes that passed every publi
         ("    return (scores @ v) / (scores.sum(-1, keepdim=True) + EPS)",
          "    return (scores @ v) / scores.sum(-1, keepdim=True) + EPS"),
     ],
-    "warned (q3): delta_update: beta on the write only, the old row removed in full (S + beta k^T v - k^T k S)": [
-        ("    return S + beta[:, None, None] * k[:, :, None] * (v - old)[:, None, :]",
-         "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :] - k[:, :, None] * old[:, None, :]"),
-    ],
+    "warned (q3): delta_update: beta on the write only, the old row removed in full (S + beta k^T v - k^T k S)": _q3(
+        _OLD + "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :] - k[:, :, None] * old[:, None, :]",
+        _OLD_P + "    return S + beta[:, None, None] * v[:, :, None] * k[:, None, :] - old[:, :, None] * k[:, None, :]",
+        _OLD + "    return S + beta[:, None, None] * k[:, :, None] * v[:, None, :] - k[:, :, None] * old[:, None, :]"),
     "warned (q2): linear_attention_parallel: the mask made on the CPU, torch.tril(torch.ones(T, T))": [
         ("torch.ones(T, T, dtype=torch.bool, device=q.device).tril()", "torch.tril(torch.ones(T, T))"),
     ],
