@@ -88,3 +88,35 @@ def test_a_recorded_seed_trains_again_to_the_recorded_run():
     means = torch.tensor(losses).unfold(0, 10, 1).mean(-1)
     steps = int((means < 0.05).nonzero()[0]) + 10
     assert abs(steps - run["steps"]) <= 5
+
+
+def test_shipped_car_classifier_is_the_recorded_seed_and_reads_the_tutorial_pair():
+    from attnbook.cars import (
+        accuracy,
+        encode_batch,
+        generate_pairs,
+        make_split,
+        predict,
+    )
+    from attnbook.cars.shipped import TUTORIAL_PAIR, load_study_rope, study_rope_recipe
+
+    record = benchmark_record("cars_rope_model")
+    assert record["command"].startswith("python benchmarks/cars_rope_model.py")
+    runs = {r["seed"]: r for r in record["results"]["runs"]}
+    assert (
+        sorted(runs) == [0, 1, 2, 3, 4]
+        and record["weights"] == "ch7_rope_classifier.pt"
+    )
+    model, vocab, recipe = load_study_rope()
+    assert recipe == record["recipe"] == study_rope_recipe(0)
+    # the shipped weights give seed 0's recorded test accuracy on its own split
+    sentences = generate_pairs()
+    _, test = make_split("random pairs", sentences, 0)
+    ids = encode_batch([sentences[i].text for i in test], vocab, max_len=64)
+    labels = torch.tensor([float(sentences[i].label) for i in test])
+    assert len(test) == runs[0]["n_test"]
+    assert abs(accuracy(model, ids, labels) - runs[0]["test_accuracy"]) < 1e-3
+    # ... and its recorded probabilities on the tutorial's pair, which it reads
+    p_sentence, p_twin = predict(model, vocab, TUTORIAL_PAIR).tolist()
+    assert abs(p_sentence - runs[0]["p_sentence"]) < 1e-4 and p_sentence > 0.9
+    assert abs(p_twin - runs[0]["p_twin"]) < 1e-4 and p_twin < 0.1

@@ -10,6 +10,7 @@
   shares, one run measured), `attnbook.cars.design`: its data (new sentences per seed, the
   family-balanced length split, tuning sentences no study seed uses),
   `attnbook.cars.uncertainty`: intervals over seeds and test pairs, an exact sign test;
+  `attnbook.cars.shipped`: the study's RoPE classifier of seed 0, trained once and shipped;
   imported by their module names.
 
 Every public name is re-exported here: `from attnbook.cars import generate_pairs` works.
