@@ -210,3 +210,72 @@ MORE_POOLS["ex03_multihead"] = {
         },
     },
 }
+
+# exercise 8, question 1: which key/value head each query head reads (the book's: contiguous
+# groups, head h // g, as Llama's repeat_kv and PyTorch's enable_gqa)
+_EX08_YOURS = """**the book's: contiguous groups, query head $h$ uses key/value head $\\lfloor h / g \\rfloor$**
+(query heads $0, \\dots, g - 1$ share key/value head 0, as in Llama's `repeat_kv`)."""
+_STRIDED = """**strided groups, query head $h$ uses key/value head $h \\bmod H_{kv}$** (query heads
+$h, h + H_{kv}, h + 2H_{kv}, \\dots$ share one key/value head: the book's groups with the query
+heads numbered in another order, a convention some code uses; a model works with either as
+long as it is trained and run with the same)."""
+_EX08_RULE = """in which head $h$ is head
+$\\lfloor h / n_{\\text{rep}} \\rfloor$ of `x` (your variant's groups). With two key/value heads
+and $n_{\\text{rep}} = 2$ the heads of the result are therefore $0, 0, 1, 1$ — the copies of a
+head next to each other, not $0, 1, 0, 1$."""
+_EX08_TILED = """in which head $h$ is head
+$h \\bmod H_{kv}$ of `x` (your variant's groups). With two key/value heads and
+$n_{\\text{rep}} = 2$ the heads of the result are therefore $0, 1, 0, 1$ — the whole set of heads
+tiled, not the copies of a head next to each other ($0, 0, 1, 1$)."""
+_EX08_WALK = (
+    "the heads $0, 0, 1, 1, \\dots$ of `x` it would have to walk are not evenly spaced"
+)
+_EX08_FORMULA = """K_{\\lfloor h/g \\rfloor}^\\top}{\\sqrt{d_k}}\\Big)\\,
+V_{\\lfloor h/g \\rfloor},$$"""
+EX08_COPIES = "    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+EX08_TILES = (
+    "    copies = x[:, None].expand(B, n_rep, H_kv, T, d)  # (B, n_rep, H_kv, T, d)\n"
+)
+EX08_EXPANDED = (
+    "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)\n"
+)
+
+MORE_POOLS["ex08_gqa"] = {
+    "exercise": "ex08_gqa",
+    # the book's notebook and worked solutions: contiguous groups, 4 query heads over 2, seed 0
+    "reserved": {"task": "grouped", "H_kv": 2, "group": 2, "seed": 0},
+    "roster": ["strided"],
+    "questions": ["q1"],
+    # question 2 calls expand_kv: its answer is the same at every task, its checks follow the
+    # variant (tests read VARIANT); question 3 is the same at every variant
+    "tasks": {
+        "grouped": {
+            "edits": [],
+            "params": {"H_kv": [2, 2], "group": [2, 2], "seed": [0, 0]},
+        },
+        "strided": {
+            "edits": [
+                [_EX08_YOURS, _STRIDED],
+                [_EX08_RULE, _EX08_TILED],
+                [
+                    _EX08_WALK,
+                    "the heads $0, 1, \\dots, H_{kv} - 1, 0, 1, \\dots$ of `x` it would have to walk "
+                    "are not evenly spaced",
+                ],
+                [
+                    "    Head h of the result is head h // n_rep of x.\n",
+                    "    Head h of the result is head h % H_kv of x (the heads tiled).\n",
+                ],
+                [EX08_COPIES, EX08_TILES],
+                [
+                    _EX08_FORMULA,
+                    "K_{h \\bmod H_{kv}}^\\top}{\\sqrt{d_k}}\\Big)\\,\nV_{h \\bmod H_{kv}},$$",
+                ],
+                [EX08_EXPANDED, EX08_EXPANDED[:-1] + ", tiled\n"],
+            ],
+            # the example's head counts: 2 or 3 key/value heads, groups of 2 or 3 query heads
+            # (with one key/value head, or groups of one, the two tasks would coincide)
+            "params": {"H_kv": [2, 3], "group": [2, 3], "seed": [1, 999_999]},
+        },
+    },
+}

@@ -1,22 +1,44 @@
 """Classic wrong answers to exercise 8, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). Question 1 has a pool of tasks
+(`tools.exercise_variants.POOLS`): each mistake on the lines a task rewrites is written at the
+roster task too (`AtEachTask`: the edits of that task's text, `_q1`), so the proof at every
+sampled variant grades the same mistake."""
+
+from tools.exercise_variants import AtEachTask
+
+# question 1's answer at each task: contiguous groups (the book's), or strided (tiled) ones
+_COPIES = {"book": "    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n",
+           "strided": "    copies = x[:, None].expand(B, n_rep, H_kv, T, d)  # (B, n_rep, H_kv, T, d)\n"}
+_RETURN = "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1"
+_SHAPE = "    B, H_kv, T, d = x.shape\n"
+
+
+def _q1(book: str, strided: str, shape: bool = False) -> AtEachTask:
+    """One mistake of question 1 at each task: the two answer lines (and the line reading the
+    shape above them where `shape`) replaced by the task's own form of the mistake."""
+    def at(task: str, new: str) -> list:
+        return [((_SHAPE if shape else "") + _COPIES[task] + _RETURN, new)]
+    return AtEachTask(at("book", book), strided=at("strided", strided))
+
+
+# question 2's line that expands the keys and values (the strided task's comment says "tiled")
+_EXPANDED = {"book": "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)\n"}
+_EXPANDED["strided"] = _EXPANDED["book"][:-1] + ", tiled\n"
 
 WRONG_ANSWERS = {
-    "heads tiled (0, 1, 0, 1) instead of repeated in place (0, 0, 1, 1)": [
-        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
-         "    return x.repeat(1, n_rep, 1, 1)"),
-    ],
+    # at the strided task the mistake is the other way round: each head repeated in place
+    "heads in the other order (tiled 0, 1, 0, 1 where repeated in place 0, 0, 1, 1, or back)": _q1(
+        "    return x.repeat(1, n_rep, 1, 1)", "    return x.repeat_interleave(n_rep, dim=1)"),
     "scores not divided by sqrt(d_k)": [
         ("scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", "scores = q @ k.transpose(-2, -1)"),
     ],
     "warned (q1): expand_kv takes B, H_kv, T and d from the notebook's variables, not from x.shape": [
         ("    B, H_kv, T, d = x.shape\n    copies", "    d = d_k  # the notebook's sizes\n    copies"),
     ],
-    "expand_kv expands x.data, not x (the result drops out of autograd's graph)": [
-        ("    copies = x[:, :, None].expand(", "    copies = x.data[:, :, None].expand("),
-    ],
+    "expand_kv expands x.data, not x (the result drops out of autograd's graph)": AtEachTask(
+        [("    copies = x[:, :, None].expand(", "    copies = x.data[:, :, None].expand(")],
+        strided=[("    copies = x[:, None].expand(", "    copies = x.data[:, None].expand(")]),
     "warned (q2): the causal mask multiplied in (hidden scores 0, not -inf)": [
         ("        scores = scores.masked_fill(future, float(\"-inf\"))\n    weights",
          "        scores = scores * ~future\n    weights"),
@@ -59,10 +81,8 @@ WRONG_ANSWERS.update({
 })
 
 WRONG_ANSWERS.update({  # a correct answer written differently: it must score 100 %
-    'correct: heads repeated with repeat_interleave': [
-        ('    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1',
-         '    return x.repeat_interleave(n_rep, dim=1)'),
-    ],
+    'correct: heads repeated with repeat_interleave (x.repeat at the strided task)': _q1(
+        '    return x.repeat_interleave(n_rep, dim=1)', '    return x.repeat(1, n_rep, 1, 1)'),
 })
 
 WRONG_ANSWERS.update({
@@ -87,15 +107,20 @@ WRONG_ANSWERS.update({  # issue 28: the question allows a view (the course's rep
     "correct: the course's repeat_kv, typed in (x itself when n_rep = 1, else expand and reshape)": [
         ("    B, H_kv, T, d = x.shape\n", "    if n_rep == 1:\n        return x\n    B, H_kv, T, d = x.shape\n"),
     ],
-    "correct: grouped attention without expand_kv (the query heads reshaped into groups)": [
-        ("    n_rep = q.shape[1] // k.shape[1]\n"
-         "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)\n"
-         "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T_q, T_k)\n",
-         "    B, H, T_q, d_k = q.shape\n"
-         "    grouped = q.reshape(B, k.shape[1], H // k.shape[1], T_q, d_k)  # (B, H_kv, g, T_q, d_k)\n"
-         "    scores = grouped @ k[:, :, None].transpose(-2, -1) / math.sqrt(d_k)  # (B, H_kv, g, T_q, T_k)\n"),
-        ("    return weights @ v", "    return (weights @ v[:, :, None]).reshape(B, H, T_q, d_k)"),
-    ],
+    "correct: grouped attention without expand_kv (the query heads reshaped into groups)": AtEachTask(
+        [("    n_rep = q.shape[1] // k.shape[1]\n" + _EXPANDED["book"]
+          + "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T_q, T_k)\n",
+          "    B, H, T_q, d_k = q.shape\n"
+          "    grouped = q.reshape(B, k.shape[1], H // k.shape[1], T_q, d_k)  # (B, H_kv, g, T_q, d_k)\n"
+          "    scores = grouped @ k[:, :, None].transpose(-2, -1) / math.sqrt(d_k)  # (B, H_kv, g, T_q, T_k)\n"),
+         ("    return weights @ v", "    return (weights @ v[:, :, None]).reshape(B, H, T_q, d_k)")],
+        # strided: query head h = i * H_kv + j reads key/value head j, so the groups are (g, H_kv)
+        strided=[("    n_rep = q.shape[1] // k.shape[1]\n" + _EXPANDED["strided"]
+                  + "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T_q, T_k)\n",
+                  "    B, H, T_q, d_k = q.shape\n"
+                  "    grouped = q.reshape(B, H // k.shape[1], k.shape[1], T_q, d_k)  # (B, g, H_kv, T_q, d_k)\n"
+                  "    scores = grouped @ k[:, None].transpose(-2, -1) / math.sqrt(d_k)  # (B, g, H_kv, T_q, T_k)\n"),
+                 ("    return weights @ v", "    return (weights @ v[:, None]).reshape(B, H, T_q, d_k)")]),
     # issue 28, item 6: mistakes that passed every test before
     "scale fixed at sqrt(8), the example's width (a constant, not sqrt(d_k))": [
         ("/ math.sqrt(q.shape[-1])", "/ math.sqrt(8)"),
@@ -117,11 +142,9 @@ WRONG_ANSWERS.update({  # issue 28: the question allows a view (the course's rep
 # that state the rule; the dynamic ones are read from the source as tampering, and cost the
 # question whose function holds them (q1): 0.
 WRONG_ANSWERS.update({
-    "shortcut: expand_kv handed to the course package's repeat_kv (copied)": [
-        ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
-         "    from attnbook.attention import repeat_kv\n    return repeat_kv(x, n_rep).clone()"),
-    ],
+    "shortcut: expand_kv handed to the course package's repeat_kv (copied)": _q1(
+        "    from attnbook.attention import repeat_kv\n    return repeat_kv(x, n_rep).clone()",
+        "    from attnbook.attention import repeat_kv\n    return repeat_kv(x, n_rep).clone()", shape=True),
     "tampering (q1): repeat_kv reached through getattr(__import__('attnbook.attention'), ...)": [
         ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
          "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
@@ -138,13 +161,10 @@ WRONG_ANSWERS.update({
 # issue 28, item 6: a tensor built on the CPU beside inputs on another device (the meta
 # device in the checks, a GPU in real use)
 WRONG_ANSWERS.update({
-    "expand_kv fills a torch.empty(...) made without device= (on the CPU) head by head": [
-        ("    B, H_kv, T, d = x.shape\n    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
-         "    B, H_kv, T, d = x.shape\n    out = torch.empty(B, H_kv * n_rep, T, d, dtype=x.dtype)\n"
-         "    for h in range(H_kv * n_rep):\n        out[:, h] = x[:, h // n_rep]\n"
-         "    return out"),
-    ],
+    "expand_kv fills a torch.empty(...) made without device= (on the CPU) head by head": _q1(*(
+        "    B, H_kv, T, d = x.shape\n    out = torch.empty(B, H_kv * n_rep, T, d, dtype=x.dtype)\n"
+        f"    for h in range(H_kv * n_rep):\n        out[:, h] = x[:, {source}]\n"
+        "    return out" for source in ("h // n_rep", "h % H_kv")), shape=True),
     "gqa_attention builds the causal mask without device= (on the CPU)": [
         ("torch.ones(T_q, T_k, dtype=torch.bool, device=q.device)",
          "torch.ones(T_q, T_k, dtype=torch.bool)"),
@@ -157,14 +177,11 @@ WRONG_ANSWERS.update({
     "warned (q2): n_rep taken as the number of key/value heads (the example's 4 over 2 hides it)": [
         ("    n_rep = q.shape[1] // k.shape[1]\n", "    n_rep = k.shape[1]\n"),
     ],
-    "non-solving (q1): a catch-all except returns zeros of the right shape": [
-        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
-         "    try:\n"
-         "        return x.expand(B, H_kv * n_rep, T, d)\n"
-         "    except Exception:\n"
-         "        return x.new_zeros(B, H_kv * n_rep, T, d)"),
-    ],
+    "non-solving (q1): a catch-all except returns zeros of the right shape": _q1(*[
+        "    try:\n"
+        "        return x.expand(B, H_kv * n_rep, T, d)\n"
+        "    except Exception:\n"
+        "        return x.new_zeros(B, H_kv * n_rep, T, d)"] * 2),
     "non-solving (q2): a catch-all except hides a typo and returns zeros shaped like q": [
         ("    weights = torch.softmax(scores, dim=-1)\n    return weights @ v",
          "    try:\n"
@@ -178,12 +195,12 @@ WRONG_ANSWERS.update({
 # issue 36, item 7: inputs laid out as the course passes them (keys from
 # x.view(B, T, H_kv, d).transpose(1, 2): not contiguous) reach the hidden tests so too
 WRONG_ANSWERS.update({
-    "warned (q1): flattens batch and heads with view (fails on the course's transposed keys)": [
-        ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-         "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1",
-         "    rows = x.view(B * H_kv, 1, T, d)  # one row per sequence and head\n"
-         "    return rows.expand(B * H_kv, n_rep, T, d).reshape(B, H_kv * n_rep, T, d)"),
-    ],
+    "warned (q1): flattens batch and heads with view (fails on the course's transposed keys)": _q1(
+        "    rows = x.view(B * H_kv, 1, T, d)  # one row per sequence and head\n"
+        "    return rows.expand(B * H_kv, n_rep, T, d).reshape(B, H_kv * n_rep, T, d)",
+        # strided: a sequence's heads and tokens folded into one axis, tiled, unfolded
+        "    rows = x.view(B, H_kv * T, d)  # one row per sequence: its heads' tokens\n"
+        "    return rows.repeat(1, n_rep, 1).view(B, n_rep * H_kv, T, d)"),
 })
 
 WRONG_ANSWERS.update({
@@ -239,24 +256,19 @@ WRONG_ANSWERS.update({  # review 60 (issue 45): each flagged by a public check o
     ],
 })
 
-_EXPAND = ("    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
-           "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1")
 WRONG_ANSWERS.update({
     # review 64 (issue 45, F1): a float32 result passed every public check and cost 2.9 of 4; the
     # public house rules now pass float64 keys, and the dtype has its own small hidden test
-    "warned (q1): expand_kv's result in float32 whatever the keys' dtype (.float())": [
-        (_EXPAND, "    return x.repeat_interleave(n_rep, dim=1).float()"),
-    ],
-    "warned (q1): expand_kv fills torch.zeros(..., device=x.device), made without dtype=, head by head": [
-        (_EXPAND, "    out = torch.zeros(B, H_kv * n_rep, T, d, device=x.device)\n"
-                  "    for h in range(H_kv * n_rep):\n"
-                  "        out[:, h] = x[:, h // n_rep]\n"
-                  "    return out"),
-    ],
+    "warned (q1): expand_kv's result in float32 whatever the keys' dtype (.float())": _q1(
+        "    return x.repeat_interleave(n_rep, dim=1).float()", "    return x.repeat(1, n_rep, 1, 1).float()"),
+    "warned (q1): expand_kv fills torch.zeros(..., device=x.device), made without dtype=, head by head": _q1(*(
+        "    out = torch.zeros(B, H_kv * n_rep, T, d, device=x.device)\n"
+        "    for h in range(H_kv * n_rep):\n"
+        f"        out[:, h] = x[:, {source}]\n"
+        "    return out" for source in ("h // n_rep", "h % H_kv"))),
     # review 64 (F6): the copies along the batch, told about the shape (not about tiling)
-    "warned (q1): repeat_interleave along dim 0 (the batch), not the heads": [
-        (_EXPAND, "    return x.repeat_interleave(n_rep, dim=0)"),
-    ],
+    "warned (q1): the copies along dim 0 (the batch), not the heads": _q1(
+        "    return x.repeat_interleave(n_rep, dim=0)", "    return x.repeat(n_rep, 1, 1, 1)"),
 })
 
 _MASK = ("    if causal:  # the T_q queries are the last T_q of the T_k positions\n"
@@ -277,18 +289,17 @@ WRONG_ANSWERS.update({
 
 WRONG_ANSWERS.update({
     # review 64 (F7): the values left with H_kv heads, told to expand both k and v
-    "warned (q2): only the keys expanded, v left with H_kv heads": [
-        ("    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)",
-         "    k = expand_kv(k, n_rep)  # (B, H, T_k, d_k)"),
-    ],
+    "warned (q2): only the keys expanded, v left with H_kv heads": AtEachTask(
+        [(_EXPANDED["book"], "    k = expand_kv(k, n_rep)  # (B, H, T_k, d_k)\n")],
+        strided=[(_EXPANDED["strided"], "    k = expand_kv(k, n_rep)  # (B, H, T_k, d_k)\n")]),
 })
 
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     "the sizes taken from the notebook's variables (`B`, `T`, `d_k`), not from `x.shape`": "warned (q1): expand_kv takes B, H_kv, T and d from the notebook's variables, not from x.shape",
     '`x.data` expanded instead of `x` (the result drops out of the graph)': "expand_kv expands x.data, not x (the result drops out of autograd's graph)",
-    'heads tiled with `repeat` (0, 1, 0, 1)': 'heads tiled (0, 1, 0, 1) instead of repeated in place (0, 0, 1, 1)',
-    '`repeat_interleave` along dim 0, the batch': 'warned (q1): repeat_interleave along dim 0 (the batch), not the heads',
+    'heads tiled with `repeat` (0, 1, 0, 1)': 'heads in the other order (tiled 0, 1, 0, 1 where repeated in place 0, 0, 1, 1, or back)',
+    '`repeat_interleave` along dim 0, the batch': 'warned (q1): the copies along dim 0 (the batch), not the heads',
     '`expand`, then `view` instead of `reshape`': 'warned (q1): expand, then .view instead of .reshape (raises for every n_rep > 1)',
     "the course package's `repeat_kv` called": "shortcut: expand_kv handed to the course package's repeat_kv (copied)",
     'batch and heads folded together with `view`': "warned (q1): flattens batch and heads with view (fails on the course's transposed keys)",
