@@ -9,8 +9,9 @@ points = [0.3, 0.3, 0.1, 0.3]
 def test_gqa_shape(gqa_attention, q, k, v, expand_kv, VARIANT):
     import torch
     order = [0.0, 1.0, 0.0, 1.0] if VARIANT['task'] == 'strided' else [0.0, 0.0, 1.0, 1.0]
+    heads = torch.arange(2.0).view((1, 1, 2, 1) if VARIANT['task'] == 'tokens' else (1, 2, 1, 1))
     try:
-        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == order
+        expand_ok = expand_kv(heads, 2).flatten().tolist() == order
     except Exception:
         expand_ok = False
     assert expand_ok, f"expected your expand_kv (question 1) to turn heads 0, 1 into {', '.join([str(int(h)) for h in order])}; it does not yet, so this check cannot judge gqa_attention"
@@ -20,6 +21,13 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv, VARIANT):
         if VARIANT['task'] == 'strided':
             return x.repeat(1, n_rep, 1, 1)
         return x.repeat_interleave(n_rep, dim=1)
+    if VARIANT['task'] == 'tokens':
+        k, v = (k.transpose(1, 2), v.transpose(1, 2))
+    if VARIANT['task'] == 'tokens':
+        heads_first = gqa_attention
+
+        def gqa_attention(q, k, v, causal):
+            return heads_first(q, k.transpose(1, 2), v.transpose(1, 2), causal)
     H, H_kv, n_rep = (q.shape[1], k.shape[1], q.shape[1] // k.shape[1])
     try:
         out = gqa_attention(q, k, v, causal=True)
@@ -59,8 +67,9 @@ def test_gqa_shape(gqa_attention, q, k, v, expand_kv, VARIANT):
 def test_gqa_small_example(gqa_attention, q, k, v, expand_kv, VARIANT):
     import torch
     order = [0.0, 1.0, 0.0, 1.0] if VARIANT['task'] == 'strided' else [0.0, 0.0, 1.0, 1.0]
+    heads = torch.arange(2.0).view((1, 1, 2, 1) if VARIANT['task'] == 'tokens' else (1, 2, 1, 1))
     try:
-        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == order
+        expand_ok = expand_kv(heads, 2).flatten().tolist() == order
     except Exception:
         expand_ok = False
     assert expand_ok, f"expected your expand_kv (question 1) to turn heads 0, 1 into {', '.join([str(int(h)) for h in order])}; it does not yet, so this check cannot judge gqa_attention"
@@ -71,6 +80,13 @@ def test_gqa_small_example(gqa_attention, q, k, v, expand_kv, VARIANT):
         if VARIANT['task'] == 'strided':
             return x.repeat(1, n_rep, 1, 1)
         return x.repeat_interleave(n_rep, dim=1)
+    if VARIANT['task'] == 'tokens':
+        k, v = (k.transpose(1, 2), v.transpose(1, 2))
+    if VARIANT['task'] == 'tokens':
+        heads_first = gqa_attention
+
+        def gqa_attention(q, k, v, causal):
+            return heads_first(q, k.transpose(1, 2), v.transpose(1, 2), causal)
     n_rep = q.shape[1] // k.shape[1]
     out = gqa_attention(q, k, v, causal=True)
     rows = int(torch.isnan(out).any(-1).sum())
@@ -91,8 +107,9 @@ def test_gqa_small_example(gqa_attention, q, k, v, expand_kv, VARIANT):
 def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv, VARIANT):
     import torch
     order = [0.0, 1.0, 0.0, 1.0] if VARIANT['task'] == 'strided' else [0.0, 0.0, 1.0, 1.0]
+    heads = torch.arange(2.0).view((1, 1, 2, 1) if VARIANT['task'] == 'tokens' else (1, 2, 1, 1))
     try:
-        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == order
+        expand_ok = expand_kv(heads, 2).flatten().tolist() == order
     except Exception:
         expand_ok = False
     assert expand_ok, f"expected your expand_kv (question 1) to turn heads 0, 1 into {', '.join([str(int(h)) for h in order])}; it does not yet, so this check cannot judge gqa_attention"
@@ -102,6 +119,13 @@ def test_gqa_house_rules(gqa_attention, q, k, v, expand_kv, VARIANT):
         if VARIANT['task'] == 'strided':
             return x.repeat(1, n_rep, 1, 1)
         return x.repeat_interleave(n_rep, dim=1)
+    if VARIANT['task'] == 'tokens':
+        k, v = (k.transpose(1, 2), v.transpose(1, 2))
+    if VARIANT['task'] == 'tokens':
+        heads_first = gqa_attention
+
+        def gqa_attention(q, k, v, causal):
+            return heads_first(q, k.transpose(1, 2), v.transpose(1, 2), causal)
     n_rep, shape = (q.shape[1] // k.shape[1], tuple(q.shape))
     out = guarded(gqa_attention, names=('scaled_dot_product_attention',))(q, k, v, True)
     assert out.shape == shape, f'expected the shape of q, {shape}, got {tuple(out.shape)}'
@@ -128,12 +152,18 @@ def test_gqa_decoding_in_float64_at_width_4(gqa_attention, expand_kv, VARIANT):
     import re
     import torch
     order = [0.0, 1.0, 0.0, 1.0] if VARIANT['task'] == 'strided' else [0.0, 0.0, 1.0, 1.0]
+    heads = torch.arange(2.0).view((1, 1, 2, 1) if VARIANT['task'] == 'tokens' else (1, 2, 1, 1))
     try:
-        expand_ok = expand_kv(torch.arange(2.0).view(1, 2, 1, 1), 2).flatten().tolist() == order
+        expand_ok = expand_kv(heads, 2).flatten().tolist() == order
     except Exception:
         expand_ok = False
     assert expand_ok, f"expected your expand_kv (question 1) to turn heads 0, 1 into {', '.join([str(int(h)) for h in order])}; it does not yet, so this check cannot judge gqa_attention"
     import torch
+    if VARIANT['task'] == 'tokens':
+        heads_first = gqa_attention
+
+        def gqa_attention(q, k, v, causal):
+            return heads_first(q, k.transpose(1, 2), v.transpose(1, 2), causal)
     g = torch.Generator().manual_seed(7)
     q = torch.randn(1, 2, 1, 4, generator=g, dtype=torch.float64)
     k, v = (torch.randn(1, 1, 3, 4, generator=g, dtype=torch.float64) for _ in range(2))
