@@ -257,6 +257,10 @@ side); the queries keep the shape $(B, H, T, d_k)$."""
 _TOKEN_EDITS = [
     [_EX08_YOURS, _TOKENS],
     [
+        "Conventions (the same as in the book):",
+        "Conventions (the book's, but for how keys are stored):",
+    ],
+    [
         "keys and values have shape $(B, H_{kv}, T, d_k)$ with",
         "keys and values have shape $(B, T, H_{kv}, d_k)$ in your variant (below) with",
     ],
