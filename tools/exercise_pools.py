@@ -12,7 +12,7 @@ with the width of the student's example.
 Exercise 9, question 1: how a quantised cache lays out its codes (the book's: keys per
 channel in groups of G tokens, each group quantised once complete; the roster's: KIVI's
 keys, quantised R at a time, or per token in groups of G channels with the newest R kept).
-Exercises 2 and 3: `tools.exercise_pools_more`, merged in below.
+Exercises 2, 3 and 8: `tools.exercise_pools_more`, merged in below.
 """
 
 from __future__ import annotations

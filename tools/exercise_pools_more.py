@@ -9,6 +9,10 @@ Exercise 3, questions 1 and 2: how heads are cut from a batch and put back (the 
 owning interleaved features h, h + H, ..., or a batch stored sequence first, (T, B, D), as
 `nn.MultiheadAttention` takes it by default). Questions 3 and 4 call the two and keep their
 answers at every task (the sequence-first task's text says x and the output are (T, B, D)).
+Exercise 8, question 1: which key/value head each query head reads (the book's: contiguous
+groups, head h // g, keys (B, H_kv, T, d); the roster's: strided groups, head h % H_kv, or the
+book's groups of keys stored token by token, (B, T, H_kv, d), which question 2 then receives
+so too), with the example's head counts and seed.
 """
 
 from __future__ import annotations
@@ -207,6 +211,140 @@ MORE_POOLS["ex03_multihead"] = {
                 ['"""x (B, T, D), W_qkv (D, 3D)', '"""x (T, B, D), W_qkv (D, 3D)'],
             ],
             "params": {"seed": [1, 999_999]},
+        },
+    },
+}
+
+# exercise 8, question 1: which key/value head each query head reads (the book's: contiguous
+# groups, head h // g, as Llama's repeat_kv and PyTorch's enable_gqa)
+_EX08_YOURS = """**the book's: contiguous groups, query head $h$ uses key/value head $\\lfloor h / g \\rfloor$**
+(query heads $0, \\dots, g - 1$ share key/value head 0, as in Llama's `repeat_kv`)."""
+_STRIDED = """**strided groups, query head $h$ uses key/value head $h \\bmod H_{kv}$** (query heads
+$h, h + H_{kv}, h + 2H_{kv}, \\dots$ share one key/value head: the book's groups with the query
+heads numbered in another order, a convention some code uses; a model works with either as
+long as it is trained and run with the same)."""
+_EX08_RULE = """in which head $h$ is head
+$\\lfloor h / n_{\\text{rep}} \\rfloor$ of `x` (your variant's groups). With two key/value heads
+and $n_{\\text{rep}} = 2$ the heads of the result are therefore $0, 0, 1, 1$ — the copies of a
+head next to each other, not $0, 1, 0, 1$."""
+_EX08_TILED = """in which head $h$ is head
+$h \\bmod H_{kv}$ of `x` (your variant's groups). With two key/value heads and
+$n_{\\text{rep}} = 2$ the heads of the result are therefore $0, 1, 0, 1$ — the whole set of heads
+tiled, not the copies of a head next to each other ($0, 0, 1, 1$)."""
+_EX08_WALK = (
+    "the heads $0, 0, 1, 1, \\dots$ of `x` it would have to walk are not evenly spaced"
+)
+_EX08_FORMULA = """K_{\\lfloor h/g \\rfloor}^\\top}{\\sqrt{d_k}}\\Big)\\,
+V_{\\lfloor h/g \\rfloor},$$"""
+EX08_COPIES = "    copies = x[:, :, None].expand(B, H_kv, n_rep, T, d)  # (B, H_kv, n_rep, T, d)\n"
+EX08_TILES = (
+    "    copies = x[:, None].expand(B, n_rep, H_kv, T, d)  # (B, n_rep, H_kv, T, d)\n"
+)
+EX08_EXPANDED = (
+    "    k, v = expand_kv(k, n_rep), expand_kv(v, n_rep)  # (B, H, T_k, d_k)\n"
+)
+EX08_TOKENS = "    copies = x[:, :, :, None].expand(B, T, H_kv, n_rep, d)  # (B, T, H_kv, n_rep, d)\n"
+EX08_RETURN = (
+    "    return copies.reshape(B, H_kv * n_rep, T, d)  # a view of x when n_rep = 1"
+)
+EX08_N_REP = "    n_rep = q.shape[1] // k.shape[1]\n"
+EX08_TURNED = "    k, v = (expand_kv(t, n_rep).transpose(1, 2) for t in (k, v))  # (B, H, T_k, d_k)\n"
+
+_TOKENS = """**the book's contiguous groups, query head $h$ uses key/value head $\\lfloor h / g
+\\rfloor$, with keys and values stored token by token, $(B, T, H_{kv}, d_k)$** (the layout of
+FlashAttention's key/value cache and of vLLM's cache blocks: the heads of one token side by
+side); the queries keep the shape $(B, H, T, d_k)$."""
+_TOKEN_EDITS = [
+    [_EX08_YOURS, _TOKENS],
+    [
+        "Conventions (the same as in the book):",
+        "Conventions (the book's, but for how keys are stored):",
+    ],
+    [
+        "keys and values have shape $(B, H_{kv}, T, d_k)$ with",
+        "keys and values have shape $(B, T, H_{kv}, d_k)$ in your variant (below) with",
+    ],
+    [
+        "k = torch.randn(B, H_kv, T, d_k)\nv = torch.randn(B, H_kv, T, d_k)\n",
+        "k = torch.randn(B, T, H_kv, d_k)  # stored token by token\n"
+        "v = torch.randn(B, T, H_kv, d_k)\n",
+    ],
+    [
+        "it takes keys (or values) of shape $(B, H_{kv}, T, d)$ and\nreturns a tensor of shape "
+        "$(B, H_{kv} \\cdot n_{\\text{rep}}, T, d)$",
+        "it takes keys (or values) stored token by token, of shape\n$(B, T, H_{kv}, d)$, and "
+        "returns a tensor of shape $(B, T, H_{kv} \\cdot n_{\\text{rep}}, d)$ (the heads\nare its "
+        "axis 2)",
+    ],
+    [
+        '"""(B, H_kv, T, d) -> (B, H_kv * n_rep, T, d).',
+        '"""(B, T, H_kv, d) -> (B, T, H_kv * n_rep, d): keys stored token by token.',
+    ],
+    [
+        "    B, H_kv, T, d = x.shape\n",
+        "    B, T, H_kv, d = x.shape  # token by token\n",
+    ],
+    [EX08_COPIES, EX08_TOKENS],
+    [
+        EX08_RETURN,
+        "    return copies.reshape(B, T, H_kv * n_rep, d)  # a view of x when n_rep = 1",
+    ],
+    [
+        "so\nthat every query head has its own copy (your variant's groups),",
+        "so\nthat every query head has its own copy (your variant's groups; `k` and `v` arrive "
+        "token by\ntoken, $(B, T_k, H_{kv}, d_k)$, so bring their heads forward, to "
+        "$(B, H, T_k, d_k)$, before the\nproducts),",
+    ],
+    [
+        '"""q (B, H, T_q, d_k), k and v (B, H_kv, T_k, d_k) -> (B, H, T_q, d_k)."""',
+        '"""q (B, H, T_q, d_k), k and v token by token (B, T_k, H_kv, d_k) -> (B, H, T_q, d_k)."""',
+    ],
+    [EX08_N_REP, "    n_rep = q.shape[1] // k.shape[2]  # k is (B, T_k, H_kv, d_k)\n"],
+    [EX08_EXPANDED, EX08_TURNED],
+    ["k[:, :1], v[:, :1]", "k[:, :, :1], v[:, :, :1]"],
+    ["v[:, :1, 0].expand(B, 3, d_k)", "v[:, 0, :1].expand(B, 3, d_k)"],
+]
+
+MORE_POOLS["ex08_gqa"] = {
+    "exercise": "ex08_gqa",
+    # the book's notebook and worked solutions: contiguous groups, 4 query heads over 2, seed 0
+    "reserved": {"task": "grouped", "H_kv": 2, "group": 2, "seed": 0},
+    "roster": ["strided", "tokens"],
+    "questions": ["q1"],
+    # question 2 calls expand_kv: its answer is the same at every task, its checks follow the
+    # variant (tests read VARIANT); question 3 is the same at every variant
+    "tasks": {
+        "grouped": {
+            "edits": [],
+            "params": {"H_kv": [2, 2], "group": [2, 2], "seed": [0, 0]},
+        },
+        "strided": {
+            "edits": [
+                [_EX08_YOURS, _STRIDED],
+                [_EX08_RULE, _EX08_TILED],
+                [
+                    _EX08_WALK,
+                    "the heads $0, 1, \\dots, H_{kv} - 1, 0, 1, \\dots$ of `x` it would have to walk "
+                    "are not evenly spaced",
+                ],
+                [
+                    "    Head h of the result is head h // n_rep of x.\n",
+                    "    Head h of the result is head h % H_kv of x (the heads tiled).\n",
+                ],
+                [EX08_COPIES, EX08_TILES],
+                [
+                    _EX08_FORMULA,
+                    "K_{h \\bmod H_{kv}}^\\top}{\\sqrt{d_k}}\\Big)\\,\nV_{h \\bmod H_{kv}},$$",
+                ],
+                [EX08_EXPANDED, EX08_EXPANDED[:-1] + ", tiled\n"],
+            ],
+            # the example's head counts: 2 or 3 key/value heads, groups of 2 or 3 query heads
+            # (with one key/value head, or groups of one, the two tasks would coincide)
+            "params": {"H_kv": [2, 3], "group": [2, 3], "seed": [1, 999_999]},
+        },
+        "tokens": {
+            "edits": _TOKEN_EDITS,
+            "params": {"H_kv": [2, 3], "group": [2, 3], "seed": [1, 999_999]},
         },
     },
 }
