@@ -108,7 +108,8 @@ def test_calls_move_the_callers_states_as_before_with_same_crossing_where_unchan
         _seed(1)
         assert session.call("draw", (), {}) == local[0]
         assert session.call("still", (), {}) == 1
-        assert session.call("draw", (), {}) == local[1]  # from where the child left them
+        # from where the child left them
+        assert session.call("draw", (), {}) == local[1]
         assert moved_states(after_two, rng_states()) == []  # the caller's moved as well
         _seed(1)  # the caller's own states changed: sent whole again
         assert session.call("draw", (), {}) == local[0]

@@ -36,7 +36,8 @@ __all__ = [
 SAME_STATES = wire.SAME_STATES
 
 _HELD: list[Any] = []  # PyTorch's state in wire form, where PyTorch is absent
-_NAMED: list[Any] = []  # the child's: the states its last request or reply named (`_raw`)
+# the child's: the states its last request or reply named (as `_raw` gives them)
+_NAMED: list[Any] = []
 
 
 def rng_states() -> dict[str, Any]:
