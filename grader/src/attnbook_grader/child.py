@@ -106,6 +106,9 @@ class Child:
         self.lost: dict[str, str] = {}  # function -> why its question is lost
         self.skipped: dict[int, str] = {}  # cell -> why it was skipped
         self.known: dict[str, dict] = {}
+        # the global random states the child holds, as it last reported them (None: not
+        # known, sent whole), the child's own (`rng`): forgotten when the process ends
+        self.rng_kept: dict[str, Any] | None = None
         self.recorded: list[list] = []  # the calls `record` logged, in the last call
         self._record: list[str] = []
         self.starts, self.seq, self.closed = 0, 0, True
@@ -195,7 +198,7 @@ class Child:
         besides the child (a detached process, ...)."""
         if self.closed:
             return
-        self.closed = True
+        self.closed, self.rng_kept = True, None
         self.conn.close()
         self.survivors += processes.end_submission(
             self.process.pid,

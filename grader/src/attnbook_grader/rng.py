@@ -4,6 +4,13 @@ takes them and names them, for the grader as for the public checks).
 
 In a child that must not hold PyTorch (`torchless`), PyTorch's state is kept as it came, in
 wire form, and sent back unchanged: nothing in that process can draw from it.
+
+Where the states are those both sides already hold, `wire.SAME_STATES` crosses instead of them
+(about half of what an ordinary call cost the child, issue 46): a request's means "the states
+this process last took or reported", which the child sets again (`take_request_states`); a
+reply's means "the states the request named", sent only where they equal them exactly
+(`reply_states`). The grader sends it only where the states it would send equal those the
+child last reported (`session.Session.call`), and forgets them whenever the child ends.
 """
 
 from __future__ import annotations
@@ -17,9 +24,20 @@ from attnbook.exercise_checks import rules
 from attnbook_grader import wire
 from attnbook_grader.torchless import has_torch, torch
 
-__all__ = ["rng_states", "set_rng_states", "take_wire_states", "wire_states"]
+__all__ = [
+    "SAME_STATES",
+    "rng_states",
+    "set_rng_states",
+    "take_request_states",
+    "reply_states",
+    "take_wire_states",
+    "wire_states",
+]
+SAME_STATES = wire.SAME_STATES
 
 _HELD: list[Any] = []  # PyTorch's state in wire form, where PyTorch is absent
+# the child's: the states its last request or reply named (as `_raw` gives them)
+_NAMED: list[Any] = []
 
 
 def rng_states() -> dict[str, Any]:
@@ -59,3 +77,49 @@ def wire_states() -> Any:
     if not has_torch():
         encoded["$d"][0][1] = _HELD[0] if _HELD else None
     return encoded
+
+
+def _raw() -> tuple[Any, Any, Any]:
+    """The states now as the generators give them (no conversion): PyTorch's (in wire form,
+    as held, where it is absent), NumPy's, Python's."""
+    held = torch.get_rng_state() if has_torch() else (_HELD[0] if _HELD else None)
+    return held, np.random.get_state(), random.getstate()
+
+
+def _equal(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> bool:
+    """Whether two `_raw` states are exactly the same."""
+    if a[2] != b[2] or a[1][0] != b[1][0] or tuple(a[1][2:]) != tuple(b[1][2:]):
+        return False
+    if not np.array_equal(a[1][1], b[1][1]):
+        return False
+    if has_torch():
+        return bool(torch.equal(a[0], b[0]))
+    return bool(a[0] == b[0])
+
+
+def take_request_states(encoded: Any) -> None:
+    """Set the states a request names: sent (`take_wire_states`), or `SAME_STATES`, those
+    this process last took or reported, set again (WireError where it has none)."""
+    if encoded == SAME_STATES:
+        if not _NAMED:
+            raise wire.WireError("no random states to keep: none was sent yet")
+        held, numpy_state, python_state = _NAMED[0]
+        if has_torch():
+            torch.set_rng_state(held)
+        else:
+            _HELD[:] = [held]
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+        return
+    take_wire_states(encoded)
+    _NAMED[:] = [_raw()]
+
+
+def reply_states() -> Any:
+    """The states after a request, for its reply: `SAME_STATES` where they are exactly those
+    the request named, else in wire form (and then those a next request can name)."""
+    now = _raw()
+    if _NAMED and _equal(now, _NAMED[0]):
+        return SAME_STATES
+    _NAMED[:] = [now]
+    return wire_states()

@@ -4,9 +4,10 @@
 ``grader.check`` does nothing here), then answers the grader's requests over a pipe, in the
 format of `wire`: "describe" a name (a function, data, or missing) and "call" a function with
 the inputs the grader sends.
-A call reports the result, the inputs and the global random states after the call, or the
-exception it raised, where its inputs and results live in memory (`memory_facts`), and the
-processes it tried to start (an audit hook, which cannot be removed). No verdict is decided
+A call reports the result, the inputs and the global random states after the call (or that
+they are those the request named, `rng.reply_states`), or the exception it raised, where
+its inputs and results live in memory (`memory_facts`), and the processes it tried to
+start (an audit hook, which cannot be removed). No verdict is decided
 here: the grader decides every house rule from the source and the data (`verdicts`,
 `source_rules`). The only check that runs here, the profiler watcher (`watch.Watcher`), is a
 second opinion the grader can use to take points away, never to give them.
@@ -37,8 +38,11 @@ from attnbook_grader import jail, reach, seccomp, wire
 from attnbook_grader.facts import memory_facts
 from attnbook_grader.processes import ONE_THREAD, limit_child, limits_now
 from attnbook_grader.rng import (
+    SAME_STATES,
+    reply_states,
     rng_states,
     set_rng_states,
+    take_request_states,
     take_wire_states,
     wire_states,
 )
@@ -270,7 +274,8 @@ def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
         raise RuntimeError(f"the reference solution could not answer: {reply['crash']}")
     for old, new in zip(args, wire.decode(reply["args_after"])):
         wire.update_in_place(old, new)
-    take_wire_states(reply["rng"])
+    if reply["rng"] != SAME_STATES:  # else: as this process sent them
+        take_wire_states(reply["rng"])
     if "raised" in reply:
         raise _exception(reply["raised"])
     return wire.decode(reply["result"])
@@ -296,7 +301,7 @@ def _call(
     name = request["name"]
     fn = namespace.get(name)
     args, kwargs = wire.decode([request["args"], request["kwargs"]])  # one frame
-    take_wire_states(request["rng"])
+    take_request_states(request["rng"])
     swapped = swaps.get(name, []) + [request["record"]] * bool(request.get("record"))
     replaced = {str(n): namespace.get(str(n)) for n in swapped}
     namespace.update({n: _reference_stub(conn, n, f) for n, f in replaced.items()})
@@ -337,7 +342,7 @@ def _call(
             else:
                 namespace[n] = old
     reply["args_after"], reply["kwargs_after"] = wire.encode([args, kwargs])
-    reply["rng"] = wire_states()
+    reply["rng"] = reply_states()
     reply["events"] = take_events()
     return reply
 

@@ -29,7 +29,7 @@ from attnbook_grader.child import (
 )
 from attnbook.exercise_checks.probes import Remote, shape_of
 from attnbook.exercise_checks.rules import moved_states
-from attnbook_grader.rng import rng_states, set_rng_states
+from attnbook_grader.rng import SAME_STATES, rng_states, set_rng_states
 from attnbook.exercise_checks.rules import exception_from as _exception
 
 __all__ = [
@@ -103,6 +103,7 @@ class Session(Child):
         if deadline is not None:
             own, limit = deadline, max(0.0, deadline - time.monotonic())
         self._record = [record] if record else []
+        self.rng_kept = None  # known again once `call` reads the reply
         request = {"op": "call", "name": name, "args": args, "kwargs": kwargs}
         request.update(rng=rng, rules=rules, grad=grad, record=record)
         return self._ask(name, request, own, limit)
@@ -139,7 +140,9 @@ class Session(Child):
                 raise AssertionError(found)
         sent_args, sent_kwargs = wire.encode([list(args), kwargs])  # one frame
         states = rng_states()
-        sent_rng = wire.encode(states)
+        kept = self.rng_kept  # the child's, as it last reported them
+        same = kept is not None and not moved_states(kept, states)
+        sent_rng = SAME_STATES if same else wire.encode(states)
         self.recorded = []
         reply = self.call_raw(
             name, sent_args, sent_kwargs, sent_rng, rules, grad, record, None, seconds
@@ -151,7 +154,9 @@ class Session(Child):
         try:
             after = [reply["args_after"], reply["kwargs_after"]]
             after_args, after_kwargs = wire.decode(after)
-            rng_after = wire.decode(reply["rng"])
+            rng_after = (
+                states if reply["rng"] == SAME_STATES else wire.decode(reply["rng"])
+            )
             result = wire.decode(reply["result"]) if "result" in reply else None
         except wire.WireError as err:
             raise self._lose(
@@ -172,7 +177,9 @@ class Session(Child):
         for key, old in kwargs.items():
             wire.update_in_place(old, after_kwargs.get(key))
         moved = moved_states(states, rng_after)
-        set_rng_states(rng_after)
+        if rng_after is not states:  # else: this process's, untouched meanwhile
+            set_rng_states(rng_after)
+        self.rng_kept = rng_after
         self._note(name, reply)
         if rules is not None:
             verdicts.house_rules(changed, moved, rules)

@@ -49,7 +49,10 @@ __all__ = [
     "checked_ready",
     "checked_reply",
     "checked_description",
+    "SAME_STATES",
 ]
+# in place of a frame's random states: the states both sides already hold (`rng`)
+SAME_STATES = "$same"
 
 _NUMPY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: never object arrays
 _TORCH_DTYPES = {
@@ -365,7 +368,8 @@ def checked_reply(frame: dict, seq: int) -> dict:
     _require(type(frame.get("args_after")) is list, "args_after")
     _require(_encoded_dict(frame.get("kwargs_after")), "kwargs_after")
     rng = frame.get("rng")
-    _require(_encoded_dict(rng) and len(rng["$d"]) == 3, "rng")  # type: ignore[index]
+    sent = _encoded_dict(rng) and len(rng["$d"]) == 3  # type: ignore[index]
+    _require(sent or rng == SAME_STATES, "rng")
     events = frame.get("events", [])
     _require(type(events) is list and all(type(e) is str for e in events), "events")
     _require(type(frame.get("watcher", "")) is str, "watcher")
