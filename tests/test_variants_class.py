@@ -190,9 +190,7 @@ def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_ans
         if ANSWER_TAG in cell.metadata.get("tags", []):
             cell.source = from_book.source  # ... with the book's answers pasted in
     results = _gradescope(klass, tmp_path, pasted, student_id)
-    for question in klass[
-        "pool"
-    ][
+    for question in klass["pool"][
         "questions"
     ]:  # q2 in exercise 1, q5 in 2, q1 and q2 in 3, q1 in 4, 5, 8 and 9, q1-q3 in 11
         q = next(t for t in results["tests"] if t["name"] == question)

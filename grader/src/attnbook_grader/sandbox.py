@@ -5,12 +5,11 @@
 format of `wire`: "describe" a name (a function, data, or missing) and "call" a function with
 the inputs the grader sends.
 A call reports the result, the inputs and the global random states after the call (or that
-they are those the request named, `rng.reply_states`), or the exception it raised, where
-its inputs and results live in memory (`memory_facts`), and the processes it tried to
-start (an audit hook, which cannot be removed). No verdict is decided
-here: the grader decides every house rule from the source and the data (`verdicts`,
-`source_rules`). The only check that runs here, the profiler watcher (`watch.Watcher`), is a
-second opinion the grader can use to take points away, never to give them.
+they are those the request named, `rng.reply_states`), or the exception it raised, where its
+inputs and results live in memory (`memory_facts`), and the processes it tried to start (an
+audit hook, which cannot be removed). No verdict is decided here: the grader decides every
+house rule from the source and the data (`verdicts`, `source_rules`). The profiler watcher
+(`watch.Watcher`), the only check run here, is a second opinion that can only take points away.
 
 Before any student code runs (`_isolate`): every file descriptor but the wire is closed,
 the process enters the view of the machine `jail` builds (none of the grader's files), its
