@@ -384,6 +384,19 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 93 (F1): a float32 copy of a float64 z rounds its values by less than the stated 1e-6,
+    # so it costs the dtype only; (F3) a loss without its minus sign is told so
+    "warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z's dtype)": [
+        ("    out = z.clone()  # the caller's tensor stays as it is\n",
+         "    out = torch.zeros(z.shape)\n"
+         "    out[...] = z\n"),
+    ],
+    "warned (q6): repeat_loss returns the mean log-probability of the targets (the minus sign dropped)": [
+        (_CE, "    loss = torch.log_softmax(predicted, -1).gather(-1, targets[..., None]).mean()\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -423,7 +436,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "`head : head + d_head` (the columns counted from the head's number)": 'warned (q4): zero_head zeroes the columns head .. head + d_head',
     '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
     "`z[:, :, a:b]` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
-    "a float32 copy whatever `z`'s dtype (float64 values rounded)": 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
+    "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     # q5
     '(a), (b), (d), or another wrong letter': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
@@ -434,6 +447,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: the first copy instead of the second': 'repeat_loss: the first copy instead of the second',
     '`repeat_loss`: probabilities (a softmax first) passed to `cross_entropy`': 'repeat_loss: probabilities (a softmax first) passed to cross_entropy, which wants logits',
     '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
+    '`repeat_loss`: the minus sign dropped (the mean log-probability)': 'warned (q6): repeat_loss returns the mean log-probability of the targets (the minus sign dropped)',
     '`repeat_loss`: `nll_loss` on the raw logits': 'warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)',
     '`repeat_loss`: `cross_entropy` on (B, n - 1, V) logits, no transpose': 'warned (q6): repeat_loss: cross_entropy on (B, n - 1, V) logits, the classes not moved to axis 1',
     '`repeat_loss`: the log-softmax over the positions (`dim=1`), not the vocabulary': 'warned (q6): repeat_loss takes the log-softmax over the positions (dim=1), not the vocabulary',

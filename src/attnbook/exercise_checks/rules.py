@@ -103,8 +103,10 @@ def changed_input(label: str) -> str:
 
 def moved_state(what: str) -> str:
     """what: a key of `RNG_NAMES`."""
+    name = RNG_NAMES[what]  # "global" said once: a generator's name already says it
+    state = "the state of" if "global" in name else "the global random state of"
     return (
-        f"your function changed the global random state of {RNG_NAMES[what]}: "
+        f"your function changed {state} {name}: "
         "use a local generator made from the seed or the one you are given"
     )
 

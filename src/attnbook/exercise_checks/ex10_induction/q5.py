@@ -8,5 +8,5 @@ points = [0.1]
 @test_case(points=None, hidden=False)
 def test_one_letter(what_k_composition_measures):
     answer = what_k_composition_measures()
-    assert answer in ('a', 'b', 'c', 'd'), f'return one of "a", "b", "c" or "d" (a lower-case string), got {answer!r}'
+    assert answer in ('a', 'b', 'c', 'd'), f'got {answer!r}: return one of "a", "b", "c" or "d" (a lower-case string)'
 
