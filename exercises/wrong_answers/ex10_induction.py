@@ -395,6 +395,13 @@ WRONG_ANSWERS.update({
     "warned (q6): repeat_loss returns the mean log-probability of the targets (the minus sign dropped)": [
         (_CE, "    loss = torch.log_softmax(predicted, -1).gather(-1, targets[..., None]).mean()\n"),
     ],
+    # review 98 (F3): the classic stabilisation written in place: the right value, but the
+    # caller's logits changed (every repeat_loss test checks its inputs)
+    "warned (q6): repeat_loss subtracts the row maxima from logits in place (the value right)": [
+        ("    first = 1 + n  # the position of x_1 in the second copy\n",
+         "    logits -= logits.max(-1, keepdim=True).values\n"
+         "    first = 1 + n  # the position of x_1 in the second copy\n"),
+    ],
 })
 
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
@@ -448,6 +455,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: probabilities (a softmax first) passed to `cross_entropy`': 'repeat_loss: probabilities (a softmax first) passed to cross_entropy, which wants logits',
     '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
     '`repeat_loss`: the minus sign dropped (the mean log-probability)': 'warned (q6): repeat_loss returns the mean log-probability of the targets (the minus sign dropped)',
+    '`repeat_loss`: `logits` changed in place (`logits -= logits.max(...)`), the value right': 'warned (q6): repeat_loss subtracts the row maxima from logits in place (the value right)',
     '`repeat_loss`: `nll_loss` on the raw logits': 'warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)',
     '`repeat_loss`: `cross_entropy` on (B, n - 1, V) logits, no transpose': 'warned (q6): repeat_loss: cross_entropy on (B, n - 1, V) logits, the classes not moved to axis 1',
     '`repeat_loss`: the log-softmax over the positions (`dim=1`), not the vocabulary': 'warned (q6): repeat_loss takes the log-softmax over the positions (dim=1), not the vocabulary',
