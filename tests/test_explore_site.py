@@ -89,6 +89,14 @@ def loaded(
     context.close()
 
 
+def reveal(view) -> None:
+    """Open the folded cell output a view sits in (a `hide-output` cell), as a reader taps
+    "Show code cell output": a <summary> opens its <details> with or without scripts."""
+    closed = view.locator("xpath=ancestor::details[not(@open)]")
+    while closed.count():
+        closed.first.locator("xpath=./summary").click()
+
+
 def check(page, i: int, state: tuple[int, int, int] | None = None) -> dict:
     seen = page.evaluate(SHADING, [i])
     if state is not None:
@@ -105,6 +113,7 @@ def test_views_follow_hover_tap_controls_and_keys(loaded) -> None:
     assert views.count() >= 1
     for i in range(views.count()):
         view = views.nth(i)
+        reveal(view)
         view.scroll_into_view_if_needed()
         data = page.evaluate(
             "i => JSON.parse(document.querySelectorAll('.attnx')[i]"
@@ -250,6 +259,7 @@ def test_big_map_labels_its_rows_and_columns(loaded) -> None:
     views = page.locator(".attnx")
     for i in range(views.count()):
         view = views.nth(i)
+        reveal(view)
         view.scroll_into_view_if_needed()
         data = page.evaluate(
             "i => JSON.parse(document.querySelectorAll('.attnx')[i]"
@@ -289,6 +299,7 @@ def test_views_show_their_picture_without_javascript(browser, site_url, stem) ->
         assert views.count() >= 1
         for i in range(views.count()):
             view = views.nth(i)
+            reveal(view)
             picture = view.locator("img.attnx-picture")
             assert picture.count() == 1 and picture.is_visible(), f"view {i}"
             box = picture.bounding_box()
