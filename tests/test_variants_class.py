@@ -4,8 +4,9 @@ grading paths (`make grade` with the roster, Gradescope's entry point with its
 submission_metadata.json), and the book's worked solution handed in by a roster student
 scores like a wrong answer.
 
-Grading costs a reference run per variant, so the two grading tests take, by default, the
-first two students of each task (`graded`); ATTNBOOK_VARIANT_CLASS=all grades all 30."""
+Grading costs a reference run per variant, so by default each grading path grades one
+student of each task, the two paths different students (`graded`): every task is graded on
+both paths, at two seeds; ATTNBOOK_VARIANT_CLASS=all grades all 30 on both."""
 
 from __future__ import annotations
 
@@ -65,15 +66,19 @@ def klass(request, tmp_path_factory):
             "pool": found, "points": POINTS.get(name, 14)}  # fmt: skip
 
 
-def graded(rows: list) -> list:
-    """The roster rows the grading tests grade: all with ATTNBOOK_VARIANT_CLASS=all, else
-    the first two of each task (every task graded, at two seeds)."""
+def graded(rows: list, path: int) -> list:
+    """The roster rows grading path `path` (0: make grade, 1: Gradescope) grades: all with
+    ATTNBOOK_VARIANT_CLASS=all, else the task's first student on path 0 and its second on
+    path 1 (its only one where a task has one), so every task is graded on both paths and,
+    over the two, at two seeds."""
     if os.environ.get("ATTNBOOK_VARIANT_CLASS") == "all":
         return rows
     per_task: dict[str, list] = {}
     for row in rows:
         per_task.setdefault(row[2].split(",")[0], []).append(row)
-    return [row for task in sorted(per_task) for row in per_task[task][:2]]
+    return [
+        per_task[task][min(path, len(per_task[task]) - 1)] for task in sorted(per_task)
+    ]
 
 
 def _answered(built, variant: dict) -> nbformat.NotebookNode:
@@ -123,7 +128,7 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
     )
     folder = tmp_path / "canvas"
     folder.mkdir()
-    rows = graded(klass["rows"])
+    rows = graded(klass["rows"], 0)
     name = klass["name"]
     for i, (student_id, _, _, _) in enumerate(rows):
         variant = variants.choose(SECRET.encode(), name, [student_id], klass["pool"])
@@ -132,7 +137,10 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
     out = tmp_path / "grades.csv"
     run = ex.ClassRun(jobs=1, roster=klass["roster"])
     grades = ex.grade_folder(name, folder, out, 120, run)
-    assert len(grades) == len(rows) >= 2 * len(klass["pool"]["roster"])
+    assert len(grades) == len(rows)
+    assert {text.split(",")[0] for _, _, text, _ in rows} == set(
+        klass["pool"]["roster"]
+    )
     listed = {r["student_id"]: r["variant"] for r in csv.DictReader(open(out))}
     assert listed == {i: text for i, _, text, _ in rows}  # the CSV's variant column
     for g in grades:
@@ -161,7 +169,7 @@ def _gradescope(klass, tmp_path: Path, nb, student_id: str) -> dict:
 def test_every_correct_answer_scores_100_on_gradescope(klass, tmp_path, monkeypatch):
     """The zip carries the secret (built with it); nothing in the environment here."""
     monkeypatch.delenv(variants.SECRET_ENV, raising=False)
-    for student_id, _, text, _ in graded(klass["rows"]):
+    for student_id, _, text, _ in graded(klass["rows"], 1):
         variant = variants.choose(
             SECRET.encode(), klass["name"], [student_id], klass["pool"]
         )
