@@ -491,3 +491,58 @@ def test_exercise_11_gives_each_task_its_own_forgetting():
         assert all(line in text for line in lines), task
         assert not any(line in text for line in book), task
         assert "the book's: the state never forgets" not in text
+
+
+# ----------------------------------------------------------------------------- exercise 6
+EX06 = "ex06_sampling"
+
+
+def test_exercise_6_gives_each_task_its_own_nucleus():
+    """Question 4 follows the task: the nucleus of the logits as given (the book's), of the
+    row at the sampling temperature (returned as logits / temperature), or of the survivors
+    of a top-k cut; its signature, text and the reference's inserted line say so, and the
+    other questions read as the book's."""
+    from tools.exercise_build import MASTERS
+    from tools.exercise_pools_ex06 import LINES
+
+    found = pool(EX06)
+    assert variants.reserved(found) == {
+        "exercise": EX06,
+        "task": "plain",
+        "p": 50,
+        "seed": 0,
+    }
+    assert found["questions"] == ["q4"]
+    chosen = [variants.choose(SECRET, EX06, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"tempered", "cut"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    assert all(50 <= v["p"] <= 90 for v in chosen)
+    nb = nbformat.read(MASTERS / f"{EX06}.ipynb", as_version=4)
+    book = nbformat.read(MASTERS / f"{EX06}.ipynb", as_version=4)
+    signs = {
+        "tempered": "def top_p_filter(logits, p, temperature):",
+        "cut": "def top_p_filter(logits, p, k):",
+    }
+    for task, sign in signs.items():
+        variant = {
+            "exercise": EX06,
+            "task": task,
+            "p": 70,
+            "tau": 50,
+            "k": 4,
+            "seed": 7,
+        }
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert sign in text and LINES[task] in text, task
+        assert "def top_p_filter(logits, p):" not in text
+        assert "the book's: the nucleus of the logits as given" not in text
+        changed = [
+            i
+            for i, (a, b) in enumerate(zip(out.cells, book.cells))
+            if a.source != b.source
+        ]
+        q4 = next(i for i, c in enumerate(book.cells) if "name: q4" in c.source)
+        q5 = next(i for i, c in enumerate(book.cells) if "name: q5" in c.source)
+        assert all(i < 5 or q4 < i < q5 for i in changed), (task, changed)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tools.exercise_pools_ex06 import POOL_EX06
 from tools.exercise_pools_ex11 import POOL_EX11
 from tools.exercise_pools_more import MORE_POOLS
 
@@ -397,3 +398,4 @@ POOLS: dict[str, dict[str, Any]] = {
     },
 }
 POOLS.update(MORE_POOLS, ex11_linear_attention=POOL_EX11)  # tools.exercise_pools_ex11
+POOLS.update(ex06_sampling=POOL_EX06)  # tools.exercise_pools_ex06

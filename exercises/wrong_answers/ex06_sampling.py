@@ -1,6 +1,16 @@
 """Classic wrong answers to exercise 6 (sampling), as text edits of the reference
 solution: label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points
-(the format and the rules are in tools/exercise_proof.py)."""
+(the format and the rules are in tools/exercise_proof.py). Question 4 has a pool of variants
+(tools/exercise_pools_ex06.py): each roster task's answer inserts one line after the check of
+p, so the book's mistakes read the same there; a mistake that the inserted line changes, and
+the mistakes of each task's own row, are written at every task (`AtEachTask`)."""
+
+from tools.exercise_pools_ex06 import LINES
+from tools.exercise_variants import AtEachTask
+
+_CHECKED = '        raise ValueError(f"p must lie in (0, 1], got {p}")\n'
+_PROBS = "probs = torch.softmax(logits.double(), dim=-1)"
+_MASKED = '    return logits.masked_fill(drop, float("-inf"))'
 
 WRONG_ANSWERS = {
     # question 1: temperature
@@ -81,9 +91,11 @@ WRONG_ANSWERS = {
         ("    mass_above = torch.cat([torch.zeros_like(running[..., :1]), running[..., :-1]], dim=-1)  # ranked higher",
          "    mass_above = running  # probability up to and including this token"),
     ],
-    "top-p fills the caller's logits in place": [
-        ("    return logits.masked_fill(drop, float(\"-inf\"))", "    return logits.masked_fill_(drop, float(\"-inf\"))"),
-    ],
+    "top-p fills the caller's logits in place": AtEachTask(  # at the tasks the row is a new tensor
+        [("    return logits.masked_fill(drop, float(\"-inf\"))", "    return logits.masked_fill_(drop, float(\"-inf\"))")],
+        tempered=[(LINES["tempered"], "    logits /= temperature  # the caller's logits divided in place\n")],
+        cut=[(LINES["cut"], "    logits.masked_fill_(logits < torch.topk(logits, min(k, logits.shape[-1]), dim=-1)"
+                            ".values[..., -1:], float(\"-inf\"))  # the caller's logits cut in place\n")]),
     "top-p keeps the order of the sorted probabilities (no scatter back)": [
         ("drop = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, order, mass_above >= p)",
          "drop = mass_above >= p"),
@@ -237,4 +249,25 @@ WRONG_ANSWERS.update({
     "non-solving (q4): every logit kept (a copy of the row)": [
         ('    return logits.masked_fill(drop, float("-inf"))', "    return logits.clone()"),
     ],
+})
+
+WRONG_ANSWERS.update({  # question 4 at each task of its pool: the row the nucleus is taken of
+    "top-p of the row as given (the temperature or the top-k cut forgotten; at the book's task, a temperature of 2 applied)":
+        AtEachTask([(_CHECKED, _CHECKED + "    logits = logits / 2\n")],
+                   tempered=[(LINES["tempered"], "")], cut=[(LINES["cut"], "")]),
+    "top-p of the task's row, the logits returned as given (at the book's task, the nucleus at temperature 2)":
+        AtEachTask([(_PROBS, "probs = torch.softmax((logits / 2).double(), dim=-1)")],
+                   tempered=[(LINES["tempered"], ""),
+                             (_PROBS, "probs = torch.softmax((logits / temperature).double(), dim=-1)")],
+                   cut=[(LINES["cut"], ""), (_PROBS, "probs = torch.softmax(top_k_filter(logits, k).double(), dim=-1)")]),
+    "top-p before the top-k cut (the nucleus of the whole row, then cut; at the other tasks a top-1 cut after it)":
+        AtEachTask([(_MASKED, '    return top_k_filter(logits.masked_fill(drop, float("-inf")), 1)')],
+                   tempered=[(_MASKED, '    return top_k_filter(logits.masked_fill(drop, float("-inf")), 1)')],
+                   cut=[(LINES["cut"], ""),
+                        (_MASKED, '    return top_k_filter(logits.masked_fill(drop, float("-inf")), k)')]),
+    "correct: the task's row written another way (a multiplication by 1 / temperature, an inline top-k cut)":
+        AtEachTask([(_CHECKED, '        raise ValueError("p must lie in (0, 1], got " + str(p))\n')],
+                   tempered=[(LINES["tempered"], "    logits = logits * (1.0 / temperature)\n")],
+                   cut=[(LINES["cut"], "    kth = torch.topk(logits, min(k, logits.shape[-1]), dim=-1).values[..., -1:]\n"
+                         '    logits = logits.masked_fill(logits < kth, float("-inf"))\n')]),
 })
