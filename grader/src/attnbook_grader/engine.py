@@ -185,11 +185,11 @@ def grade_notebook(
     from attnbook_grader.otter_files import read_test_files
 
     files = read_test_files(exercise.tests)  # read before the submission starts
-    maxima = {q: float(f.possible) for q, f in files.items()}
+    maxima = {q: round(float(f.possible), 6) for q, f in files.items()}  # 0.1 + 0.2
     result: dict[str, Any] = {
         "status": "ok",
         "score": 0.0,
-        "possible": float(sum(maxima.values())),
+        "possible": round(sum(maxima.values()), 6),
         "questions": {q: 0.0 for q in files},
         "maxima": maxima,  # every question's points, whatever happened
         "reasons": {},  # question -> why it scored 0 whatever its tests said
@@ -256,7 +256,7 @@ def grade_notebook(
     for question, test_file in files.items():
         if question not in graded:
             continue
-        result["questions"][question] = float(test_file.score)
+        result["questions"][question] = round(float(test_file.score), 6)
         result["tests"] += [
             TestRow(
                 r.test_case.name,
@@ -276,7 +276,7 @@ def grade_notebook(
                 f"{question} - house rules", question, True, False, 0.0, message
             )
             result["tests"].append(row.__dict__)
-    result["score"] = float(sum(result["questions"].values()))
+    result["score"] = round(sum(result["questions"].values()), 6)
     return result
 
 
