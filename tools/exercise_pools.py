@@ -12,13 +12,14 @@ with the width of the student's example.
 Exercise 9, question 1: how a quantised cache lays out its codes (the book's: keys per
 channel in groups of G tokens, each group quantised once complete; the roster's: KIVI's
 keys, quantised R at a time, or per token in groups of G channels with the newest R kept).
-Exercises 2, 3 and 8: `tools.exercise_pools_more`, merged in below.
+Exercises 2, 3, 8 (`tools.exercise_pools_more`), 7 and 11 (`_ex07`, `_ex11`): merged below.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tools.exercise_pools_ex07 import POOL_EX07
 from tools.exercise_pools_ex11 import POOL_EX11
 from tools.exercise_pools_more import MORE_POOLS
 
@@ -396,4 +397,4 @@ POOLS: dict[str, dict[str, Any]] = {
         },
     },
 }
-POOLS.update(MORE_POOLS, ex11_linear_attention=POOL_EX11)  # tools.exercise_pools_ex11
+POOLS.update(MORE_POOLS, ex07_cars=POOL_EX07, ex11_linear_attention=POOL_EX11)
