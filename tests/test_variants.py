@@ -546,3 +546,45 @@ def test_exercise_6_gives_each_task_its_own_nucleus():
         q4 = next(i for i, c in enumerate(book.cells) if "name: q4" in c.source)
         q5 = next(i for i, c in enumerate(book.cells) if "name: q5" in c.source)
         assert all(i < 5 or q4 < i < q5 for i in changed), (task, changed)
+
+
+# ----------------------------------------------------------------------------- exercise 7
+EX07 = "ex07_cars"
+
+
+def test_exercise_7_gives_each_task_its_own_unit_to_hold_out():
+    """Question 3 follows the task: the book's single phrasings, a phrasing with its mirror
+    image (the example's data has mirrored twins, drawn with the variant's seed), or a family
+    of phrasings (a family_of argument); the text, the data and the reference's unit line say
+    so, and the book's unit text is gone."""
+    from tools.exercise_build import MASTERS
+
+    found = pool(EX07)
+    assert variants.reserved(found) == {"exercise": EX07, "task": "phrasing", "seed": 0}
+    assert found["questions"] == ["q3"]
+    chosen = [variants.choose(SECRET, EX07, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"mirror", "family"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    nb = nbformat.read(MASTERS / f"{EX07}.ipynb", as_version=4)
+    book = "the unit it holds out is **a phrasing**"
+    words = {
+        "mirror": (
+            'phrasing_ids = [str(f).split("/")[0] for f in phrasing_ids]',
+            'name = f"{phrasing}/mirror"',
+            "the unit your split holds out is **a phrasing with\nits mirror**",
+        ),
+        "family": (
+            "def split_by_phrasing(pair_ids, phrasing_ids, family_of, test_fraction, seed):",
+            "phrasing_ids = [family_of[f] for f in phrasing_ids]",
+            'family_of = {0: "sides", 1: "sides"',
+        ),
+    }
+    for task, lines in words.items():
+        variant = {"exercise": EX07, "task": task, "seed": 7}
+        out = render_notebook(nb, variant, found)
+        text = "\n".join(c.source for c in out.cells)
+        assert variants.stated([c.source for c in out.cells]) == variant
+        assert all(line in text for line in lines), task
+        assert book not in text and "single phrasings, drawn at random" not in text, (
+            task
+        )

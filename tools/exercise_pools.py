@@ -6,20 +6,19 @@ Exercise 1, question 2: the mask's convention (the book's: True means "may atten
 roster's: True means "must not attend", or a float bias added to the scores).
 Exercise 4, question 1: which mask a decoder needs (the book's: the causal mask of a whole
 sequence; the roster's: a sliding window, or new tokens after a cache).
-Exercise 5, question 1: which frequencies the sinusoidal table turns at (the book's: the
-original transformer's, base 10000; the roster's: any base, or NTK-aware stretched rates),
-with the width of the student's example.
+Exercise 5, question 1: the sinusoidal table's frequencies (the book's: base 10000; the
+roster's: any base, or NTK-aware stretched rates), with the width of the student's example.
 Exercise 9, question 1: how a quantised cache lays out its codes (the book's: keys per
 channel in groups of G tokens, each group quantised once complete; the roster's: KIVI's
 keys, quantised R at a time, or per token in groups of G channels with the newest R kept).
-Exercises 2, 3 and 8: `tools.exercise_pools_more`, merged in below.
-"""
+Exercises 2, 3, 8 (`tools.exercise_pools_more`), 6, 7, 11 (`_ex06`, `_ex07`, `_ex11`): below."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tools.exercise_pools_ex06 import POOL_EX06
+from tools.exercise_pools_ex07 import POOL_EX07
 from tools.exercise_pools_ex11 import POOL_EX11
 from tools.exercise_pools_more import MORE_POOLS
 
@@ -397,5 +396,5 @@ POOLS: dict[str, dict[str, Any]] = {
         },
     },
 }
-POOLS.update(MORE_POOLS, ex11_linear_attention=POOL_EX11)  # tools.exercise_pools_ex11
-POOLS.update(ex06_sampling=POOL_EX06)  # tools.exercise_pools_ex06
+POOLS.update(MORE_POOLS, ex06_sampling=POOL_EX06, ex07_cars=POOL_EX07)
+POOLS.update(ex11_linear_attention=POOL_EX11)

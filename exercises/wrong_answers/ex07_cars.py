@@ -1,6 +1,15 @@
 """Classic wrong answers to exercise 7, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). A mistake on the line question 3's roster
+tasks insert (tools/exercise_pools_ex07.py: each sentence's unit) is written at every task
+(`AtEachTask`); the others read the same at every task."""
+
+from tools.exercise_variants import AtEachTask
+
+_UNIT = "    phrasing_of_pair = {}\n"  # the roster tasks insert each sentence's unit after it
+_MIRROR = '    phrasing_ids = [str(f).split("/")[0] for f in phrasing_ids]'
+_FAMILY = "    phrasing_ids = [family_of[f] for f in phrasing_ids]"
+_DISTINCT = "    distinct = sorted(set(phrasing_ids))\n"
 
 WRONG_ANSWERS = {
     "split by sentences, not by pairs (pairs leak across the split)": [
@@ -227,4 +236,20 @@ WRONG_ANSWERS.update({
     "non-solving (q2): zeros of the right shape": [
         ("    return total / count", "    return torch.zeros(x.shape[0], x.shape[-1], dtype=x.dtype)"),
     ],
+})
+
+WRONG_ANSWERS.update({
+    # question 3's pool: the held-out units drawn from the wrong list, in each task's terms
+    "held-out units from the wrong list (book: phrasings numbered 0..n-1; mirror: the part after "
+    "the '/'; family: every family family_of names, also of phrasings no sentence uses)": AtEachTask(
+        [(_DISTINCT, "    distinct = list(range(len(set(phrasing_ids))))\n")],
+        mirror=[(_MIRROR, '    phrasing_ids = [str(f).split("/")[-1] for f in phrasing_ids]')],
+        family=[(_DISTINCT, "    distinct = sorted(set(family_of.values()))\n")],
+    ),
+    "correct: each sentence's unit by another route (book: the pairs' phrasings in dict(); mirror: "
+    "'/mirror' removed; family: family_of.get)": AtEachTask(
+        [(_UNIT, "    phrasing_of_pair = dict()\n")],
+        mirror=[(_MIRROR, '    phrasing_ids = [str(f).replace("/mirror", "") for f in phrasing_ids]')],
+        family=[(_FAMILY, "    phrasing_ids = [family_of.get(f) for f in phrasing_ids]")],
+    ),
 })
