@@ -41,6 +41,7 @@ def measured() -> dict[str, float]:
     before = copy_losses(loss_per_position(model, x), n)[1]
     with ablate_heads(model, {(0, prev): 0.0}):
         after = copy_losses(loss_per_position(model, x), n)[1]
+        broken = induction_score(attention_weights(model, x)[1], n).tolist()
     with torch.no_grad():
         logits = model(x)[0]  # logits[:, t] predict the token at t + 1
     counted = F.cross_entropy(logits[:, n : 2 * n].transpose(1, 2), x[:, n + 1 :])
@@ -51,6 +52,7 @@ def measured() -> dict[str, float]:
         "prev": prev,
         "induction": int(torch.tensor(scores).argmax()),
         "scores": scores,
+        "broken": broken,
         "before": before,
         "after": after,
         "counted": float(counted),
@@ -69,6 +71,7 @@ def quotes(m: dict[str, float]) -> list[str]:
     ln = math.log(m["vocab"] - 1)  # a uniform guess among the tokens after BOS
     rise = (ln - m["before"]) / m["n"]
     a, b = m["scores"]
+    c, d = m["broken"]  # layer 1's induction scores with the previous-token head zeroed
     p0, p1 = m["layer1_prev"]
     # float32's unit roundoff, written as the page writes it (6e-8)
     roundoff = f"{torch.finfo(torch.float32).eps / 2:.0e}".replace("e-0", "e-")
@@ -87,6 +90,8 @@ def quotes(m: dict[str, float]) -> list[str]:
         f"{math.log(1 + (m['vocab'] - 1) / math.e):.1f} with the model's {m['vocab']}",
         f"name head 0.{m['prev']} the previous-token head and head 1.{m['induction']}",
         f"score about the same ({a:.2f} and {b:.2f})",
+        f"with head 0.{m['prev']} zeroed, both heads of layer 1 stop working as induction heads "
+        f"(their induction scores fall from {a:.2f} and {b:.2f} to {c:.2f} and {d:.2f} on the cell's batch)",
         f"Zeroing head 0.{m['prev']} lifts the loss on the repeat from about "
         f"{m['before']:.1f} nats to about {m['after']:.1f} ({m['before']:.2f} and "
         f"{m['after']:.2f} with the cell's seed 0), close to the {ln:.2f} nats "

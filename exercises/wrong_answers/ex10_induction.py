@@ -84,6 +84,15 @@ WRONG_ANSWERS = {
     "find_heads: the induction head looked for in layer 0": [
         (_IND_HEAD, "    induction_head = int(induction_score(weights[0], n, True).argmax())\n"),
     ],
+    # a head read from one sequence: the test worth half makes one sequence of the trained
+    # model's batch the odd one (review 102, F2), so it costs what another head costs
+    "find_heads: scores the first sequence of the batch only": [
+        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0][:1]).argmax())\n"),
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1][:1], n, True).argmax())\n"),
+    ],
+    "find_heads: the previous-token head scored on the first sequence of the batch only": [
+        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0][:1]).argmax())\n"),
+    ],
     "find_heads: the weakest heads (argmin)": [
         (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0]).argmin())\n"),
         (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, True).argmin())\n"),
@@ -186,10 +195,6 @@ WRONG_ANSWERS = {
     ],
     "warned (q6): repeat_loss reads the first sequence of the batch only": [
         (_CE, "    loss = torch.nn.functional.cross_entropy(predicted[0], targets[0])\n"),
-    ],
-    "warned (q6): find_heads scores the first sequence of the batch only": [
-        (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[0][:1]).argmax())\n"),
-        (_IND_HEAD, "    induction_head = int(induction_score(weights[1][:1], n, True).argmax())\n"),
     ],
     "warned (q6): find_heads looks for the previous-token head in layer 1": [
         (_PREV_HEAD, "    prev_head = int(previous_token_score(weights[1]).argmax())\n"),
@@ -404,11 +409,26 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 102 (F3): a detached copy has the right values, but no gradient reaches z through it
+    "warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient": [
+        ("    out = z.clone()  # the caller's tensor stays as it is\n", "    out = z.detach().clone()\n"),
+    ],
+    # review 98 (F6, F4): the high of randint one too low; the next-token loss over every position
+    "warned (q1): repeated_batch draws randint(1, vocab_size - 1) (no token equals vocab_size - 1)": [
+        (_DRAW, "    x = torch.randint(1, vocab_size - 1, (batch_size, n), generator=generator)  # (B, n)\n"),
+    ],
+    "warned (q6): repeat_loss: the next-token loss over every position of the sequence": [
+        (_PRED + _TARGETS, "    predicted = logits[:, :-1]  # (B, 2n, V)\n    targets = tokens[:, 1:]  # (B, 2n)\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
     "the course package's `repeated_tokens` called": 'shortcut: repeated_batch hands the work to attnbook.induction.repeated_tokens',
     '`torch.randint(1, vocab_size + 1, ...)`: a token may equal `vocab_size`': 'warned (q1): repeated_batch draws randint(1, vocab_size + 1) (a token may equal vocab_size)',
+    '`torch.randint(1, vocab_size - 1, ...)`: no token equals `vocab_size - 1`': 'warned (q1): repeated_batch draws randint(1, vocab_size - 1) (no token equals vocab_size - 1)',
     "PyTorch's global generator (no `generator=`)": "warned (q1): repeated_batch draws from PyTorch's global generator (no generator=)",
     'the second copy drawn afresh': 'repeated_batch: the second copy drawn afresh, not repeated',
     'the copy interleaved token by token (`x1 x1 x2 x2 ...`)': 'repeated_batch: the copy interleaved token by token (x1 x1 x2 x2 ...)',
@@ -443,6 +463,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "`head : head + d_head` (the columns counted from the head's number)": 'warned (q4): zero_head zeroes the columns head .. head + d_head',
     '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
     "`z[:, :, a:b]` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
+    'a detached copy (`z.detach().clone()`): the values right, no gradient reaches `z`': 'warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient',
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     # q5
@@ -451,6 +472,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     # q6
     "`repeat_loss`: the second copy's first token counted too": 'repeat_loss: x_1 of the second copy counted too (n tokens, one unpredictable)',
     '`repeat_loss`: no shift (`logits[:, t]` read as predicting the token at `t`)': 'repeat_loss: logits[:, t] read as predicting the token at t (no shift)',
+    '`repeat_loss`: the next-token loss over every position of the sequence': 'warned (q6): repeat_loss: the next-token loss over every position of the sequence',
     '`repeat_loss`: the first copy instead of the second': 'repeat_loss: the first copy instead of the second',
     '`repeat_loss`: probabilities (a softmax first) passed to `cross_entropy`': 'repeat_loss: probabilities (a softmax first) passed to cross_entropy, which wants logits',
     '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
@@ -461,6 +483,8 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: the log-softmax over the positions (`dim=1`), not the vocabulary': 'warned (q6): repeat_loss takes the log-softmax over the positions (dim=1), not the vocabulary',
     '`repeat_loss`: the right loss returned as a 0-d tensor, not `float(loss)`': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
     '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
+    '`find_heads`: both heads scored on the first sequence of the batch only': 'find_heads: scores the first sequence of the batch only',
+    '`find_heads`: the previous-token head scored on the first sequence only': 'find_heads: the previous-token head scored on the first sequence of the batch only',
     '`find_heads`: the weakest heads (`argmin`)': 'find_heads: the weakest heads (argmin)',
     '`find_heads`: the induction head sought in both layers (`torch.maximum` of their scores, or both stacked, `argmax % H`)': (
         "warned (q6): find_heads seeks the induction head in both layers (torch.maximum of the two layers' scores)",

@@ -18,7 +18,8 @@ def test_repeated_shape_and_copies(repeated_batch):
     assert (x < 20).all(), f"vocab_size = 20: expected tokens 1 .. 19 after BOS, got a token {int(x.max())}: torch.randint's high is excluded, so pass vocab_size itself, torch.randint(1, vocab_size, ...), not vocab_size + 1"
     draw = torch.randint(1, 20, (3, 4), generator=torch.Generator().manual_seed(0))
     want = torch.cat([torch.zeros(3, 1, dtype=torch.long), draw, draw], dim=1)
-    assert torch.equal(x, want), f'B = 3, n = 4, vocab_size = 20, seed 0: expected the one draw torch.randint(1, 20, (3, 4), generator=generator) placed as [BOS] x x, {want.tolist()}, got {x.tolist()}'
+    low = torch.randint(1, 19, (3, 4), generator=torch.Generator().manual_seed(0))
+    assert torch.equal(x, want), f'B = 3, n = 4, vocab_size = 20, seed 0: expected the one draw torch.randint(1, 20, (3, 4), generator=generator) placed as [BOS] x x, {want.tolist()}, got {x.tolist()}' + ("; yours are the tokens of torch.randint(1, vocab_size - 1, ...), which never draws vocab_size - 1 = 19: randint's high is already excluded, so pass vocab_size itself" if torch.equal(x, torch.cat([want[:, :1], low, low], dim=1)) else '')
 
 @test_case(points=None, hidden=False)
 def test_repeated_without_bos(repeated_batch):
@@ -31,5 +32,5 @@ def test_repeated_without_bos(repeated_batch):
     draw = torch.randint(1, 3, (20, 5), generator=torch.Generator().manual_seed(1))
     want = torch.cat([draw, draw], dim=1)
     rows = [r for r in range(20) if not torch.equal(x[r], want[r])]
-    assert not rows, f'B = 20, n = 5, vocab_size = 3, seed 1, bos=False: expected the one draw torch.randint(1, 3, (20, 5), generator=generator) twice; {len(rows)} of the 20 rows differ, the first of them row {rows[0]}: expected {want[rows[0]].tolist()}, got {x[rows[0]].tolist()}'
+    assert not rows, f'B = 20, n = 5, vocab_size = 3, seed 1, bos=False: expected the one draw torch.randint(1, 3, (20, 5), generator=generator) twice; {len(rows)} of the 20 rows differ, the first of them row {rows[0]}: expected {want[rows[0]].tolist()}, got {x[rows[0]].tolist()}' + ("; every token of yours is 1: torch.randint(1, vocab_size - 1, ...) never draws vocab_size - 1 = 2, since randint's high is already excluded: pass vocab_size itself" if bool((x == 1).all()) else '')
 

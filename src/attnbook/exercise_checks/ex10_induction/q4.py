@@ -40,6 +40,15 @@ def test_zero_head_in_a_layer(zero_head):
     worst = (out - want).abs().amax(-1)[0]
     t = int(worst.argmax())
     assert torch.allclose(out, want, atol=1e-06), f"used in a pre-hook on W_o of a layer of 2 heads of width 4 (5 positions), zero_head(z, 0, 4) must give the layer's output without head 0 (W_o's columns 0-3 zeroed): at position {t}, expected {[round(v, 3) for v in want[0, t].tolist()]}, got {[round(v, 3) for v in out[0, t].tolist()]}; largest difference {float(worst.max()):.3g}"
+    from attnbook.exercise_checks.grading import grad_of
+    z = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(1))
+    try:
+        _, (dz,) = grad_of(zero_head, z, 0, 4)
+    except AssertionError:
+        raise AssertionError("detached: no gradient reaches z from your zero_head's output (.detach(), .data, torch.no_grad() or torch.tensor(z) cut the autograd graph), so in a layer trained or attributed through this hook the other heads get no gradient either; clone z, which keeps the graph") from None
+    keep = torch.ones(8)
+    keep[:4] = 0.0
+    assert torch.equal(dz, keep.expand(1, 5, 8)), f"z (1, 5, 8) requiring grad, head 0 of width 4: the gradient of your output's sum with respect to z should be 1 on the columns 4-7 you keep and 0 on head 0's columns 0-3; per column it is {[round(v, 3) for v in dz.mean((0, 1)).tolist()]}"
 
 @test_case(points=None, hidden=False)
 def test_zero_head_any_leading_shape(zero_head):
