@@ -58,6 +58,9 @@ def test_import_otter_finds_the_stand_in_and_loads_neither_otter_nor_pandas(chil
     assert _value(child, "kind") == "module:None"  # not otter's package on disk
     loaded = _value(child, "loaded")
     assert "otter" in loaded and "matplotlib.pyplot" in loaded, loaded
+    # the backend too (MPLBACKEND=Agg): no child imports it at its first plot; a child
+    # beside a CPU hog once failed that import ("No module named ...backend_agg")
+    assert "matplotlib.backends.backend_agg" in loaded, loaded
     assert not [m for m in loaded if m.startswith(("otter.", "pandas", "seaborn"))], (
         loaded
     )

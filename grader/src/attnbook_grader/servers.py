@@ -39,6 +39,7 @@ _PRELOAD = [
     "numpy",
     "torch",
     "matplotlib.pyplot",
+    "matplotlib.backends.backend_agg",  # MPLBACKEND=Agg: else each child's first plot imports it
     "IPython.core.inputtransformer2",
     "inspect",
     "attnbook_grader.sandbox",
