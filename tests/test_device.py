@@ -18,6 +18,7 @@ from attnbook import device as attn_device
 from attnbook.cars import generate_pairs
 from attnbook.cars.experiment import run_seed, with_steps
 from attnbook.device import (
+    supports_bf16,
     DEVICE_ENV,
     as_device,
     check_float64,
@@ -270,6 +271,28 @@ def test_autocast_dtype_per_device(monkeypatch):
     assert autocast_dtype("auto", "cuda") == torch.bfloat16
     with pytest.raises(ValueError, match="amp='bf16' needs a cpu, cuda or mps device"):
         autocast_dtype("bf16", "meta")
+
+
+def test_a_gpu_that_only_emulates_bf16_gets_fp16(monkeypatch):
+    """A T4 (compute capability 7.5): PyTorch's is_bf16_supported() is True by default,
+    counting emulation; the package asks for native support, or reads the capability."""
+
+    def bf16(including_emulation=True):
+        return including_emulation  # what a T4 answers
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", bf16)
+    assert not supports_bf16("cuda") and autocast_dtype("auto", "cuda") == torch.float16
+
+    def old_bf16():  # a PyTorch without the argument
+        return True
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", old_bf16)
+    for capability, native in (((7, 5), False), ((8, 0), True), ((9, 0), True)):
+        monkeypatch.setattr(
+            torch.cuda, "get_device_capability", lambda d, c=capability: c
+        )
+        assert supports_bf16("cuda") is native, capability
 
 
 def test_the_repr_shows_the_device_options_only_when_set():

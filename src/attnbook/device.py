@@ -186,14 +186,20 @@ def float64_device(device: DeviceLike | None) -> torch.device:
 
 def supports_bf16(device: DeviceLike) -> bool:
     """Whether autocast to bfloat16 runs fast on `device`: CUDA GPUs from Ampere (A100, RTX 30xx)
-    on, and the CPU (slowly, but correctly). A T4 or V100 has no bf16: use fp16 there.
+    on, and the CPU (slowly, but correctly). A T4 or V100 has no bf16 units: use fp16 there
+    (PyTorch's `is_bf16_supported()` says True for them, counting slow emulation).
 
     Chapter 6.
     """
     dev = torch.device(device)
-    if dev.type == "cuda":
-        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    return dev.type == "cpu"
+    if dev.type != "cuda":
+        return dev.type == "cpu"
+    if not torch.cuda.is_available():
+        return False
+    try:
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    except TypeError:  # a PyTorch before the argument: native bf16 from Ampere (8.0) on
+        return torch.cuda.get_device_capability(dev) >= (8, 0)
 
 
 def autocast_dtype(amp: str, device: DeviceLike) -> torch.dtype | None:
