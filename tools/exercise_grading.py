@@ -260,7 +260,7 @@ def question_points(test_files: dict[str, Path]) -> dict[str, float]:
     from otter.test_files.exception_test import ExceptionTestFile
 
     return {
-        q: float(ExceptionTestFile.from_file(str(p)).possible)
+        q: round(float(ExceptionTestFile.from_file(str(p)).possible), 6)
         for q, p in test_files.items()
     }
 

@@ -120,7 +120,7 @@ MUTATIONS = [
     Mutation(
         "engine-maxima-lost",
         "attnbook_grader/engine.py",
-        "maxima = {q: float(f.possible) for q, f in files.items()}",
+        "maxima = {q: round(float(f.possible), 6) for q, f in files.items()}",
         "maxima = {q: 0.0 for q in files}",
         (
             "tests/test_grading_isolation.py::test_an_endless_loop_costs_its_question_only",

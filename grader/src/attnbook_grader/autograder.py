@@ -55,7 +55,9 @@ def question_points(tests: dict[str, str]) -> dict[str, float]:
     from otter.test_files.exception_test import ExceptionTestFile
 
     return {
-        q: float(ExceptionTestFile.from_string(text, path=f"tests/{q}.py").possible)
+        q: round(
+            float(ExceptionTestFile.from_string(text, path=f"tests/{q}.py").possible), 6
+        )
         for q, text in sorted(tests.items())
     }
 
