@@ -56,8 +56,8 @@ def test_find_heads_hand_patterns(find_heads):
         got = find_heads(weights, n)
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
         scores = per_sequence(weights)
-        two = tuple((int(s.mean(0)[:2].argmax()) for s in scores))
-        vote = tuple((int(torch.mode(s.argmax(-1)).values) for s in scores))
+        two = tuple([int(s.mean(0)[:2].argmax()) for s in scores])
+        vote = tuple([int(torch.mode(s.argmax(-1)).values) for s in scores])
         assert got == want, f'{case}: expected {want} (in each layer the head with the highest score over the whole batch), got {got}' + ('; yours is what comparing heads 0 and 1 only gives: a layer may have any number of heads, so take the argmax over all of them' if got == two != want else '') + ("; yours is the head that wins the most sequences: a vote per sequence is not the best mean score, so average each head's score over the batch, then take the argmax" if got == vote != want else '')
     uniform = torch.ones(T, T).tril()
     uniform = uniform / uniform.sum(-1, keepdim=True)
