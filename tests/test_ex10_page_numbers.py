@@ -80,7 +80,7 @@ def quotes(m: dict[str, float]) -> list[str]:
     return [
         f"raises the loss on the repeat by {m['after'] - m['before']:.1f} nats",
         f"with `n = {m['n']}` and the trained model's loss of {m['before']:.2f} nats, by "
-        f"({ln:.2f} - {m['before']:.2f}) / {m['n']} = {rise:.2f} nats",
+        f"({ln:.3f} - {m['before']:.3f}) / {m['n']} = {rise:.3f} nats",
         f"the mean with the first token counted is {m['counted']:.2f}",
         f"about ln {m['vocab'] - 1} = {ln:.1f} nats (a guess among the {m['vocab'] - 1} tokens)",
         f"previous-token scores are {p0:.4f} and {p1:.4f}",
@@ -112,3 +112,11 @@ def test_the_page_is_read_whole(measured):
     quote = quotes(measured)[0]
     moved = quote.replace(f"{measured['after'] - measured['before']:.1f}", "9.9")
     assert moved != quote and moved not in page()
+
+
+def test_the_rise_follows_from_the_numbers_shown(measured):
+    """The page's (ln 63 - loss) / n gives its result from the operands as printed, not only
+    from the unrounded values (review 106, F4)."""
+    ln, before, n = math.log(measured["vocab"] - 1), measured["before"], measured["n"]
+    shown = (float(f"{ln:.3f}") - float(f"{before:.3f}")) / n
+    assert f"{shown:.3f}" == f"{(ln - before) / n:.3f}"

@@ -423,6 +423,32 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 106 (F1): the chapter's model has two heads per layer, the question H; and the
+    # winners per sequence counted instead of the scores averaged over the batch
+    "find_heads: compares heads 0 and 1 only (the chapter's two heads per layer)": [
+        (_PREV_HEAD + _IND_HEAD,
+         "    p, s = previous_token_score(weights[0]), induction_score(weights[1], n, True)\n"
+         "    prev_head = 0 if p[0] >= p[1] else 1\n"
+         "    induction_head = 0 if s[0] >= s[1] else 1\n"),
+    ],
+    "find_heads: a vote of each sequence's best head, not the best mean score": [
+        (_PREV_HEAD + _IND_HEAD,
+         "    B = weights[0].shape[0]\n"
+         "    prev = [previous_token_score(weights[0][b : b + 1]).argmax() for b in range(B)]\n"
+         "    ind = [induction_score(weights[1][b : b + 1], n, True).argmax() for b in range(B)]\n"
+         "    prev_head = int(torch.stack(prev).mode().values)\n"
+         "    induction_head = int(torch.stack(ind).mode().values)\n"),
+    ],
+    # review 106 (F3): a wrong letter in another form fails the format check too
+    "what_k_composition_measures: a wrong letter in upper case (\"B\")": [
+        ('    return "c"', '    return "B"')
+    ],
+    "what_k_composition_measures: a wrong letter written \"(b)\"": [
+        ('    return "c"', '    return "(b)"')
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -467,7 +493,8 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     # q5
-    '(a), (b), (d), or another wrong letter': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
+    '(a), (b) or (d)': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
+    'a wrong letter in another form, `"B"` or `"(b)"`': ('what_k_composition_measures: a wrong letter in upper case ("B")', 'what_k_composition_measures: a wrong letter written "(b)"'),
     'the right letter in upper case, `"C"`, or `"(c)"`': ('what_k_composition_measures: the right letter in upper case', 'what_k_composition_measures: the right letter written "(c)"'),
     # q6
     "`repeat_loss`: the second copy's first token counted too": 'repeat_loss: x_1 of the second copy counted too (n tokens, one unpredictable)',
@@ -496,5 +523,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`find_heads`: `(induction_head, prev_head)`, the order swapped': 'warned (q6): find_heads returns (induction_head, prev_head), the order swapped',
     '`find_heads`: `bos=False` on a batch with BOS': 'warned (q6): find_heads calls induction_score with bos=False on a batch with BOS (the window one query early)',
     '`find_heads`: a list of the right ints, not a tuple': 'warned (q6): find_heads returns a list of the right ints, not a tuple',
+    '`find_heads`: heads 0 and 1 compared only (the chapter has two per layer)': "find_heads: compares heads 0 and 1 only (the chapter's two heads per layer)",
+    '`find_heads`: a vote of the sequences\' best heads, not the best mean score': "find_heads: a vote of each sequence's best head, not the best mean score",
     '`find_heads`: NumPy ints (`np.argmax`), not Python ints': 'warned (q6): find_heads returns NumPy ints (np.argmax), not Python ints',
 }

@@ -42,6 +42,23 @@ def test_find_heads_hand_patterns(find_heads):
         guess = scores_right(weights)
         moved = got != want and find_heads([w.roll(1, dims=0) for w in weights], n) == want
         assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + (f'; with the odd sequence moved one place on (to sequence {(odd + 1) % 3}), yours gives {want}: it depends on where that sequence sits, so it reads one sequence (or some), not the whole batch; score weights[0] and weights[1] as they are, all their sequences' if moved else '') + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if guess and got == want[::-1] and (not moved) else '') + (f'; {top} is also what the best scores truncated to ints give: if that is what yours returns, the head is the index of the best score, argmax, not the score itself' if guess and got == top and (got != want) and (not moved) else '')
+
+    def per_sequence(weights):
+        q = torch.arange(1 + n, 1 + 2 * n)
+        return (weights[0].diagonal(-1, -2, -1).mean(-1), weights[1][:, :, q, q - n + 1].mean(-1))
+
+    def mix(c, a, b):
+        return c * a + (1 - c) * b
+    bos_, prev_, ind_ = (kinds['BOS'], kinds['previous token'], kinds['induction'])
+    near = [torch.cat([mix(0.55, a, bos_), mix(0.5, a, bos_)], dim=1) for a in (prev_, ind_)]
+    far = [torch.cat([bos_, a], dim=1) for a in (prev_, ind_)]
+    for weights, want, case in (([torch.cat([bos_, ind_, prev_], dim=1), torch.cat([prev_, bos_, ind_], dim=1)], (2, 2), "one sequence, 3 heads per layer: layer 0's (BOS, induction, previous token), layer 1's (previous token, BOS, induction)"), ([torch.cat([near[0], near[0], far[0]]), torch.cat([near[1], near[1], far[1]])], (1, 1), "3 sequences; in each layer head 0 beats head 1 in sequences 0 and 1 by a little (0.55 of each query's weight on its key, against 0.5, the rest on BOS) and loses sequence 2 by a lot (head 1 all on its key, head 0 all on BOS), so head 1 has the best mean score")):
+        got = find_heads(weights, n)
+        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        scores = per_sequence(weights)
+        two = tuple([int(s.mean(0)[:2].argmax()) for s in scores])
+        vote = tuple([int(torch.mode(s.argmax(-1)).values) for s in scores])
+        assert got == want, f'{case}: expected {want} (in each layer the head with the highest score over the whole batch), got {got}' + ('; yours is what comparing heads 0 and 1 only gives: a layer may have any number of heads, so take the argmax over all of them' if got == two != want else '') + ("; yours is the head that wins the most sequences: a vote per sequence is not the best mean score, so average each head's score over the batch, then take the argmax" if got == vote != want else '')
     uniform = torch.ones(T, T).tril()
     uniform = uniform / uniform.sum(-1, keepdim=True)
     decoy, weak = (uniform.clone(), uniform.clone())
