@@ -73,8 +73,6 @@ def quotes(m: dict[str, float]) -> list[str]:
     a, b = m["scores"]
     c, d = m["broken"]  # layer 1's induction scores with the previous-token head zeroed
     p0, p1 = m["layer1_prev"]
-    # float32's unit roundoff, written as the page writes it (6e-8)
-    roundoff = f"{torch.finfo(torch.float32).eps / 2:.0e}".replace("e-0", "e-")
     # layer 0's best induction score rounded up at two decimals: an upper bound
     below = math.ceil(m["layer0_induction"] * 100) / 100
     return [
@@ -84,8 +82,7 @@ def quotes(m: dict[str, float]) -> list[str]:
         f"the mean with the first token counted is {m['counted']:.2f}",
         f"about ln {m['vocab'] - 1} = {ln:.1f} nats (a guess among the {m['vocab'] - 1} tokens)",
         f"previous-token scores are {p0:.4f} and {p1:.4f}",
-        f"float32 rounds each value by at most a relative {roundoff}",
-        f"no head of layer 0 has an induction score above {below:.2f} (on the grader's batch)",
+        f"no head of layer 0 has an induction score above {below:.2f}",
         f"nats, {math.log(1 + 4 / math.e):.1f} with five tokens and "
         f"{math.log(1 + (m['vocab'] - 1) / math.e):.1f} with the model's {m['vocab']}",
         f"name head 0.{m['prev']} the previous-token head and head 1.{m['induction']}",

@@ -449,6 +449,17 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 109 (F4): two slips the page's prose names, measured so its tables can hold them
+    "warned (q2): induction_score averages every query of the second copy but the last": [
+        ("    q = torch.arange(first, first + n)  # (n,)\n",
+         "    q = torch.arange(first, first + n - 1)  # (n - 1,)\n"),
+    ],
+    "zero_head: the slice ends one short (head * d_head : (head + 1) * d_head - 1)": [
+        (_ZERO, "    out[..., head * d_head : (head + 1) * d_head - 1] = 0.0\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -471,6 +482,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'a loop of Python floats (float32 for float64 weights)': 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
     '`.view` to flatten batch and heads (weights in another layout fail)': 'induction_score: batch and heads flattened with .view (fails on weights in another layout)',
     '`.double()` on the weights before indexing: float64 scores for float32 weights, the values right': 'warned (q2): induction_score casts up to float64 (.double()), the values exact',
+    'every query of the second copy but the last': 'warned (q2): induction_score averages every query of the second copy but the last',
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
@@ -492,6 +504,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'a detached copy (`z.detach().clone()`): the values right, no gradient reaches `z`': 'warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient',
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
+    'the slice ended one short (`head * d_head : (head + 1) * d_head - 1`)': 'zero_head: the slice ends one short (head * d_head : (head + 1) * d_head - 1)',
     # q5
     '(a), (b) or (d)': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
     'a wrong letter in another form, `"B"` or `"(b)"`': ('what_k_composition_measures: a wrong letter in upper case ("B")', 'what_k_composition_measures: a wrong letter written "(b)"'),

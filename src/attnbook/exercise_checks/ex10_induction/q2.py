@@ -22,15 +22,20 @@ def test_induction_hand_patterns(induction_score):
     n = 4
     right = pattern(1 + 2 * n, lambda i: i - n + 1)
     got = induction_score(right, n, True)
-    assert isinstance(got, torch.Tensor) and got.shape == (1,), f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
-    assert close(got, torch.ones(1)), f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}'
+    msg = f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
+    assert isinstance(got, torch.Tensor) and got.shape == (1,), msg
+    msg = f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}'
+    assert close(got, torch.ones(1)), msg
     same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
-    assert close(same, torch.zeros(1)), f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself'
+    msg = f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself'
+    assert close(same, torch.zeros(1)), msg
     try:
         nobos = induction_score(pattern(2 * n, lambda i: i - n + 1), n, False)
     except IndexError as error:
-        raise AssertionError(f'bos=False, n = {n}, weights (1, 1, {2 * n}, {2 * n}): expected a score of 1 for the right head, but your function raised IndexError ({str(error).splitlines()[0]}): without a start token the second copy starts at position n, not 1 + n; place it at bos + n') from None
-    assert close(nobos, torch.ones(1)), f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}'
+        msg = f'bos=False, n = {n}, weights (1, 1, {2 * n}, {2 * n}): expected a score of 1 for the right head, but your function raised IndexError ({str(error).splitlines()[0]}): without a start token the second copy starts at position n, not 1 + n; place it at bos + n'
+        raise AssertionError(msg) from None
+    msg = f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}'
+    assert close(nobos, torch.ones(1)), msg
 
 @test_case(points=None, hidden=False)
 def test_induction_second_copy_only(induction_score):
@@ -49,27 +54,36 @@ def test_induction_second_copy_only(induction_score):
     w[0, 0, 4:] = 0.0
     w[0, 0, 4:, 0] = 1.0
     got = induction_score(w, n, True)
-    assert close(got, torch.zeros(1)), f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
+    msg = f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
+    assert close(got, torch.zeros(1)), msg
     most = pattern(9, lambda i: i - 4 + 1)
     most[0, 0, 8] = 0.0
     most[0, 0, 8, 0] = 1.0
     got = induction_score(most, 4, True)
-    assert close(got, torch.full((1,), 0.75)), f"n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)"
+    msg = f"n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)"
+    assert close(got, torch.full((1,), 0.75)), msg
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
     batch = torch.cat([heads, heads, heads.flip(1)])
     want = torch.tensor([2 / 3, 1 / 3])
     got = induction_score(batch, n, True)
     shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-    assert shape == (2,), f'3 sequences and 2 heads: expected one score per head, shape (H,) = (2,), got {shape}' + (': that is one score per sequence, (B,); average over the batch (dim 0) and the queries, and keep the heads (dim 1)' if shape == (3,) else '')
-    assert close(got, want), f'3 different sequences and 2 heads: head 0 is an induction head in sequences 0 and 1 and looks at the earlier occurrence in sequence 2, head 1 the other way round. Expected one score per head, averaged over the batch (dim 0) and the queries, [0.667, 0.333]; got {got.tolist()}. A score read from the first sequence alone gives [1.0, 0.0], the largest over the batch [1.0, 1.0]'
-    assert got.dtype == torch.float32, f'return float32 scores for float32 weights, got {got.dtype}: the values are right; index and average the weights themselves, with no .double() or .float() (a float64 input gives float64)'
+    msg = f'3 sequences and 2 heads: expected one score per head, shape (H,) = (2,), got {shape}' + (': that is one score per sequence, (B,); average over the batch (dim 0) and the queries, and keep the heads (dim 1)' if shape == (3,) else '')
+    assert shape == (2,), msg
+    msg = f'3 different sequences and 2 heads: head 0 is an induction head in sequences 0 and 1 and looks at the earlier occurrence in sequence 2, head 1 the other way round. Expected one score per head, averaged over the batch (dim 0) and the queries, [0.667, 0.333]; got {got.tolist()}. A score read from the first sequence alone gives [1.0, 0.0], the largest over the batch [1.0, 1.0]'
+    assert close(got, want), msg
+    msg = f'return float32 scores for float32 weights, got {got.dtype}: the values are right; index and average the weights themselves, with no .double() or .float() (a float64 input gives float64)'
+    assert got.dtype == torch.float32, msg
     got = induction_score(batch.double(), n, True)
-    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: index and average the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
-    assert close(got, want.double()), f'the same 3 sequences and 2 heads in float64: expected [0.667, 0.333], got {got.tolist()}'
+    msg = f"weights in float64 must give scores in float64, got {getattr(got, 'dtype', type(got).__name__)}: index and average the weights themselves; a tensor built from Python numbers (torch.tensor([...])) or a .float() is float32"
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64, msg
+    msg = f'the same 3 sequences and 2 heads in float64: expected [0.667, 0.333], got {got.tolist()}'
+    assert close(got, want.double()), msg
     moved = batch.transpose(1, 2).contiguous().transpose(1, 2)
     try:
         got = induction_score(moved, n, True)
     except RuntimeError as error:
-        raise AssertionError(f'the same weights with the heads axis moved by a transpose (not contiguous in memory) raised RuntimeError: {error}; index the weights, or flatten with .reshape, which work on any layout, not .view') from None
-    assert close(got, want), f'the same weights with the heads axis moved by a transpose: expected [0.667, 0.333], got {got.tolist()}'
+        msg = f'the same weights with the heads axis moved by a transpose (not contiguous in memory) raised RuntimeError: {error}; index the weights, or flatten with .reshape, which work on any layout, not .view'
+        raise AssertionError(msg) from None
+    msg = f'the same weights with the heads axis moved by a transpose: expected [0.667, 0.333], got {got.tolist()}'
+    assert close(got, want), msg
 

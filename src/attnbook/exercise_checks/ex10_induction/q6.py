@@ -38,10 +38,12 @@ def test_find_heads_hand_patterns(find_heads):
             weights.append(torch.cat(batch))
         got = find_heads(weights, n)
         top = (int(weights[0].diagonal(-1, -2, -1).mean((0, 2)).max()), int(weights[1].diagonal(1 - n, -2, -1)[..., 1:].mean((0, 2)).max()))
-        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        msg = f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), msg
         guess = scores_right(weights)
         moved = got != want and find_heads([w.roll(1, dims=0) for w in weights], n) == want
-        assert got == want, f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + (f'; with the odd sequence moved one place on (to sequence {(odd + 1) % 3}), yours gives {want}: it depends on where that sequence sits, so it reads one sequence (or some), not the whole batch; score weights[0] and weights[1] as they are, all their sequences' if moved else '') + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if guess and got == want[::-1] and (not moved) else '') + (f'; {top} is also what the best scores truncated to ints give: if that is what yours returns, the head is the index of the best score, argmax, not the score itself' if guess and got == top and (got != want) and (not moved) else '')
+        msg = f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + (f'; with the odd sequence moved one place on (to sequence {(odd + 1) % 3}), yours gives {want}: it depends on where that sequence sits, so it reads one sequence (or some), not the whole batch; score weights[0] and weights[1] as they are, all their sequences' if moved else '') + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if guess and got == want[::-1] and (not moved) else '') + (f'; {top} is also what the best scores truncated to ints give: if that is what yours returns, the head is the index of the best score, argmax, not the score itself' if guess and got == top and (got != want) and (not moved) else '')
+        assert got == want, msg
 
     def per_sequence(weights):
         q = torch.arange(1 + n, 1 + 2 * n)
@@ -54,11 +56,13 @@ def test_find_heads_hand_patterns(find_heads):
     far = [torch.cat([bos_, a], dim=1) for a in (prev_, ind_)]
     for weights, want, case in (([torch.cat([bos_, ind_, prev_], dim=1), torch.cat([prev_, bos_, ind_], dim=1)], (2, 2), "one sequence, 3 heads per layer: layer 0's (BOS, induction, previous token), layer 1's (previous token, BOS, induction)"), ([torch.cat([near[0], near[0], far[0]]), torch.cat([near[1], near[1], far[1]])], (1, 1), "3 sequences; in each layer head 0 beats head 1 in sequences 0 and 1 by a little (0.55 of each query's weight on its key, against 0.5, the rest on BOS) and loses sequence 2 by a lot (head 1 all on its key, head 0 all on BOS), so head 1 has the best mean score")):
         got = find_heads(weights, n)
-        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        msg = f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
+        assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), msg
         scores = per_sequence(weights)
         two = tuple([int(s.mean(0)[:2].argmax()) for s in scores])
         vote = tuple([int(torch.mode(s.argmax(-1)).values) for s in scores])
-        assert got == want, f'{case}: expected {want} (in each layer the head with the highest score over the whole batch), got {got}' + ('; yours is what comparing heads 0 and 1 only gives: a layer may have any number of heads, so take the argmax over all of them' if got == two != want else '') + ("; yours is the head that wins the most sequences: a vote per sequence is not the best mean score, so average each head's score over the batch, then take the argmax" if got == vote != want else '')
+        msg = f'{case}: expected {want} (in each layer the head with the highest score over the whole batch), got {got}' + ('; yours is what comparing heads 0 and 1 only gives: a layer may have any number of heads, so take the argmax over all of them' if got == two != want else '') + ("; yours is the head that wins the most sequences: a vote per sequence is not the best mean score, so average each head's score over the batch, then take the argmax" if got == vote != want else '')
+        assert got == want, msg
     uniform = torch.ones(T, T).tril()
     uniform = uniform / uniform.sum(-1, keepdim=True)
     decoy, weak = (uniform.clone(), uniform.clone())
@@ -70,11 +74,13 @@ def test_find_heads_hand_patterns(find_heads):
     first = torch.cat([kinds['previous token'], kinds['BOS']], dim=1)
     weights = [first, torch.stack([decoy, weak])[None]]
     got = find_heads(weights, n)
-    assert got == (0, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}" + ('. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy' if scores_right(weights) else '')
+    msg = f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}" + ('. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy' if scores_right(weights) else '')
+    assert got == (0, 1), msg
     inductive0 = torch.cat([kinds['induction'], kinds['previous token']], dim=1)
     weights = [inductive0, torch.stack([uniform, weak])[None]]
     got = find_heads(weights, n)
-    assert got == (1, 1), f"one sequence with BOS, n = {n}: layer 0's heads are (induction, previous token); layer 1's head 0 spreads every query evenly and its head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence: expected (1, 1), got {got}; the induction head is sought in layer 1 (weights[1]) only, even when a head of layer 0 has a higher induction score"
+    msg = f"one sequence with BOS, n = {n}: layer 0's heads are (induction, previous token); layer 1's head 0 spreads every query evenly and its head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence: expected (1, 1), got {got}; the induction head is sought in layer 1 (weights[1]) only, even when a head of layer 0 has a higher induction score"
+    assert got == (1, 1), msg
 
 @test_case(points=None, hidden=False)
 def test_repeat_loss_hand_logits(repeat_loss):
@@ -89,25 +95,31 @@ def test_repeat_loss_hand_logits(repeat_loss):
         got = repeat_loss(logits, tokens, n)
     except RuntimeError as err:
         layout = '; cross_entropy wants the classes on axis 1: (N, V) logits with (N,) targets (reshape(-1, V) and reshape(-1)), or (B, V, L) logits with (B, L) targets (transpose(1, 2))'
-        raise AssertionError(f"logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised RuntimeError: {str(err).splitlines()[0]}{(layout if 'target' in str(err) else '')}") from None
-    assert isinstance(got, float), f'return a Python float (float(loss)), got {type(got).__name__}'
-    assert abs(got - math.log(V)) < 0.0001, f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus ln V: the sign is wrong): the cross-entropy is minus the mean log-probability of the targets' if abs(got + math.log(V)) < 0.0001 else '(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else '(ln V whichever tokens you count): check that you take a log-softmax over the vocabulary (the last dimension) and a mean over the tokens, not a sum')
+        msg = f"logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised RuntimeError: {str(err).splitlines()[0]}{(layout if 'target' in str(err) else '')}"
+        raise AssertionError(msg) from None
+    msg = f'return a Python float (float(loss)), got {type(got).__name__}'
+    assert isinstance(got, float), msg
+    msg = f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus ln V: the sign is wrong): the cross-entropy is minus the mean log-probability of the targets' if abs(got + math.log(V)) < 0.0001 else '(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else '(ln V whichever tokens you count): check that you take a log-softmax over the vocabulary (the last dimension) and a mean over the tokens, not a sum')
+    assert abs(got - math.log(V)) < 0.0001, msg
     twos = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
     confident = torch.zeros(1, 7, V)
     confident[..., 2] = 20.0
     got = repeat_loss(confident, twos, n)
-    assert got < 0.0001, f'logits of 20 for token 2 and 0 for the others at every position, on a batch whose every token after BOS is 2, so any positions you read are predicted right: expected about 0, got {got:.4f}. cross_entropy takes logits and applies log_softmax itself: probabilities (a softmax first) passed to it give ln(1 + 4/e) = {math.log(1 + (V - 1) / math.e):.4f} here'
+    msg = f'logits of 20 for token 2 and 0 for the others at every position, on a batch whose every token after BOS is 2, so any positions you read are predicted right: expected about 0, got {got:.4f}. cross_entropy takes logits and applies log_softmax itself: probabilities (a softmax first) passed to it give ln(1 + 4/e) = {math.log(1 + (V - 1) / math.e):.4f} here'
+    assert got < 0.0001, msg
     sure = torch.full((1, 7, V), -20.0)
     sure[0, torch.arange(6), tokens[0, 1:]] = 20.0
     sure[0, 3] = 0.0
     got = repeat_loss(sure, tokens, n)
     early = float(torch.nn.functional.cross_entropy(sure[0, n:2 * n - 1], tokens[0, n + 1:2 * n]))
     counted = math.log(V) / n
-    assert got < 0.0001, f'tokens {tokens.tolist()}, n = {n}: logits sure of the token at t + 1 at every position t = 0 .. 5 except t = 3, where they are uniform: expected about 0, got {got:.4f}' + ('; yours matches the window one token early: with BOS at position 0 the second copy starts at 1 + n' if abs(got - early) < 0.0001 else f' = ln {V} / {n}: you counted the logits at t = n = {n}, which predict x_1 of the second copy; nothing before it predicts that token, so the loss counts only x_2 .. x_n' if abs(got - counted) < 0.0001 else f' = ln {V} / {2 * n}: you averaged the next-token loss over every position of the sequence, all {2 * n} predictions; count only the tokens of the second copy that the first copy predicts' if abs(got - math.log(V) / (2 * n)) < 0.0001 else ' (logits[:, t] predict the token at t + 1)')
+    msg = f'tokens {tokens.tolist()}, n = {n}: logits sure of the token at t + 1 at every position t = 0 .. 5 except t = 3, where they are uniform: expected about 0, got {got:.4f}' + ('; yours matches the window one token early: with BOS at position 0 the second copy starts at 1 + n' if abs(got - early) < 0.0001 else f' = ln {V} / {n}: you counted the logits at t = n = {n}, which predict x_1 of the second copy; nothing before it predicts that token, so the loss counts only x_2 .. x_n' if abs(got - counted) < 0.0001 else f' = ln {V} / {2 * n}: you averaged the next-token loss over every position of the sequence, all {2 * n} predictions; count only the tokens of the second copy that the first copy predicts' if abs(got - math.log(V) / (2 * n)) < 0.0001 else ' (logits[:, t] predict the token at t + 1)')
+    assert got < 0.0001, msg
     wrong = sure.clone()
     wrong[0, 5] = 0.0
     got = repeat_loss(wrong, tokens, n)
-    assert abs(got - math.log(V) / 2) < 0.0001, f'the same logits, uniform at t = 5 too: expected {math.log(V) / 2:.4f} (ln 5 / 2), got {got:.4f}'
+    msg = f'the same logits, uniform at t = 5 too: expected {math.log(V) / 2:.4f} (ln 5 / 2), got {got:.4f}'
+    assert abs(got - math.log(V) / 2) < 0.0001, msg
     both = torch.cat([wrong, torch.zeros(1, 7, V)])
     pair = torch.cat([tokens, torch.tensor([[0, 3, 1, 4, 3, 1, 4]])])
     want = (math.log(V) / 2 + math.log(V)) / 2
@@ -116,6 +128,8 @@ def test_repeat_loss_hand_logits(repeat_loss):
     try:
         got = repeat_loss(both, pair, n)
     except RuntimeError as error:
-        raise AssertionError(f'a batch of two sequences raised RuntimeError: {error}; a slice logits[:, a:b] of a batch is not contiguous in memory: flatten it with .reshape (or use .transpose(1, 2)), not .view') from None
-    assert abs(got - want) < 0.0001, f'a batch of 2 different sequences (tokens {pair.tolist()}), the one above ({math.log(V) / 2:.4f}) and one with uniform logits (ln 5 = {math.log(V):.4f} on both tokens): expected the mean over the batch (dim 0) and the tokens, {want:.4f}, got {got:.4f}; the first sequence alone gives {math.log(V) / 2:.4f}' + ("; yours pairs every sequence's logits with every sequence's targets (indexing logp[:, positions, tokens[:, positions + 1]] broadcasts to (B, B, n - 1)): pick each sequence's own targets, with gather on the last axis or cross_entropy" if abs(got - crossed) < 0.0001 else '')
+        msg = f'a batch of two sequences raised RuntimeError: {error}; a slice logits[:, a:b] of a batch is not contiguous in memory: flatten it with .reshape (or use .transpose(1, 2)), not .view'
+        raise AssertionError(msg) from None
+    msg = f'a batch of 2 different sequences (tokens {pair.tolist()}), the one above ({math.log(V) / 2:.4f}) and one with uniform logits (ln 5 = {math.log(V):.4f} on both tokens): expected the mean over the batch (dim 0) and the tokens, {want:.4f}, got {got:.4f}; the first sequence alone gives {math.log(V) / 2:.4f}' + ("; yours pairs every sequence's logits with every sequence's targets (indexing logp[:, positions, tokens[:, positions + 1]] broadcasts to (B, B, n - 1)): pick each sequence's own targets, with gather on the last axis or cross_entropy" if abs(got - crossed) < 0.0001 else '')
+    assert abs(got - want) < 0.0001, msg
 
