@@ -139,7 +139,16 @@ REFUSED = {
     "operator.attrgetter": (
         "import operator, torch\nsm = operator.attrgetter('softmax')(torch)\n"
         "def scores_to_weights(s):\n    return sm(s, -1)",
+        2,
+    ),
+    "operator.methodcaller, imported by name": (
+        "from operator import methodcaller\n"
+        "def scores_to_weights(s):\n    return methodcaller('softmax', -1)(s)",
         1,
+    ),
+    "a dunder that is no operator's": (
+        "def scores_to_weights(s):\n    return s.__class__(s)",
+        2,
     ),
     "vars()": (
         "import torch\ndef scores_to_weights(s):\n    return vars(torch)['softmax'](s, -1)",
@@ -278,6 +287,15 @@ HONEST = {
         "    return e / (e.sum(axis=-1, keepdims=True) + 0 * EPS)\n"
         "w = scores_to_weights(np.zeros((2, 3)))\nprint(math.isclose(w.sum(), 2.0))\n"
         "shape = getattr(w, 'shape', None)\nplt.plot(w[0])"
+    ),
+    "an argmax written with the operators' own methods (issue 45, review 113)": (
+        "import operator\nfrom operator import itemgetter\n"
+        "def scores_to_weights(s):\n"
+        "    e = np.exp(s - s.max(-1, keepdims=True))\n"
+        "    best = max(range(len(e)), key=e.sum(-1).__getitem__)\n"
+        "    first = max(enumerate(e.sum(-1)), key=operator.itemgetter(1))[0]\n"
+        "    pairs = sorted(zip(e.sum(-1), range(len(e))), key=itemgetter(0))\n"
+        "    return e / e.sum(-1, keepdims=True) + 0 * (best + first + len(pairs))"
     ),
     "torch used elsewhere, only to compare": (
         "import torch\ndef scores_to_weights(s):\n"

@@ -10,9 +10,9 @@ Three gradings of one small exercise (one reference child for all):
   after a graded call gets what an in-process call would leave), a ruled-out routine spelled
   by ``hasattr`` or imported by the setup under another name (`source_rules`); code the
   allowlist refuses runs and is graded by what it does (the allowlist is a hint there): a
-  harmless ``getattr`` with a computed name or ``operator.mul`` keeps its points, an import
-  of the course package (ruled out) fails in the child and loses (and, as root, the
-  ``operator.mul`` row once more at the chroot level);
+  harmless ``getattr`` with a computed name or ``operator.methodcaller`` keeps its points,
+  an import of the course package (ruled out) fails in the child and loses (and, as root,
+  the ``operator.methodcaller`` row once more at the chroot level);
 * a practice grade (no isolation, ``ATTNBOOK_GRADE_UNSAFE=1``), where the allowlist stays
   the gate: refused code reached through part of a statement, through a name both imported
   and rebound, a trusted reference cell reading a name only refused code binds;
@@ -268,9 +268,12 @@ ROWS = [
     ),
     Row(
         "H2-operator-runs",
-        "the allowlist refuses operator; isolated, operator.mul runs: a hint",
+        "the allowlist refuses operator.methodcaller; isolated, it runs: a hint",
         "source",
-        {"times": "import operator\ndef times(x):\n    return operator.mul(2, x)"},
+        {
+            "times": "import operator\ndef times(x):\n"
+            "    return operator.methodcaller('__mul__', 2)(x)"
+        },
         keeps=("q13",),
     ),
     Row(
@@ -375,7 +378,11 @@ def test_the_allowlist_notes_what_it_would_refuse_and_counts_none_of_it(graded_s
     """Isolated, what the allowlist finds is noted beside the grade, not counted; in a
     practice grade it is not run and costs its question (`graded_practice`)."""
     notes = [why for _, why in graded_source["cell_errors"]]
-    for what in ("getattr with a name computed at run time", "operator", "__import__"):
+    for what in (
+        "getattr with a name computed at run time",
+        "methodcaller",
+        "__import__",
+    ):
         assert any(
             n.startswith("dynamic code / tampering: the allowlist would refuse")
             and what in n
@@ -398,7 +405,8 @@ def test_a_practice_grade_keeps_the_allowlist_as_the_gate(graded_practice):
     reason="the chroot level needs root",
 )
 def test_at_the_chroot_level_too_the_allowlist_decides_no_grade(table):
-    """The other isolation level: `operator.mul` (H2) runs in the child and keeps q13."""
+    """The other isolation level: `operator.methodcaller` (H2) runs in the child and keeps
+    q13."""
     exercise, session = table
     sources = list(REFERENCE)
     [row] = [r for r in ROWS if r.id == "H2-operator-runs"]

@@ -353,6 +353,13 @@ MUTATIONS = [
         ("tests/test_answer_allowlist.py",),
     ),
     Mutation(
+        "allowlist-attrgetter-allowed",
+        "exercise_checks/answer_allowlist.py",
+        "    attrgetter methodcaller",
+        "    methodcaller",
+        ("tests/test_answer_allowlist.py",),
+    ),
+    Mutation(
         "rules-hasattr-spells-nothing",
         "attnbook_grader/source_rules.py",
         'and node.func.id in ("getattr", "hasattr")',

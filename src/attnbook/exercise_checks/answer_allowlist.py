@@ -10,11 +10,13 @@ package ``attnbook``, only the names the exercise's own notebook imports (``otte
 refused), every attribute the code reaches is written in it: the attributes through which the
 allowed modules reach the machinery (other modules such as ``os``, ``pickle`` or
 ``multiprocessing``, file loaders, compilers; `REFUSED_ATTRIBUTES`), private and dunder
-attributes (but ``__init__``) and frame attributes are refused wherever they appear, and an
+attributes (but ``__init__`` and the operators' own, such as ``p.__getitem__`` as a sort key)
+and frame attributes are refused wherever they appear, and an
 attribute may be written only on the code's own objects (``self.x = ...``). Type hints and
 small helpers are allowed (``typing``, ``__future__``, ``functools``, ``dataclasses``, ``copy``,
-``time``, ``warnings``), less their routines that evaluate a string or write the attributes of
-another object (``get_type_hints``, ``singledispatch``, ``wraps``). `Allowlist.problems` gives,
+``time``, ``warnings``, ``operator``), less their routines that evaluate a string, fetch an
+attribute by a name given as a string or write the attributes of another object
+(``get_type_hints``, ``attrgetter``, ``methodcaller``, ``singledispatch``, ``wraps``). `Allowlist.problems` gives,
 per statement, what it breaks, with the line. No grade for credit depends on it: there
 the answers run in an isolated process that lacks what a question rules out, the refused
 statements run too, and the grading engine's `source_rules` (attnbook-grader) only notes
@@ -39,7 +41,7 @@ __all__ = [
 ALLOWED_MODULES = frozenset(
     """
     math cmath random statistics collections collections.abc itertools heapq bisect
-    __future__ typing functools dataclasses copy time warnings
+    __future__ typing functools dataclasses copy time warnings operator
     numpy numpy.random numpy.linalg numpy.fft numpy.testing
     torch torch.nn torch.nn.functional torch.nn.init torch.linalg torch.fft torch.special
     torch.autograd torch.testing torch.random
@@ -68,6 +70,7 @@ REFUSED_ATTRIBUTES = frozenset(
     codeop runpy pty socket shutil glob io pathlib tempfile weakref platform linecache
     traceback atexit faulthandler resource posix mmap typing dataclasses
     get_type_hints ForwardRef update_wrapper wraps singledispatch singledispatchmethod
+    attrgetter methodcaller
     lib f2py distutils extbuild utils hub jit ops classes library package fx export
     compiler overrides serialization distributed cpp cpp_extension profiler monitor
     load loads load_inline save savez savez_compressed savetxt loadtxt genfromtxt
@@ -91,7 +94,15 @@ _REFUSED_CALLS = {
     "breakpoint": "breakpoint",
     "get_ipython": "get_ipython other than in a magic",
 }
-_DUNDERS_ALLOWED = frozenset({"__init__", "__name__", "__doc__"})
+# the operators' own methods read as attributes do what their operator does (``p.__getitem__``
+# is ``p[...]``, a common sort key): nothing a written operator cannot reach
+_DUNDERS_ALLOWED = frozenset(
+    """
+    __init__ __name__ __doc__ __getitem__ __len__ __contains__ __iter__ __next__
+    __lt__ __le__ __gt__ __ge__ __eq__ __ne__ __neg__ __abs__ __add__ __sub__ __mul__
+    __truediv__ __floordiv__ __mod__ __pow__ __matmul__
+    """.split()
+)
 _RESTRICTED = ("otter", "attnbook")  # only the exact names the exercise imports
 
 
