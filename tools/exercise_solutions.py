@@ -109,7 +109,8 @@ def solutions_notebook(
             f"Worked solutions of [{heading}](../student/{name}.ipynb), made from its master "
             f"notebook `exercises/masters/{name}.ipynb`. The masters are public, hidden tests "
             "included: the hidden tests catch mistakes, not copying. Try each question "
-            "first; each solution is folded, and opens on a click."
+            "first: each solution's code is folded and opens on a click, but the reasoning "
+            "under it (why it works) names the answer in plain text."
         )
     ]
     section = ""  # the part of the master we are in: question, solution or tests
