@@ -72,8 +72,8 @@ POOL_EX10: dict[str, Any] = {
                 [
                     _DEF,
                     "def zero_head(z, head, d_head):\n"
-                    '    """z (B, ..., H * d_head) -> a copy with head `head`\'s columns '
-                    'replaced by their mean over the batch."""',
+                    '    """z (B, ..., H * d_head) -> a copy with head `head`\'s d_head columns\n'
+                    '    replaced by their mean over the batch (axis 0)."""',
                 ],
                 [_RETURN, LINES["mean"] + _RETURN],
             ],

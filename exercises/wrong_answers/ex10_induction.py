@@ -92,7 +92,7 @@ WRONG_ANSWERS = {
         AtEachTask([(_RETURN, "    return out.detach()\n")],
                    mean=[(LINES["mean"], _ADDED.format("z[..., a:b].mean(0).detach()"))]),
     "correct: the mean written out as a sum over the batch divided by B (at the book's task, the zeros by *= 0)":
-        AtEachTask([(_ZERO, "    out[..., head * d_head : (head + 1) * d_head] *= 0\n")],
+        AtEachTask([(_ZERO + _RETURN, "    out[..., head * d_head : (head + 1) * d_head] *= 0\n" + _RETURN)],
                    mean=[(LINES["mean"], "    a, b = head * d_head, (head + 1) * d_head\n"
                                          "    out[..., a:b] = z[..., a:b].sum(dim=0) / z.shape[0]  # the mean, written out\n")]),
     "zero_head: zeroes every head but `head`": [
