@@ -588,3 +588,46 @@ def test_exercise_7_gives_each_task_its_own_unit_to_hold_out():
         assert book not in text and "single phrasings, drawn at random" not in text, (
             task
         )
+
+
+# ----------------------------------------------------------------------------- exercise 10
+EX10 = "ex10_induction"
+
+
+def test_exercise_10_gives_the_roster_mean_ablation():
+    """Question 4 follows the task: the book's zero ablation, or (the roster's one task) mean
+    ablation, the head's columns replaced by their mean over the batch; the text, the
+    docstring and the reference's inserted line say so, the function keeps its name and
+    signature (the closing cell hooks it in), and the other questions read as the book's."""
+    from tools.exercise_build import MASTERS
+    from tools.exercise_pools_ex10 import LINES
+
+    found = pool(EX10)
+    assert variants.reserved(found) == {
+        "exercise": EX10,
+        "task": "zero",
+        "d_head": 2,
+        "seed": 0,
+    }
+    assert found["questions"] == ["q4"] and found["roster"] == ["mean"]
+    chosen = [variants.choose(SECRET, EX10, [i], found) for i in _ids(30)]
+    assert {v["task"] for v in chosen} == {"mean"}
+    assert len({json.dumps(v, sort_keys=True) for v in chosen}) == 30
+    assert all(2 <= v["d_head"] <= 6 for v in chosen)
+    book = nbformat.read(MASTERS / f"{EX10}.ipynb", as_version=4)
+    variant = {"exercise": EX10, "task": "mean", "d_head": 3, "seed": 999_999}
+    out = render_notebook(book, variant, found)
+    text = "\n".join(c.source for c in out.cells)
+    assert variants.stated([c.source for c in out.cells]) == variant
+    line = next(ln for ln in text.splitlines() if ln.startswith("VARIANT = "))
+    assert len(line) <= 88  # the page column, at the widest parameters
+    assert LINES["mean"] in text and "the ablation is **mean ablation**" in text
+    assert "def zero_head(z, head, d_head):" in text
+    assert "columns set to 0." not in text  # the book's docstring
+    assert "the ablation is **the book's: zero\nablation**" not in text
+    changed = [
+        i for i, (a, b) in enumerate(zip(out.cells, book.cells)) if a.source != b.source
+    ]
+    q4 = next(i for i, c in enumerate(book.cells) if "name: q4" in c.source)
+    q5 = next(i for i, c in enumerate(book.cells) if "name: q5" in c.source)
+    assert all(i < 5 or q4 < i < q5 for i in changed), changed

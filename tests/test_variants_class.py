@@ -1,4 +1,4 @@
-"""Issue 50's "done when" on exercises 1-9 and 11 (all but 10) (each with a pool): a roster of 30 gets 30 notebooks of 30 different
+"""Issue 50's "done when" on exercises 1-11 (each with a pool): a roster of 30 gets 30 notebooks of 30 different
 variants (`make exercises ROSTER=`), each student's correct answer scores 100 % on both
 grading paths (`make grade` with the roster, Gradescope's entry point with its
 submission_metadata.json), and the book's worked solution handed in by a roster student
@@ -36,6 +36,7 @@ POOLED = [
     "ex07_cars",
     "ex08_gqa",
     "ex09_kv_quant",
+    "ex10_induction",
     "ex11_linear_attention",
 ]  # the exercises with a pool of variants
 SECRET = "the secret of a course of 30"
@@ -209,7 +210,7 @@ def test_the_book_solution_handed_in_by_a_roster_student_scores_like_a_wrong_ans
         "pool"
     ][
         "questions"
-    ]:  # q2 in ex. 1, q5 in 2, q1, q2 in 3, q1 in 4, 5, 8, 9, q4 in 6, q3 in 7, q1-q3 in 11
+    ]:  # q2 in ex. 1, q5 in 2, q1, q2 in 3, q1 in 4, 5, 8, 9, q4 in 6, 10, q3 in 7, q1-q3 in 11
         q = next(t for t in results["tests"] if t["name"] == question)
         assert results["score"] < klass["points"] and q["score"] < q["max_score"] / 2, (
             results

@@ -1,6 +1,5 @@
-"""The exercises' pools of variants (`tools.exercise_variants` says what a pool holds and
-what the tool does with it): per exercise, its reserved variant (the book's), the roster tasks,
-and each task's text edits of the master and its parameters.
+"""The exercises' pools of variants (`tools.exercise_variants` says what a pool holds): per
+exercise, its reserved variant (the book's), the roster tasks, each task's edits and parameters.
 
 Exercise 1, question 2: the mask's convention (the book's: True means "may attend"; the
 roster's: True means "must not attend", or a float bias added to the scores).
@@ -11,7 +10,7 @@ roster's: any base, or NTK-aware stretched rates), with the width of the student
 Exercise 9, question 1: how a quantised cache lays out its codes (the book's: keys per
 channel in groups of G tokens, each group quantised once complete; the roster's: KIVI's
 keys, quantised R at a time, or per token in groups of G channels with the newest R kept).
-Exercises 2, 3, 8 (`tools.exercise_pools_more`), 6, 7, 11 (`_ex06`, `_ex07`, `_ex11`): below."""
+Exercises 2, 3, 8 (`tools.exercise_pools_more`), 6, 7, 10, 11 (`_ex06`, ...): below."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from typing import Any
 
 from tools.exercise_pools_ex06 import POOL_EX06
 from tools.exercise_pools_ex07 import POOL_EX07
+from tools.exercise_pools_ex10 import POOL_EX10
 from tools.exercise_pools_ex11 import POOL_EX11
 from tools.exercise_pools_more import MORE_POOLS
 
@@ -397,4 +397,4 @@ POOLS: dict[str, dict[str, Any]] = {
     },
 }
 POOLS.update(MORE_POOLS, ex06_sampling=POOL_EX06, ex07_cars=POOL_EX07)
-POOLS.update(ex11_linear_attention=POOL_EX11)
+POOLS.update(ex10_induction=POOL_EX10, ex11_linear_attention=POOL_EX11)

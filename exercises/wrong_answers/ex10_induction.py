@@ -1,11 +1,19 @@
 """Classic wrong answers to exercise 10, as text edits of the reference solution:
 label -> [(old, new), ...]. `tools/exercises.py prove` proves each loses points (the
-format and the rules are in tools/exercise_proof.py)."""
+format and the rules are in tools/exercise_proof.py). Question 4 has a pool of variants
+(tools/exercise_pools_ex10.py): the mean-ablation task's answer inserts one line before the
+return, so the book's mistakes read the same there; the mistakes of that line are written at
+both tasks (`AtEachTask`)."""
+
+from tools.exercise_pools_ex10 import LINES
+from tools.exercise_variants import AtEachTask
 
 _DRAW = "    x = torch.randint(1, vocab_size, (batch_size, n), generator=generator)  # (B, n)\n"
 _SCORE = "    return weights[:, :, q, q - n + 1].mean(dim=(0, 2))  # (B, H, n) -> (H,)"
 _PREV = "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2))  # (B, H, T-1)"
 _ZERO = "    out[..., head * d_head : (head + 1) * d_head] = 0.0\n"
+_RETURN = "    return out\n"  # the mean-ablation task inserts its line before it
+_ADDED = "    a, b = head * d_head, (head + 1) * d_head\n    out[..., a:b] += {}\n"
 _PREV_HEAD = "    prev_head = int(previous_token_score(weights[0]).argmax())\n"
 _IND_HEAD = "    induction_head = int(induction_score(weights[1], n, True).argmax())\n"
 _FIRST = "    first = 1 + n  # the position of x_1 in the second copy\n"
@@ -69,6 +77,24 @@ WRONG_ANSWERS = {
     "zero_head: head counted from 1": [
         (_ZERO, "    out[..., (head - 1) * d_head : head * d_head] = 0.0\n"),
     ],
+    # q4 at each task of its pool (the book's zero ablation, the roster's mean ablation): the
+    # mean over another axis, the mean detached, and a correct mean written out
+    "zero_head: the mean over the batch and the positions together (at the book's task, added to the zeroed columns)":
+        AtEachTask([(_RETURN, _ADDED.format("z[..., a:b].mean(dim=tuple(range(z.dim() - 1)))") + _RETURN)],
+                   mean=[(LINES["mean"], _ADDED.format("z[..., a:b].mean(dim=tuple(range(z.dim() - 1)))"))]),
+    "zero_head: the mean over the positions (dim -2), not the batch (at the book's task, added to the zeroed columns)":
+        AtEachTask([(_RETURN, _ADDED.format("z[..., a:b].mean(-2, keepdim=True)") + _RETURN)],
+                   mean=[(LINES["mean"], _ADDED.format("z[..., a:b].mean(-2, keepdim=True)"))]),
+    "zero_head: the mean over the head's own columns (dim -1) (at the book's task, added to the zeroed columns)":
+        AtEachTask([(_RETURN, _ADDED.format("z[..., a:b].mean(-1, keepdim=True)") + _RETURN)],
+                   mean=[(LINES["mean"], _ADDED.format("z[..., a:b].mean(-1, keepdim=True)"))]),
+    "zero_head: the mean detached, the values right, no gradient through it (at the book's task, the copy detached)":
+        AtEachTask([(_RETURN, "    return out.detach()\n")],
+                   mean=[(LINES["mean"], _ADDED.format("z[..., a:b].mean(0).detach()"))]),
+    "correct: the mean written out as a sum over the batch divided by B (at the book's task, the zeros by *= 0)":
+        AtEachTask([(_ZERO + _RETURN, "    out[..., head * d_head : (head + 1) * d_head] *= 0\n" + _RETURN)],
+                   mean=[(LINES["mean"], "    a, b = head * d_head, (head + 1) * d_head\n"
+                                         "    out[..., a:b] = z[..., a:b].sum(dim=0) / z.shape[0]  # the mean, written out\n")]),
     "zero_head: zeroes every head but `head`": [
         (_ZERO, "    out = torch.zeros_like(z)\n"
                 "    out[..., head * d_head : (head + 1) * d_head] = z[..., head * d_head : (head + 1) * d_head]\n"),
