@@ -484,6 +484,9 @@ WRONG_ANSWERS.update({
     "zero_head: the slice ends one short (head * d_head : (head + 1) * d_head - 1)": [
         (_ZERO, "    out[..., head * d_head : (head + 1) * d_head - 1] = 0.0\n"),
     ],
+    "warned (q4): zero_head unpacks B, T, D = z.shape (a 3-D z only, a ValueError for others)": [
+        (_ZERO, "    B, T, D = z.shape\n    out[:, :, head * d_head : (head + 1) * d_head] = 0.0\n"),
+    ],
 })
 
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
@@ -526,7 +529,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`head * d_head : head + d_head` (the wrong width)': 'zero_head: columns head * d_head to head + d_head (the wrong width)',
     "`head : head + d_head` (the columns counted from the head's number)": 'warned (q4): zero_head zeroes the columns head .. head + d_head',
     '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
-    "`z[:, :, a:b]` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
+    "`z[:, :, a:b]` or `B, T, D = z.shape` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', 'warned (q4): zero_head unpacks B, T, D = z.shape (a 3-D z only, a ValueError for others)', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
     'a detached copy (`z.detach().clone()`): the values right, no gradient reaches `z`': 'warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient',
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',

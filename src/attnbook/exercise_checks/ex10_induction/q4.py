@@ -128,8 +128,8 @@ def test_zero_head_any_leading_shape(zero_head, VARIANT):
         z = torch.arange(1.0, torch.Size(shape).numel() + 1.0).reshape(shape)
         try:
             out = zero_head(z, 2, 2)
-        except (IndexError, RuntimeError) as err:
-            msg = f'z of shape {shape}, head 2 of width 2, raised {type(err).__name__}: {str(err).splitlines()[0]}; {what} whatever axes come first: index with z[..., a:b]'
+        except (IndexError, RuntimeError, ValueError) as err:
+            msg = f'z of shape {shape}, head 2 of width 2, raised {type(err).__name__}: {str(err).splitlines()[0]}; {what} whatever axes come first: index with z[..., a:b] (z may have any number of axes: do not unpack z.shape into three names)'
             raise AssertionError(msg) from None
         want = ablated(z, 2, 2)
         if isinstance(out, torch.Tensor) and out.shape == z.shape and (not torch.equal(out, want)):
