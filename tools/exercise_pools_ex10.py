@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_INTRO = """In your variant (the `VARIANT` cell at the top) the ablation is **the book's: zero
+_INTRO = """In your variant (your notebook's `VARIANT` cell) the ablation is **the book's: zero
 ablation**."""
 _INTRO_MEAN = """In your variant (the `VARIANT` cell at the top) the ablation is **mean ablation**,
 the other one chapter 10 teaches: the head writes its *average* output at each position over

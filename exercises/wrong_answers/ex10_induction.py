@@ -46,6 +46,10 @@ WRONG_ANSWERS = {
     "induction_score: the diagonal at offset 2 - n": [
         (_SCORE, "    return weights[:, :, q, q - n + 2].mean(dim=(0, 2))"),
     ],
+    "warned (q2): induction_score starts the second copy at n whatever bos says (BOS forgotten)": [
+        ("    first = int(bos) + n  # the first query of the second copy",
+         "    first = n  # the first query of the second copy"),
+    ],
     "induction_score: the whole diagonal, first-copy queries included": [
         (_SCORE, "    return weights.diagonal(offset=1 - n, dim1=-2, dim2=-1).mean(dim=(0, 2))"),
     ],
@@ -505,6 +509,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'the diagonal at offset `2 - n`': 'induction_score: the diagonal at offset 2 - n',
     'the whole diagonal, first-copy queries included': 'induction_score: the whole diagonal, first-copy queries included',
     'the second copy placed at `1 + n` whatever `bos` says': 'induction_score: the second copy placed as if there were always a BOS',
+    'the second copy placed at `n` whatever `bos` says (BOS forgotten)': 'warned (q2): induction_score starts the second copy at n whatever bos says (BOS forgotten)',
     'the last query of the second copy only': 'warned (q2): induction_score reads the last query of the second copy only',
     'averaged over the heads, not the batch': 'induction_score: averaged over the heads, not the batch',
     'the first sequence of the batch only, or the largest over the batch': ('warned (q2): induction_score reads the first sequence of the batch only', 'warned (q2): induction_score takes the largest over the batch, not the mean'),
