@@ -330,6 +330,9 @@ WRONG_ANSWERS.update({
     # review 57 (issue 45): a window one query early scores the trained model's heads the same
     # (n - 1 of its n queries still land on induction keys); a public hand pattern tells them apart,
     # and (review 86) the test worth half adds a third head to layer 1 that wins only that window
+    "warned (q6): find_heads calls induction_score(weights[1], True, n) (n and bos swapped)": [
+        (_IND_HEAD, "    induction_head = int(induction_score(weights[1], True, n).argmax())\n"),
+    ],
     "warned (q6): find_heads calls induction_score with bos=False on a batch with BOS (the window one query early)": [
         (_IND_HEAD, "    induction_head = int(induction_score(weights[1], n, False).argmax())\n"),
     ],

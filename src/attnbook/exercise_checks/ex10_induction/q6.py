@@ -19,7 +19,14 @@ def test_find_heads_hand_patterns(find_heads):
             return all((not isinstance(f, types.FunctionType) or torch.allclose(torch.as_tensor(f(*args)).double(), want.double(), atol=1e-06) for f, args, want in checks))
         except Exception:
             return False
-    find_heads = guarded(find_heads)
+    answer = guarded(find_heads)
+
+    def heads_of(weights, n):
+        try:
+            return answer(weights, n)
+        except (RuntimeError, TypeError, IndexError, ValueError) as error:
+            msg = f'find_heads(weights, n = {n}) raised {type(error).__name__}: {str(error).splitlines()[0]}; check the calls inside it: previous_token_score(weights[0]) and induction_score(weights[1], n, True), their arguments in that order'
+            raise AssertionError(msg) from None
 
     def pattern(T, key_of):
         w = torch.zeros(1, 1, T, T)
@@ -29,6 +36,23 @@ def test_find_heads_hand_patterns(find_heads):
     n = 4
     T = 1 + 2 * n
     kinds = {'previous token': pattern(T, lambda i: i - 1), 'BOS': pattern(T, lambda i: 0), 'induction': pattern(T, lambda i: i - n + 1)}
+    calls, score = ([], mine.get('induction_score'))
+    if isinstance(score, types.FunctionType):
+
+        def spy(*args, **kwargs):
+            calls.append(dict(zip(('weights', 'n', 'bos'), args), **kwargs))
+            return score(*args, **kwargs)
+        mine['induction_score'] = spy
+        try:
+            answer([kinds['previous token'], kinds['induction']], n)
+        except Exception:
+            pass
+        finally:
+            mine['induction_score'] = score
+    for call in calls:
+        got_n = call.get('n')
+        msg = f"n = {n}: find_heads called induction_score(weights, n={got_n!r}, bos={call.get('bos')!r}): its arguments are (weights, n, bos), in that order, here (weights[1], {n}, True)"
+        assert type(got_n) is int and got_n == n, msg
     for layer0, layer1, odd, want in ((('BOS', 'previous token'), ('induction', 'previous token'), 0, (1, 0)), (('previous token', 'BOS'), ('BOS', 'induction'), 2, (0, 1)), (('previous token', 'BOS'), ('induction', 'previous token'), 1, (0, 0))):
         weights = []
         for layer in (layer0, layer1):
@@ -36,12 +60,12 @@ def test_find_heads_hand_patterns(find_heads):
             batch = [heads, heads, heads]
             batch[odd] = heads.flip(1)
             weights.append(torch.cat(batch))
-        got = find_heads(weights, n)
+        got = heads_of(weights, n)
         top = (int(weights[0].diagonal(-1, -2, -1).mean((0, 2)).max()), int(weights[1].diagonal(1 - n, -2, -1)[..., 1:].mean((0, 2)).max()))
         msg = f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), msg
         guess = scores_right(weights)
-        moved = got != want and find_heads([w.roll(1, dims=0) for w in weights], n) == want
+        moved = got != want and heads_of([w.roll(1, dims=0) for w in weights], n) == want
         msg = f"3 sequences per layer; in sequences {', '.join([str(s) for s in range(3) if s != odd])} layer 0's heads are ({', '.join(layer0)}) and layer 1's ({', '.join(layer1)}), in sequence {odd} each layer's two heads swap roles: expected {want}, got {got}; the previous-token head is sought in layer 0 (weights[0]) only, the induction head in layer 1 (weights[1]) only, each the head with the highest score over the whole batch (a score of one sequence gives {tuple([1 - h for h in want])} where that sequence is the odd one)" + (f'; with the odd sequence moved one place on (to sequence {(odd + 1) % 3}), yours gives {want}: it depends on where that sequence sits, so it reads one sequence (or some), not the whole batch; score weights[0] and weights[1] as they are, all their sequences' if moved else '') + ("; yours are the right two in the wrong order: return (prev_head, induction_head), layer 0's head first" if guess and got == want[::-1] and (not moved) else '') + (f'; {top} is also what the best scores truncated to ints give: if that is what yours returns, the head is the index of the best score, argmax, not the score itself' if guess and got == top and (got != want) and (not moved) else '')
         assert got == want, msg
 
@@ -55,7 +79,7 @@ def test_find_heads_hand_patterns(find_heads):
     near = [torch.cat([mix(0.55, a, bos_), mix(0.5, a, bos_)], dim=1) for a in (prev_, ind_)]
     far = [torch.cat([bos_, a], dim=1) for a in (prev_, ind_)]
     for weights, want, case in (([torch.cat([bos_, ind_, prev_], dim=1), torch.cat([prev_, bos_, ind_], dim=1)], (2, 2), "one sequence, 3 heads per layer: layer 0's (BOS, induction, previous token), layer 1's (previous token, BOS, induction)"), ([torch.cat([near[0], near[0], far[0]]), torch.cat([near[1], near[1], far[1]])], (1, 1), "3 sequences; in each layer head 0 beats head 1 in sequences 0 and 1 by a little (0.55 of each query's weight on its key, against 0.5, the rest on BOS) and loses sequence 2 by a lot (head 1 all on its key, head 0 all on BOS), so head 1 has the best mean score")):
-        got = find_heads(weights, n)
+        got = heads_of(weights, n)
         msg = f'return a tuple of two Python ints (int(tensor.argmax())), got {got!r}'
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), msg
         scores = per_sequence(weights)
@@ -73,12 +97,12 @@ def test_find_heads_hand_patterns(find_heads):
         weak[i, i - n + 1] = 0.3
     first = torch.cat([kinds['previous token'], kinds['BOS']], dim=1)
     weights = [first, torch.stack([decoy, weak])[None]]
-    got = find_heads(weights, n)
+    got = heads_of(weights, n)
     msg = f"one sequence with BOS, n = {n}: layer 0's heads are (previous token, BOS); layer 1's head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence, and head 0 spreads every query evenly except query n = {n}, the last token of the first copy, which is sure of key 1: expected (0, 1), got {got}" + ('. The batch has BOS, so score it with bos=True: bos=False moves the window one query early, onto query n and off the last query of the second copy' if scores_right(weights) else '')
     assert got == (0, 1), msg
     inductive0 = torch.cat([kinds['induction'], kinds['previous token']], dim=1)
     weights = [inductive0, torch.stack([uniform, weak])[None]]
-    got = find_heads(weights, n)
+    got = heads_of(weights, n)
     msg = f"one sequence with BOS, n = {n}: layer 0's heads are (induction, previous token); layer 1's head 0 spreads every query evenly and its head 1 puts 0.3 of each second-copy query's weight on the token after its earlier occurrence: expected (1, 1), got {got}; the induction head is sought in layer 1 (weights[1]) only, even when a head of layer 0 has a higher induction score"
     assert got == (1, 1), msg
 
