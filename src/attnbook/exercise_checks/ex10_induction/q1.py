@@ -33,6 +33,8 @@ def test_repeated_without_bos(repeated_batch):
     x = repeated_batch(20, 5, 3, torch.Generator().manual_seed(1), False)
     msg = f'bos=False: no start token, shape (20, 10), got {tuple(x.shape)}'
     assert x.shape == (20, 10), msg
+    msg = f'bos=False: return a torch.long tensor here too, got {x.dtype}'
+    assert x.dtype == torch.long, msg
     msg = 'without BOS the first copy starts at position 0'
     assert torch.equal(x[:, :5], x[:, 5:]), msg
     msg = 'token 0 is the start token: draw the random tokens from 1 .. vocab_size - 1, torch.randint(1, vocab_size, ...)'

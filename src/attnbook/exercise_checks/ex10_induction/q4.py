@@ -139,7 +139,7 @@ def test_zero_head_any_leading_shape(zero_head, VARIANT):
         if mean and isinstance(out, torch.Tensor) and (out.shape == z.shape) and (not torch.equal(out, want)):
             at = (0,) * (z.dim() - 1)
             mine = out[..., 4:6]
-            slips: list[tuple[str, int | tuple[int, ...]]] = [('the batch and the positions together', tuple(range(z.dim() - 1))), ('the positions (dim -2), not the batch', -2), ("the head's own two columns (dim -1)", -1)]
+            slips: list[tuple[str, int | tuple[int, ...]]] = [('the batch and the positions together', tuple(range(z.dim() - 1))), ('the positions (dim -2), not the batch', -2), ("the head's own two columns (dim -1)" + ('; on this 2-D z that is dim 1: the batch is axis 0, whatever axes follow it' if z.dim() == 2 else ''), -1)]
             named = [name for name, dim in slips if z.dim() > 2 or dim == -1 if torch.allclose(mine.double(), z[..., 4:6].mean(dim, keepdim=True).expand_as(mine).double())]
             msg = f"z of shape {shape}, head 2 of width 2: expected the columns 4 and 5 to hold their mean over the first axis (the batch) at each position, {want[at][4:6].tolist()} at z[{', '.join('0' * len(at))}], got {out[at][4:6].tolist()}" + (f': yours are their mean over {named[0]}' if named else '')
             raise AssertionError(msg)
