@@ -32,6 +32,7 @@ def test_induction_hand_patterns(induction_score):
             itself = False
         msg = f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}' + ('; yours gives 1 to a head on the earlier occurrence itself (key i - n): read key i - n + 1, the token after it, which is what an induction head copies' if itself else '')
         raise AssertionError(msg)
+    induction_score(0.5 * right, n, True)
     same = induction_score(pattern(1 + 2 * n, lambda i: i - n), n, True)
     whole = isinstance(same, torch.Tensor) and same.shape == (1,) and close(same, torch.full((1,), 1 / (n + 2)))
     msg = f'a head that attends to the earlier occurrence itself (key i - n) must score 0, got {same.tolist()}: ' + (f'yours matches the whole diagonal at offset 1 - n, from query n - 1 = {n - 1} of the first copy on (whose key 0 it does read); only the n queries of the second copy count, positions bos + n .. bos + 2n - 1' if whole else 'the induction head looks at the token AFTER the earlier occurrence, not at the occurrence itself')
