@@ -496,6 +496,22 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 122: weights renormalised in place (the value right, the caller's weights changed),
+    # and torch.diagonal's default dims reduced to another shape (an empty diagonal, a NaN mean)
+    "warned (q2): induction_score renormalises the weights in place (weights /= their row sums), the value right": [
+        ("    first = int(bos) + n  # the first query of the second copy\n",
+         "    weights /= weights.sum(-1, keepdim=True)  # rows that sum to 1\n"
+         "    first = int(bos) + n\n"),
+    ],
+    "warned (q3): previous_token_score renormalises the weights in place (weights /= their row sums), the value right": [
+        (_PREV, "    weights /= weights.sum(-1, keepdim=True)  # rows that sum to 1\n" + _PREV),
+    ],
+    "warned (q3): previous_token_score: torch.diagonal(weights, offset=-1).mean(dim=(0, 1)), the default dims": [
+        (_PREV, "    return torch.diagonal(weights, offset=-1).mean(dim=(0, 1))"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -520,6 +536,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`.view` to flatten batch and heads (weights in another layout fail)': 'induction_score: batch and heads flattened with .view (fails on weights in another layout)',
     '`.double()` on the weights before indexing: float64 scores for float32 weights, the values right': 'warned (q2): induction_score casts up to float64 (.double()), the values exact',
     'every query of the second copy but the last': 'warned (q2): induction_score averages every query of the second copy but the last',
+    '`weights /= weights.sum(-1, keepdim=True)` before indexing (the caller\'s weights changed), the value right': 'warned (q2): induction_score renormalises the weights in place (weights /= their row sums), the value right',
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
@@ -530,6 +547,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'a final `.float()` (float32 for float64 weights)': 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
     'batch and heads flattened with `.view` (weights in another layout fail)': 'previous_token_score: batch and heads flattened with .view (fails on weights in another layout)',
     '`.double()` before the diagonal: float64 scores for float32 weights, the values right': 'warned (q3): previous_token_score casts up to float64 (.double()), the values exact',
+    '`weights /= weights.sum(-1, keepdim=True)` before the diagonal (the caller\'s weights changed), the value right': 'warned (q3): previous_token_score renormalises the weights in place (weights /= their row sums), the value right',
     # q4
     'heads counted from 1': 'zero_head: head counted from 1',
     'every head but `head` zeroed': 'zero_head: zeroes every head but `head`',

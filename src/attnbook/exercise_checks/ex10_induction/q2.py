@@ -64,7 +64,16 @@ def test_induction_second_copy_only(induction_score):
     got = induction_score(w, n, True)
     msg = f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
     if isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.full((1,), 1 / 3)):
-        msg += ": yours matches the window one query early (queries n .. 2n - 1, the first copy's last query among them): with BOS the second copy starts at bos + n"
+        last = pattern(T, lambda i: 0)
+        last[0, 0, 6] = 0.0
+        last[0, 0, 6, 4] = 1.0
+        try:
+            early = induction_score(last, n, True)
+            early = isinstance(early, torch.Tensor) and early.shape == (1,) and close(early, torch.zeros(1))
+        except Exception:
+            early = False
+        if early:
+            msg += ": yours matches the window one query early (queries n .. 2n - 1, the first copy's last query among them): with BOS the second copy starts at bos + n"
     assert close(got, torch.zeros(1)), msg
     most = pattern(9, lambda i: i - 4 + 1)
     most[0, 0, 8] = 0.0

@@ -37,6 +37,12 @@ def test_zero_head_small(zero_head, VARIANT):
     zeroed[..., 2:4] = 0.0
     if mean and torch.equal(out, zeroed):
         hint = '; you zeroed them (zero ablation): your variant writes their mean over the batch there'
+    elif mean and (not hint) and isinstance(out, torch.Tensor) and (out.shape == z.shape) and (not torch.equal(out, want)):
+        mine = out[..., 2:4].double()
+        for name, dim in (('the batch and the positions together', (0, 1)), ('the positions (dim 1), not the batch', 1), ("the head's own two columns (dim -1)", -1)):
+            if torch.allclose(mine, keep[..., 2:4].double().mean(dim, keepdim=True).expand_as(mine)):
+                hint = f'; yours are their mean over {name}: take it over the batch only (dim 0), one mean per position'
+                break
     msg = f'head 1 of width 2 is columns 2 and 3, set to {how}: expected {want.tolist()}, got {out.tolist()}{hint}'
     assert torch.equal(out, want), msg
     msg = 'z itself changed: clone it and write into the copy'
