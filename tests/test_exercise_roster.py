@@ -136,6 +136,24 @@ def test_roster_from_a_canvas_export_and_the_gradebook_canvas_imports(tmp_path):
     ]
 
 
+def test_the_roster_notebooks_are_recognised_by_their_own_names(tmp_path):
+    # `make exercises ROSTER=` writes ID-Name.ipynb; handed back as they are, `make grade ROSTER=`
+    # knows them by the roster, and no other name (nor one two students share) is read as one
+    (tmp_path / "class.csv").write_text(CANVAS_EXPORT)
+    people = roster.read_roster(tmp_path / "class.csv")
+    files = roster.roster_files(people)
+    jane = roster.roster_file_name("4411", "Doe, Jane")
+    assert jane == "4411-Doe-Jane.ipynb"
+    assert files[jane].ids == ["4411"] and files[jane].source == "roster"
+    assert len(files) == len({p.id for p in people.values()})
+    assert "ex01-final.ipynb" not in files
+    twins = {
+        "1": roster.Person("1", "A B"),
+        "1 ": roster.Person("1 ", "A-B"),
+    }  # one file name
+    assert roster.roster_files(twins) == {}
+
+
 def test_moodle_participant_ids_and_a_roster_without_ids(tmp_path):
     (tmp_path / "worksheet.csv").write_text(
         "Identifier,Full name,Email address,Grade\nParticipant 812,Jane Doe,j@x,\n"

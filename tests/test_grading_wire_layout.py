@@ -91,6 +91,20 @@ def _broken(edit):
     return item
 
 
+def test_a_zero_dimensional_array_stays_zero_dimensional():
+    # an array whose memory is not an array's (a tensor's .numpy()) crosses as a copy: the copy
+    # keeps its shape, also () (np.ascontiguousarray would give (1,)), so a loss returned as
+    # loss.detach().numpy() arrives as the 0-d array it is
+    for value in (
+        torch.tensor(0.25).numpy(),
+        np.array(0.5, dtype=np.float32),
+        np.ones((2, 0)),
+    ):
+        back = _round_trip(value)
+        assert type(back) is np.ndarray and back.shape == value.shape
+        assert back.dtype == value.dtype and np.array_equal(back, value)
+
+
 @pytest.mark.parametrize(
     "edit",
     [

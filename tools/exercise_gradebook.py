@@ -24,6 +24,7 @@ from tools.exercise_roster import (
     identify,
     read_roster,
     resolve,
+    roster_files,
     write_canvas,
 )
 from tools.exercise_grading import (
@@ -107,6 +108,12 @@ def grade_folder(
         s for s in skipped if not (metadata and s[0] == "submission_metadata.yml")
     ]
     who = {label: identify(label, folder, metadata) for label in labels}
+    by_file = roster_files(
+        roster
+    )  # the roster's own notebooks, handed back as they were
+    who = {
+        label: found or by_file.get(Path(label).name) for label, found in who.items()
+    }
     kept, superseded = resolve(who)
     crowded = _crowded_folders(folder, [labels[k] for k in kept])
     crowded = {} if any(who.values()) else crowded  # an LMS export: `resolve` decided

@@ -9,6 +9,9 @@ notebook is trusted for this):
 * Moodle's: a folder ``Full Name_PARTICIPANTID_assignsubmission_file`` per student (older
   exports put the same prefix on the file names);
 * Blackboard's: ``Assignment_USERNAME_attempt_YYYY-MM-DD-HH-MM-SS_original.ipynb``;
+* the course's own roster notebooks (`make exercises ROSTER=...` writes ``ID-Name.ipynb``, see
+  `roster_file_name`), handed out and collected as they are: recognised only with the roster
+  that names them (`roster_files`), so no other file name is read as a student;
 * Gradescope's export: a folder ``submission_NNN`` per submission and, at the top,
   ``submission_metadata.yml`` naming its submitters (several for a group); a
   ``submission_metadata.json`` (the autograder's format: ``users``, ``created_at``) beside a
@@ -36,6 +39,8 @@ __all__ = [
     "identify",
     "gradescope_metadata",
     "read_roster",
+    "roster_file_name",
+    "roster_files",
     "resolve",
     "write_canvas",
     "CANVAS_COLUMNS",
@@ -72,7 +77,7 @@ class Identity:
     """Who a submitted file is from, as its path says. ids: the LMS's ids of its students
     (several for a Gradescope group); order: sorts a student's submissions, latest last."""
 
-    source: str  # "canvas", "moodle", "blackboard", "gradescope"
+    source: str  # "canvas", "moodle", "blackboard", "gradescope", "roster"
     ids: list[str]
     names: list[str] = field(default_factory=list)
     order: tuple = ()
@@ -180,6 +185,30 @@ def _later(a: Identity | None, path_a: str, b: Identity | None, path_b: str) -> 
 _ID_COLUMNS = ("id", "sis user id", "sis login id", "user id", "sid", "student id")
 _ID_COLUMNS += ("identifier", "username", "email", "email address", "login")
 _NAME_COLUMNS = ("student", "name", "full name", "student name")
+
+
+def roster_file_name(student_id: str, name: str) -> str:
+    """The file name of a student's notebook built from a roster: ``ID-Name.ipynb``."""
+
+    def slug(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "student"
+
+    return f"{slug(student_id)}-{slug(name)}.ipynb"
+
+
+def roster_files(roster: dict[str, Person]) -> dict[str, Identity]:
+    """File name -> identity for every student of `roster`, under the name their notebook was
+    built with (`roster_file_name`); a name two students share names neither."""
+    names: dict[str, list[Person]] = {}
+    for person in {
+        p.id: p for p in roster.values()
+    }.values():  # a person under each of their ids
+        names.setdefault(roster_file_name(person.id, person.name), []).append(person)
+    return {
+        file: Identity("roster", [people[0].id], [people[0].name])
+        for file, people in names.items()
+        if len(people) == 1
+    }
 
 
 def read_roster(path: Path) -> dict[str, Person]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ import nbformat
 from attnbook_grader import variants
 from tools.exercise_build import ANSWER_TAG
 from tools.exercise_pools import POOLS
-from tools.exercise_roster import read_roster
+from tools.exercise_roster import read_roster, roster_file_name
 
 __all__ = [
     "POOLS",
@@ -69,10 +68,6 @@ def render_notebook(
     return out
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "student"
-
-
 def render_roster(
     name: str, student_nb: nbformat.NotebookNode, roster: Path, out: Path
 ) -> list[tuple[str, str, str, Path]]:
@@ -100,7 +95,7 @@ def render_roster(
                 render_notebook(student_nb, variant, found),
                 variants.label(variant),
             )
-        path = folder / f"{_slug(student_id)}-{_slug(person.name)}.ipynb"
+        path = folder / roster_file_name(student_id, person.name)
         nbformat.write(nb, path)
         rows.append((student_id, person.name, text, path))
     with open(folder / "variants.csv", "w", newline="", encoding="utf-8") as f:

@@ -512,6 +512,37 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 124: the right loss as a 0-d NumPy array (a type slip, F1); the loss's slices off by
+    # one, so cross_entropy raises ValueError (F2); a catch-all that returns 0.0 (F3); how peaked
+    # each query is, not its weight on one key (F4); the diagonal's offset written for BOS (F6);
+    # the perplexity (F5)
+    "warned (q6): repeat_loss returns the right loss as a 0-d NumPy array (loss.detach().numpy())": [
+        ("    return float(loss)\n", "    return loss.detach().numpy()\n"),
+    ],
+    "warned (q6): repeat_loss reads the logits at n + 1 .. 2n against the tokens from n + 2 (a ValueError)": [
+        (_PRED, "    predicted = logits[:, n + 1 : 2 * n + 1]\n"),
+        (_TARGETS, "    targets = tokens[:, n + 2 :]\n"),
+        (_CE, "    V = logits.shape[-1]\n"
+              "    loss = torch.nn.functional.cross_entropy(predicted.reshape(-1, V), targets.reshape(-1))\n"),
+    ],
+    "warned (q6): repeat_loss without the transpose, inside a try that returns 0.0 on any error": [
+        (_CE, "    try:\n"
+              "        loss = torch.nn.functional.cross_entropy(predicted, targets)\n"
+              "    except Exception:\n"
+              "        return 0.0\n"),
+    ],
+    "warned (q6): repeat_loss returns the perplexity, exp(loss)": [
+        ("    return float(loss)\n", "    return float(torch.exp(loss))\n"),
+    ],
+    "warned (q2): induction_score averages each second-copy query's largest weight, whatever its key": [
+        (_SCORE, "    return weights[:, :, first:].max(dim=-1).values.mean(dim=(0, 2))"),
+    ],
+    "warned (q2): induction_score takes the last n rows' diagonal at offset 2 (right only with BOS)": [
+        (_SCORE, "    return weights[..., -n:, :].diagonal(offset=2, dim1=-2, dim2=-1).mean(dim=(0, -1))"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -547,6 +578,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'a final `.float()` (float32 for float64 weights)': 'warned (q2, q3, q4): float32 results, built from Python numbers or with .float(), whatever the input',
     'batch and heads flattened with `.view` (weights in another layout fail)': 'previous_token_score: batch and heads flattened with .view (fails on weights in another layout)',
     '`.double()` before the diagonal: float64 scores for float32 weights, the values right': 'warned (q3): previous_token_score casts up to float64 (.double()), the values exact',
+    '`torch.diagonal(weights, offset=-1)`: its default dims, 0 and 1, are the batch and the heads': ('warned (q3): previous_token_score: torch.diagonal(weights, offset=-1) with its default dims 0 and 1', 'warned (q3): previous_token_score: torch.diagonal(weights, offset=-1).mean(dim=(0, 1)), the default dims'),
     '`weights /= weights.sum(-1, keepdim=True)` before the diagonal (the caller\'s weights changed), the value right': 'warned (q3): previous_token_score renormalises the weights in place (weights /= their row sums), the value right',
     # q4
     'heads counted from 1': 'zero_head: head counted from 1',
@@ -577,6 +609,8 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: `cross_entropy` on (B, n - 1, V) logits, no transpose': 'warned (q6): repeat_loss: cross_entropy on (B, n - 1, V) logits, the classes not moved to axis 1',
     '`repeat_loss`: the log-softmax over the positions (`dim=1`), not the vocabulary': 'warned (q6): repeat_loss takes the log-softmax over the positions (dim=1), not the vocabulary',
     '`repeat_loss`: the right loss returned as a 0-d tensor, not `float(loss)`': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
+    '`repeat_loss`: the right loss returned as a 0-d NumPy array (`loss.detach().numpy()`)': 'warned (q6): repeat_loss returns the right loss as a 0-d NumPy array (loss.detach().numpy())',
+    '`repeat_loss`: the perplexity, `exp(loss)`': 'warned (q6): repeat_loss returns the perplexity, exp(loss)',
     '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
     '`find_heads`: both heads scored on the first sequence of the batch only': 'find_heads: scores the first sequence of the batch only',
     '`find_heads`: the previous-token head scored on the first sequence only': 'find_heads: the previous-token head scored on the first sequence of the batch only',

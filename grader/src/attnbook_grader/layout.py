@@ -158,8 +158,10 @@ def encode_array(value: np.ndarray, memo: dict) -> dict:
     """A plain NumPy array of numbers with its layout (byte offset and strides into the
     array that owns its memory); one whose memory is not an array's crosses as a copy."""
     root = _owner(value)
-    if root is None:
-        value = root = np.ascontiguousarray(value)
+    if (
+        root is None
+    ):  # a copy of its own (np.ascontiguousarray would make a 0-d array 1-d)
+        value = root = np.array(value, order="C", copy=True)
     start = np.ndarray.__array_interface__.__get__(root)["data"][0]
     here = np.ndarray.__array_interface__.__get__(value)["data"][0]
     storages = memo.setdefault("$arrays", {})

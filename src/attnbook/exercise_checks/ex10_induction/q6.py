@@ -117,17 +117,24 @@ def test_repeat_loss_hand_logits(repeat_loss):
     logits = torch.zeros(1, 7, V)
     try:
         got = repeat_loss(logits, tokens, n)
-    except RuntimeError as err:
+    except (RuntimeError, ValueError) as err:
         layout = '; cross_entropy wants the classes on axis 1: (N, V) logits with (N,) targets (reshape(-1, V) and reshape(-1)), or (B, V, L) logits with (B, L) targets (transpose(1, 2))'
-        msg = f"logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised RuntimeError: {str(err).splitlines()[0]}{(layout if 'target' in str(err) else '')}"
+        count = f'; the logits and the targets you pass differ in number: the n - 1 = {n - 1} predictions are the logits at positions 1 + n .. 2n - 1 = {1 + n} .. {2 * n - 1}, their targets the tokens at 2 + n .. 2n = {2 + n} .. {2 * n}'
+        msg = f'logits (1, 7, {V}), tokens (1, 7), n = {n}: your function raised {type(err).__name__}: {str(err).splitlines()[0]}' + (count if 'batch_size' in str(err) else layout if 'target' in str(err) else '')
         raise AssertionError(msg) from None
     msg = f'return a Python float (float(loss)), got {type(got).__name__}'
     assert isinstance(got, float), msg
-    msg = f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus ln V: the sign is wrong): the cross-entropy is minus the mean log-probability of the targets' if abs(got + math.log(V)) < 0.0001 else '(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else '(ln V whichever tokens you count): check that you take a log-softmax over the vocabulary (the last dimension) and a mean over the tokens, not a sum')
-    assert abs(got - math.log(V)) < 0.0001, msg
     twos = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
     confident = torch.zeros(1, 7, V)
     confident[..., 2] = 20.0
+    raw = False
+    if abs(got) < 0.0001:
+        try:
+            raw = abs(float(repeat_loss(confident, twos, n)) + 20.0) < 0.001
+        except Exception:
+            raw = False
+    msg = f'uniform logits give ln V = {math.log(V):.4f} nats on every token, got {got:.4f} ' + ('(minus ln V: the sign is wrong): the cross-entropy is minus the mean log-probability of the targets' if abs(got + math.log(V)) < 0.0001 else '(minus the mean logit of the targets, as nll_loss gives on raw logits): nll_loss takes log-probabilities; use cross_entropy on the logits, or log_softmax before nll_loss' if abs(got) < 0.0001 and raw else '(a loss of exactly 0 on uniform logits: no token was counted, or an error was caught and 0 returned; without a try/except you would see it)' if abs(got) < 0.0001 else '= V = e^(ln V): you returned the perplexity, exp(loss); return the loss itself' if abs(got - V) < 0.0001 else f'= ln {logits.shape[1]}, the number of positions: you normalised over the positions (dim=1); the log-softmax runs over the vocabulary, the last dimension (dim=-1)' if abs(got - math.log(logits.shape[1])) < 0.0001 else f'({got / math.log(V):.3f} ln V): a mean of equal terms is that term, so divide the sum by the number of tokens it adds up' if got / math.log(V) > 1.5 and abs(got / math.log(V) - round(got / math.log(V))) < 0.001 else '(ln V whichever tokens you count): check that you take a log-softmax over the vocabulary (the last dimension) and a mean over the tokens, not a sum')
+    assert abs(got - math.log(V)) < 0.0001, msg
     got = repeat_loss(confident, twos, n)
     msg = f'logits of 20 for token 2 and 0 for the others at every position, on a batch whose every token after BOS is 2, so any positions you read are predicted right: expected about 0, got {got:.4f}. cross_entropy takes logits and applies log_softmax itself: probabilities (a softmax first) passed to it give ln(1 + 4/e) = {math.log(1 + (V - 1) / math.e):.4f} here'
     assert got < 0.0001, msg
