@@ -134,9 +134,11 @@ def test_every_correct_answer_scores_100_with_make_grade(klass, monkeypatch, tmp
     folder.mkdir()
     rows = graded(klass["rows"], 0)
     name = klass["name"]
-    for i, (student_id, _, _, _) in enumerate(rows):
+    for i, (student_id, _, _, handed) in enumerate(rows):
         variant = variants.choose(SECRET.encode(), name, [student_id], klass["pool"])
         path = folder / f"student{i:02d}_{student_id}_{900 + i}_{name}.ipynb"
+        if i % 2:  # handed back under the name it was built with (ID-Name.ipynb)
+            path = folder / handed.name
         nbformat.write(_answered(klass["built"], variant), path)
     out = tmp_path / "grades.csv"
     run = ex.ClassRun(jobs=1, roster=klass["roster"])

@@ -158,10 +158,14 @@ def encode_array(value: np.ndarray, memo: dict) -> dict:
     """A plain NumPy array of numbers with its layout (byte offset and strides into the
     array that owns its memory); one whose memory is not an array's crosses as a copy."""
     root = _owner(value)
-    if (
-        root is None
-    ):  # a copy of its own (np.ascontiguousarray would make a 0-d array 1-d)
-        value = root = np.array(value, order="C", copy=True)
+    if root is None:
+        # contiguous: itself; else a copy, kept alive with the frame, since its id names its
+        # storage below (a freed copy's id may come back for the next one); 0-d stays 0-d
+        # (np.ascontiguousarray returns at least 1-d)
+        root = np.ascontiguousarray(value) if value.ndim else value.copy()
+        if root is not value:
+            memo.setdefault("$copies", []).append(root)
+        value = root
     start = np.ndarray.__array_interface__.__get__(root)["data"][0]
     here = np.ndarray.__array_interface__.__get__(value)["data"][0]
     storages = memo.setdefault("$arrays", {})
