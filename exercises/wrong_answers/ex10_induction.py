@@ -543,6 +543,24 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 125: queries counted by where their largest weight lands (F1); heads reshaped to the
+    # public example's number, 4 (F5)
+    "warned (q2): induction_score counts the queries whose argmax is key i - n + 1, not their weight": [
+        (_SCORE, "    hit = weights[:, :, q, :].argmax(-1) == (q - n + 1)\n"
+                 "    return hit.to(weights.dtype).mean(dim=(0, 2))"),
+    ],
+    "warned (q3): previous_token_score counts the queries whose argmax is key i - 1, not their weight": [
+        (_PREV, "    hit = weights[:, :, 1:, :].argmax(-1) == torch.arange(weights.shape[-1] - 1)\n"
+                "    return hit.to(weights.dtype).mean(dim=(0, 2))"),
+    ],
+    "warned (q4): zero_head reshapes z into 4 heads, the public example's number": [
+        (_ZERO, "    out = out.reshape(*z.shape[:-1], 4, d_head)\n"
+                "    out[..., head, :] = 0.0\n"
+                "    out = out.reshape(z.shape)\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -568,6 +586,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`.double()` on the weights before indexing: float64 scores for float32 weights, the values right': 'warned (q2): induction_score casts up to float64 (.double()), the values exact',
     'every query of the second copy but the last': 'warned (q2): induction_score averages every query of the second copy but the last',
     '`weights /= weights.sum(-1, keepdim=True)` before indexing (the caller\'s weights changed), the value right': 'warned (q2): induction_score renormalises the weights in place (weights /= their row sums), the value right',
+    'the queries counted whose largest weight (`argmax`) is on key `i - n + 1`, not that weight averaged': 'warned (q2): induction_score counts the queries whose argmax is key i - n + 1, not their weight',
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
@@ -580,6 +599,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`.double()` before the diagonal: float64 scores for float32 weights, the values right': 'warned (q3): previous_token_score casts up to float64 (.double()), the values exact',
     '`torch.diagonal(weights, offset=-1)`: its default dims, 0 and 1, are the batch and the heads': ('warned (q3): previous_token_score: torch.diagonal(weights, offset=-1) with its default dims 0 and 1', 'warned (q3): previous_token_score: torch.diagonal(weights, offset=-1).mean(dim=(0, 1)), the default dims'),
     '`weights /= weights.sum(-1, keepdim=True)` before the diagonal (the caller\'s weights changed), the value right': 'warned (q3): previous_token_score renormalises the weights in place (weights /= their row sums), the value right',
+    'the queries counted whose largest weight (`argmax`) is on key `i - 1`, not that weight averaged': 'warned (q3): previous_token_score counts the queries whose argmax is key i - 1, not their weight',
     # q4
     'heads counted from 1': 'zero_head: head counted from 1',
     'every head but `head` zeroed': 'zero_head: zeroes every head but `head`',
@@ -592,6 +612,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     'the slice ended one short (`head * d_head : (head + 1) * d_head - 1`)': 'zero_head: the slice ends one short (head * d_head : (head + 1) * d_head - 1)',
+    '`z` reshaped into 4 heads, the public example\'s number (`z.shape[-1] // d_head` is the number)': 'warned (q4): zero_head reshapes z into 4 heads, the public example\'s number',
     # q5
     '(a), (b) or (d)': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
     'a wrong letter in another form, `"B"` or `"(b)"`': ('what_k_composition_measures: a wrong letter in upper case ("B")', 'what_k_composition_measures: a wrong letter written "(b)"'),

@@ -35,7 +35,7 @@ def test_repeated_without_bos(repeated_batch):
     assert x.shape == (20, 10), msg
     msg = f'bos=False: return a torch.long tensor here too, got {x.dtype}'
     assert x.dtype == torch.long, msg
-    msg = 'without BOS the first copy starts at position 0'
+    msg = f'bos=False, n = 5: expected positions 5..9 to repeat positions 0..4 (no start token: the first copy starts at position 0), got {x[0].tolist()} in the first row' + ('; yours still puts a start token first' if bool((x[:, 0] == 0).all()) else '; its second half is not its first: draw the n tokens once and concatenate that same tensor twice')
     assert torch.equal(x[:, :5], x[:, 5:]), msg
     msg = 'token 0 is the start token: draw the random tokens from 1 .. vocab_size - 1, torch.randint(1, vocab_size, ...)'
     assert (x > 0).all(), msg

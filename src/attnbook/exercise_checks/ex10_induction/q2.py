@@ -33,6 +33,10 @@ def test_induction_hand_patterns(induction_score):
         msg = f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}' + ('; yours gives 1 to a head on the earlier occurrence itself (key i - n): read key i - n + 1, the token after it, which is what an induction head copies' if itself else '')
         raise AssertionError(msg)
     induction_score(0.5 * right, n, True)
+    soft = 0.6 * right + 0.4 * pattern(1 + 2 * n, lambda i: 0)
+    got = induction_score(soft, n, True)
+    msg = f"a head with 0.6 of each query's weight on key i - n + 1 and 0.4 on BOS scores 0.6, got {(got.tolist() if isinstance(got, torch.Tensor) else got)}" + ('; yours gives 1: you counted the queries whose largest weight is on that key (argmax); average the weight itself' if isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.ones(1)) else '')
+    assert isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.full((1,), 0.6)), msg
     on_bos = induction_score(pattern(1 + 2 * n, lambda i: 0), n, True)
     msg = f'a head whose every query looks at BOS (key 0) must score 0, got {(on_bos.tolist() if isinstance(on_bos, torch.Tensor) else on_bos)}: yours gives 1 to any head that puts all its weight on one key; read the weight on key i - n + 1, the token after the earlier occurrence, for each query i of the second copy (not the largest weight of each row)'
     assert not (isinstance(on_bos, torch.Tensor) and on_bos.shape == (1,) and close(on_bos, torch.ones(1))), msg
@@ -88,7 +92,12 @@ def test_induction_second_copy_only(induction_score):
     most[0, 0, 8] = 0.0
     most[0, 0, 8, 0] = 1.0
     got = induction_score(most, 4, True)
-    msg = f"n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)"
+    try:
+        whole = induction_score(pattern(9, lambda i: i - 4 + 1), 4, True)
+        key_right = isinstance(whole, torch.Tensor) and whole.shape == (1,) and close(whole, torch.ones(1))
+    except Exception:
+        key_right = False
+    msg = f'n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: ' + ("average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)" if key_right else 'a head on key i - n + 1 from every query of the second copy must score 1 first, and yours does not (test_induction_hand_patterns says which key yours reads)')
     assert close(got, torch.full((1,), 0.75)), msg
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
     batch = torch.cat([heads, heads, heads.flip(1)])

@@ -25,6 +25,9 @@ def test_previous_hand_patterns(previous_token_score):
     assert isinstance(got, torch.Tensor) and got.shape == (1,), f"weights (1, 1, 6, 6): one score per head: shape (1,), got {getattr(got, 'shape', type(got).__name__)}" + (f'; {diagonal_dims}' if default_dims else '; average over the batch and the queries, and keep the heads axis only' if isinstance(got, torch.Tensor) else '')
     assert close(got, torch.ones(1)), f'a perfect previous-token head scores 1, got {got.tolist()}: ' + (diagonal_dims + ' (the diagonal of dims 0 and 1 is empty here, and its mean NaN)' if default_dims else 'query 0 has no previous token, leave it out of the mean' if close(got, torch.full((1,), 5 / 6)) else 'you read another diagonal: key i - 1 of query i is weights.diagonal(offset=-1, dim1=-2, dim2=-1) (the queries, then the keys); dim1=-1, dim2=-2 reads key i + 1' if close(got, torch.zeros(1)) else 'average the weight of query i on key i - 1 over the queries 1..T-1')
     previous_token_score(0.5 * pattern(6, lambda i: i - 1))
+    soft = 0.6 * pattern(6, lambda i: i - 1) + 0.4 * pattern(6, lambda i: 0)
+    got = previous_token_score(soft)
+    assert close(got, torch.full((1,), 0.68)), f"a head with 0.6 of each query's weight on key i - 1 and 0.4 on key 0 scores (1 + 4 * 0.6) / 5 = 0.68 (query 1's previous token is key 0), got {got.tolist()}" + ('; yours gives 1: you counted the queries whose largest weight is on key i - 1 (argmax); average the weight itself' if close(got, torch.ones(1)) else '')
     got = previous_token_score(pattern(6, lambda i: 0))
     assert close(got, torch.full((1,), 0.2)), f'a head that always looks at position 0 is on key i - 1 only for query 1, one of the five queries 1..5: 0.2, got {got.tolist()}'
     heads = torch.cat([pattern(6, lambda i: i - 1), pattern(6, lambda i: 0)], dim=1)

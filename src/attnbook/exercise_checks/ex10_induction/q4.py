@@ -27,7 +27,12 @@ def test_zero_head_small(zero_head, VARIANT):
         return bool(((out.double() - want.double()).abs() <= tol * (1 + want.double().abs())).all())
     z = torch.arange(24.0).view(2, 2, 6) if mean else torch.arange(12.0).view(1, 2, 6)
     keep = z.clone()
-    out = zero_head(z, 1, 2)
+    try:
+        out = zero_head(z, 1, 2)
+    except (RuntimeError, ValueError, IndexError) as err:
+        heads = z.shape[-1] // 2
+        msg = f'z of shape {tuple(z.shape)} (its last axis {heads} heads of width 2), head 1: your function raised {type(err).__name__}: {str(err).splitlines()[0]}' + (f"; the number of heads is z.shape[-1] // d_head, {heads} here, not a fixed number: or index the head's columns directly, z[..., head * d_head : (head + 1) * d_head]" if 'shape' in str(err) and 'invalid' in str(err) else '')
+        raise AssertionError(msg) from None
     want = ablated(keep, 1, 2)
     msg = f'return a tensor of the shape of z, {tuple(z.shape)}'
     assert isinstance(out, torch.Tensor) and out.shape == z.shape, msg
@@ -135,7 +140,8 @@ def test_zero_head_any_leading_shape(zero_head, VARIANT):
         try:
             out = zero_head(z, 2, 2)
         except (IndexError, RuntimeError, ValueError) as err:
-            msg = f'z of shape {shape}, head 2 of width 2, raised {type(err).__name__}: {str(err).splitlines()[0]}; {what} whatever axes come first: index with z[..., a:b] (z may have any number of axes: do not unpack z.shape into three names)'
+            fixed = 'shape' in str(err) and 'invalid' in str(err)
+            msg = f'z of shape {shape}, head 2 of width 2, raised {type(err).__name__}: {str(err).splitlines()[0]}; ' + (f'here the last axis holds 6 // 2 = 3 heads: the number of heads is z.shape[-1] // d_head, not a fixed number; or {what} directly, z[..., a:b]' if fixed else f'{what} whatever axes come first: index with z[..., a:b] (z may have any number of axes: do not unpack z.shape into three names)')
             raise AssertionError(msg) from None
         want = ablated(z, 2, 2)
         if isinstance(out, torch.Tensor) and out.shape == z.shape and (not torch.equal(out, want)):
