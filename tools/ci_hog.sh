@@ -25,6 +25,7 @@ head=$(git rev-parse HEAD)
 failed=0
 for run in $(seq 1 "$runs"); do
   work=$(mktemp -d /tmp/ci-hog.XXXXXX)
+  chmod 755 "$work"  # as a plain clone: the isolation test runs a Python as nobody in it
   stress-ng --cpu "$workers" --cpu-method matrixprod --quiet &
   hog=$!
   start=$(date +%s)
