@@ -561,6 +561,17 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 126: answers right only at the public example's size (T = 6 in q3, n = 3 in q6)
+    "warned (q3): previous_token_score reads the queries 1..5 only (the public example's T = 6)": [
+        (_PREV, "    i = torch.arange(1, 6)\n    return weights[:, :, i, i - 1].mean(dim=(0, 2))"),
+    ],
+    "warned (q6): repeat_loss reads the positions of the public example (n = 3) whatever n is": [
+        (_PRED, "    predicted = logits[:, 4:6]\n"),
+        (_TARGETS, "    targets = tokens[:, 5:7]\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',

@@ -146,6 +146,13 @@ def test_repeat_loss_hand_logits(repeat_loss):
     counted = math.log(V) / n
     msg = f'tokens {tokens.tolist()}, n = {n}: logits sure of the token at t + 1 at every position t = 0 .. 5 except t = 3, where they are uniform: expected about 0, got {got:.4f}' + ('; yours matches the window one token early: with BOS at position 0 the second copy starts at 1 + n' if abs(got - early) < 0.0001 else f' = ln {V} / {n}: you counted the logits at t = n = {n}, which predict x_1 of the second copy; nothing before it predicts that token, so the loss counts only x_2 .. x_n' if abs(got - counted) < 0.0001 else f' = ln {V} / {2 * n}: you averaged the next-token loss over every position of the sequence, all {2 * n} predictions; count only the tokens of the second copy that the first copy predicts' if abs(got - math.log(V) / (2 * n)) < 0.0001 else ' (logits[:, t] predict the token at t + 1)')
     assert got < 0.0001, msg
+    four = torch.tensor([[0, 3, 1, 4, 2, 3, 1, 4, 2]])
+    sure4 = torch.full((1, 9, V), -20.0)
+    sure4[0, torch.arange(8), four[0, 1:]] = 20.0
+    sure4[0, 4] = 0.0
+    got4 = repeat_loss(sure4, four, 4)
+    msg = f'n = 4, tokens {four.tolist()}: logits sure of the token at t + 1 at every position but t = n = 4, where they are uniform: expected about 0, got {got4:.4f}' + ("; yours reads the example's positions, as if n were 3: the second copy starts at 1 + n and its predictable tokens are x_2 .. x_n, for whatever n" if abs(got4 - math.log(V) / 2) < 0.0001 else '')
+    assert got4 < 0.0001, msg
     wrong = sure.clone()
     wrong[0, 5] = 0.0
     got = repeat_loss(wrong, tokens, n)
