@@ -572,6 +572,13 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 127: the right weights summed and divided by T, not averaged over the n queries
+    "warned (q2): induction_score divides the second copy's summed weights by T, not n": [
+        (_SCORE, "    return weights[:, :, q, q - n + 1].sum(2).mean(0) / weights.shape[-1]"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',

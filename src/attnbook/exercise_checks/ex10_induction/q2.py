@@ -30,7 +30,7 @@ def test_induction_hand_patterns(induction_score):
             itself = isinstance(itself, torch.Tensor) and itself.shape == (1,) and close(itself, torch.ones(1))
         except Exception:
             itself = False
-        msg = f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}' + ('; yours gives 1 to a head on the earlier occurrence itself (key i - n): read key i - n + 1, the token after it, which is what an induction head copies' if itself else '')
+        msg = f'a head that attends from each token of the repeat to the token after its earlier occurrence (one key to the right of that occurrence) must score 1, got {got.tolist()}' + ('; yours gives 1 to a head on the earlier occurrence itself (key i - n): read key i - n + 1, the token after it, which is what an induction head copies' if itself else f'; that is n / T = {n} / {1 + 2 * n}: divide by the n queries you read, not by T (take their mean)' if close(got, torch.full((1,), n / (1 + 2 * n))) else f'; that is n = {n}: a sum over the n queries, not their mean' if close(got, torch.full((1,), float(n))) else '')
         raise AssertionError(msg)
     induction_score(0.5 * right, n, True)
     soft = 0.6 * right + 0.4 * pattern(1 + 2 * n, lambda i: 0)
@@ -97,7 +97,7 @@ def test_induction_second_copy_only(induction_score):
         key_right = isinstance(whole, torch.Tensor) and whole.shape == (1,) and close(whole, torch.ones(1))
     except Exception:
         key_right = False
-    msg = f'n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: ' + ("average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)" if key_right else 'a head on key i - n + 1 from every query of the second copy must score 1 first, and yours does not (test_induction_hand_patterns says which key yours reads)')
+    msg = f'n = 4 with BOS: queries 5, 6 and 7 of the second copy on the right key, its last query 8 on BOS: expected 3 of 4, 0.75, got {got.tolist()}: ' + ("average the weights of all n queries of the second copy, positions bos + n .. bos + 2n - 1, not some of them (its first query alone gives 1.0, its last 0.0, its last two 0.5: if you slice a diagonal, count which of its entries are the second copy's queries)" if key_right else 'a head on key i - n + 1 from every query of the second copy must score 1 first, and yours does not (test_induction_hand_patterns says more: the key read, or the mean over the n queries)')
     assert close(got, torch.full((1,), 0.75)), msg
     heads = torch.cat([pattern(T, lambda i: i - n + 1), pattern(T, lambda i: i - n)], dim=1)
     batch = torch.cat([heads, heads, heads.flip(1)])
