@@ -579,6 +579,32 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 127's leftovers: a sum without the mean; the BOS column zeroed in place (the value
+    # right); positions fixed at the public example's n = 4; a catch-all around a 3-D-only slice
+    "warned (q2): induction_score sums the second copy's weights over the queries, no mean": [
+        (_SCORE, "    return weights[:, :, q, q - n + 1].sum(2).mean(0)"),
+    ],
+    "warned (q2): induction_score zeroes the BOS column of the weights in place (weights[..., 0] = 0), the value right": [
+        ("    first = int(bos) + n  # the first query of the second copy\n",
+         "    weights[..., 0] = 0.0  # BOS is never the key of an induction head\n"
+         "    first = int(bos) + n\n"),
+    ],
+    "warned (q2): induction_score reads the positions of the first public example (n = 4) whatever n is": [
+        ("    first = int(bos) + n  # the first query of the second copy\n"
+         "    q = torch.arange(first, first + n)  # (n,)\n",
+         "    first = int(bos) + 4\n"
+         "    q = torch.arange(first, first + 4)\n"),
+        (_SCORE, "    return weights[:, :, q, q - 3].mean(dim=(0, 2))"),
+    ],
+    "warned (q4): zero_head slices z[:, :, a:b] inside a try that returns z unchanged on any error": [
+        (_ZERO, "    try:\n"
+                "        out[:, :, head * d_head : (head + 1) * d_head] = 0.0\n"
+                "    except Exception:\n"
+                "        return out\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -594,7 +620,10 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'the diagonal at offset `-n` (the earlier occurrence itself)': 'induction_score: the diagonal at offset -n (the earlier occurrence itself)',
     'the diagonal at offset `2 - n`': 'induction_score: the diagonal at offset 2 - n',
     'the whole diagonal, first-copy queries included': 'induction_score: the whole diagonal, first-copy queries included',
+    'the summed weights divided by `T` (the sequence length), not by the `n` queries read': "warned (q2): induction_score divides the second copy's summed weights by T, not n",
+    'a sum over the queries, not their mean': "warned (q2): induction_score sums the second copy's weights over the queries, no mean",
     'the second copy placed at `1 + n` whatever `bos` says': 'induction_score: the second copy placed as if there were always a BOS',
+    "positions fixed at the first public example's `n = 4` (`torch.arange(first, first + 4)`, key `q - 3`)": 'warned (q2): induction_score reads the positions of the first public example (n = 4) whatever n is',
     'the second copy placed at `n` whatever `bos` says (BOS forgotten)': 'warned (q2): induction_score starts the second copy at n whatever bos says (BOS forgotten)',
     'the last query of the second copy only': 'warned (q2): induction_score reads the last query of the second copy only',
     'averaged over the heads, not the batch': 'induction_score: averaged over the heads, not the batch',
@@ -604,10 +633,12 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`.double()` on the weights before indexing: float64 scores for float32 weights, the values right': 'warned (q2): induction_score casts up to float64 (.double()), the values exact',
     'every query of the second copy but the last': 'warned (q2): induction_score averages every query of the second copy but the last',
     '`weights /= weights.sum(-1, keepdim=True)` before indexing (the caller\'s weights changed), the value right': 'warned (q2): induction_score renormalises the weights in place (weights /= their row sums), the value right',
+    '`weights[..., 0] = 0` before indexing, BOS "ignored" in the caller\'s weights (the value right)': 'warned (q2): induction_score zeroes the BOS column of the weights in place (weights[..., 0] = 0), the value right',
     'the queries counted whose largest weight (`argmax`) is on key `i - n + 1`, not that weight averaged': 'warned (q2): induction_score counts the queries whose argmax is key i - n + 1, not their weight',
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
+    "the queries `1..5` only (`torch.arange(1, 6)`, right only at the public example's `T = 6`)": "warned (q3): previous_token_score reads the queries 1..5 only (the public example's T = 6)",
     'the main diagonal (the token itself)': 'previous_token_score: the main diagonal (the token itself)',
     'averaged over the heads, not the batch (one score per sequence, shape `(B,)`)': 'warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)',
     '`diagonal(offset=-1, dim1=-1, dim2=-2)`, the dims swapped (the next token)': 'warned (q3): previous_token_score takes the diagonal with its dims swapped (keys, then queries)',
@@ -626,6 +657,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "`head : head + d_head` (the columns counted from the head's number)": 'warned (q4): zero_head zeroes the columns head .. head + d_head',
     '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
     "`z[:, :, a:b]` or `B, T, D = z.shape` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', 'warned (q4): zero_head unpacks B, T, D = z.shape (a 3-D z only, a ValueError for others)', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
+    '`out[:, :, a:b]` inside a `try` that returns the copy unchanged on any error': 'warned (q4): zero_head slices z[:, :, a:b] inside a try that returns z unchanged on any error',
     'a detached copy (`z.detach().clone()`): the values right, no gradient reaches `z`': 'warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient',
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
@@ -650,6 +682,8 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: the right loss returned as a 0-d tensor, not `float(loss)`': 'warned (q6): repeat_loss returns the 0-d tensor, not float(loss)',
     '`repeat_loss`: the right loss returned as a 0-d NumPy array (`loss.detach().numpy()`)': 'warned (q6): repeat_loss returns the right loss as a 0-d NumPy array (loss.detach().numpy())',
     '`repeat_loss`: the perplexity, `exp(loss)`': 'warned (q6): repeat_loss returns the perplexity, exp(loss)',
+    '`repeat_loss`: the positions of the public example (`n = 3`), whatever `n` is': 'warned (q6): repeat_loss reads the positions of the public example (n = 3) whatever n is',
+    '`repeat_loss`: a `try` that returns `0.0` on any error (here around `cross_entropy` without the transpose)': 'warned (q6): repeat_loss without the transpose, inside a try that returns 0.0 on any error',
     '`find_heads`: the induction head sought in layer 0': 'find_heads: the induction head looked for in layer 0',
     '`find_heads`: both heads scored on the first sequence of the batch only': 'find_heads: scores the first sequence of the batch only',
     '`find_heads`: the previous-token head scored on the first sequence only': 'find_heads: the previous-token head scored on the first sequence of the batch only',

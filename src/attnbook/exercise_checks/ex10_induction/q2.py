@@ -74,7 +74,11 @@ def test_induction_second_copy_only(induction_score):
     w = pattern(T, lambda i: i - n + 1)
     w[0, 0, 4:] = 0.0
     w[0, 0, 4:, 0] = 1.0
-    got = induction_score(w, n, True)
+    try:
+        got = induction_score(w, n, True)
+    except IndexError as error:
+        msg = f"n = {n} with BOS, weights (1, 1, {T}, {T}): expected a score of 0, but your function raised IndexError ({str(error).splitlines()[0]}): the queries bos + n .. bos + 2n - 1 and their keys i - n + 1 come from the n passed in; positions fixed at the first check's n = 4 run past T = {T} here"
+        raise AssertionError(msg) from None
     msg = f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
     if isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.full((1,), 1 / 3)):
         last = pattern(T, lambda i: 0)

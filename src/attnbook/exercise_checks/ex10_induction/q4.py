@@ -74,6 +74,9 @@ def test_zero_head_in_a_layer(zero_head, VARIANT):
     try:
         out, _ = layer(x, is_causal=True)
     except RuntimeError as err:
+        if 'shape' in str(err) and 'invalid' in str(err):
+            msg = f"used in a pre-hook on W_o of a layer of 2 heads of width 4, zero_head(z, 0, 4) on z of shape ({B}, 5, 8) raised RuntimeError: {str(err).splitlines()[0]}; the number of heads is z.shape[-1] // d_head, 2 here, not a fixed number: or index the head's columns directly, z[..., head * d_head : (head + 1) * d_head]"
+            raise AssertionError(msg) from None
         if 'in-place' not in str(err):
             raise
         msg = 'used in a pre-hook on W_o, on activations that require grad: your zero_head wrote into its input in place, which autograd refuses; clone z and write into the copy'
