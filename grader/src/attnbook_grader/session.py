@@ -163,7 +163,10 @@ class Session(Child):
                 name, f"refused: {name} sent what is not data ({err}): scored 0"
             ) from None
         changed = []
-        if json.dumps([sent_args, sent_kwargs]) != json.dumps(after):  # which input?
+        # which input? (equal encodings compare equal as they are: the JSON text, which also
+        # equates a tuple with its list and NaN with itself, only where they differ)
+        sent = [sent_args, sent_kwargs]
+        if sent != after and json.dumps(sent) != json.dumps(after):
             before = wire.decode([sent_args, sent_kwargs])
             changed = [
                 label
