@@ -605,6 +605,28 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 128: the loss's sum divided by n, not by the n - 1 tokens it adds up (F2); the heads
+    # hard-coded (F3); the number of heads fixed at the chapter's 2 (F4); a slice one column too wide (F6)
+    "warned (q6): repeat_loss divides the summed loss of the n - 1 predicted tokens by n": [
+        (_CE, "    total = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), targets, reduction='sum')\n"
+              "    loss = total / (tokens.shape[0] * n)\n"),
+    ],
+    "find_heads: returns the chapter's heads, (1, 1), whatever the weights": [
+        (_PREV_HEAD, "    prev_head = 1  # the chapter's previous-token head, 0.1\n"),
+        (_IND_HEAD, "    induction_head = 1  # and its induction head, 1.1\n"),
+    ],
+    "warned (q3): previous_token_score loops over 2 heads, the chapter's number": [
+        (_PREV, "    scores = torch.zeros(2, dtype=weights.dtype)\n"
+                "    for h in range(2):\n"
+                "        scores[h] = weights[:, h].diagonal(offset=-1, dim1=-2, dim2=-1).mean()\n"
+                "    return scores"),
+    ],
+    "warned (q4): zero_head's slice one column too wide (head * d_head : (head + 1) * d_head + 1)": [
+        (_ZERO, "    out[..., head * d_head : (head + 1) * d_head + 1] = 0.0\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -638,6 +660,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
+    "the number of heads fixed at the chapter's 2 (`torch.zeros(2)`, `for h in range(2)`)": "warned (q3): previous_token_score loops over 2 heads, the chapter's number",
     "the queries `1..5` only (`torch.arange(1, 6)`, right only at the public example's `T = 6`)": "warned (q3): previous_token_score reads the queries 1..5 only (the public example's T = 6)",
     'the main diagonal (the token itself)': 'previous_token_score: the main diagonal (the token itself)',
     'averaged over the heads, not the batch (one score per sequence, shape `(B,)`)': 'warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)',
@@ -658,10 +681,11 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`z` zeroed in place and returned': 'zero_head: zeroes z in place and returns it (no copy)',
     "`z[:, :, a:b]` or `B, T, D = z.shape` (a 3-D `z` only), or `.view` on the copy's rows": ('zero_head: indexes z[:, :, a:b], so only a 3-D z works', 'warned (q4): zero_head unpacks B, T, D = z.shape (a 3-D z only, a ValueError for others)', "zero_head: the copy's rows flattened with .view (fails on a z in another layout)"),
     '`out[:, :, a:b]` inside a `try` that returns the copy unchanged on any error': 'warned (q4): zero_head slices z[:, :, a:b] inside a try that returns z unchanged on any error',
-    'a detached copy (`z.detach().clone()`): the values right, no gradient reaches `z`': 'warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient',
+    'a detached copy (`z.detach().clone()`), or at a mean-ablation variant a detached mean (`.mean(0).detach()`): the values right, no gradient reaches `z`': ('warned (q4): zero_head zeroes a detached copy (z.detach().clone()): the values right, no gradient', "zero_head: the mean detached, the values right, no gradient through it (at the book's task, the copy detached)"),
     "a float32 copy whatever `z`'s dtype (`torch.zeros(z.shape)` filled from `z`)": 'warned (q4): zero_head copies z into torch.zeros(z.shape) (float32 whatever z\'s dtype)',
     '`z` multiplied by a mask of ones made without `dtype=` (float32: a bfloat16 `z` comes back float32)': 'zero_head: multiplies z by a mask of ones made without dtype= (float32), so a bfloat16 z comes back float32',
     'the slice ended one short (`head * d_head : (head + 1) * d_head - 1`)': 'zero_head: the slice ends one short (head * d_head : (head + 1) * d_head - 1)',
+    'the slice one column too wide (`head * d_head : (head + 1) * d_head + 1`)': "warned (q4): zero_head's slice one column too wide (head * d_head : (head + 1) * d_head + 1)",
     '`z` reshaped into 4 heads, the public example\'s number (`z.shape[-1] // d_head` is the number)': 'warned (q4): zero_head reshapes z into 4 heads, the public example\'s number',
     # q5
     '(a), (b) or (d)': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
@@ -674,6 +698,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`repeat_loss`: the first copy instead of the second': 'repeat_loss: the first copy instead of the second',
     '`repeat_loss`: probabilities (a softmax first) passed to `cross_entropy`': 'repeat_loss: probabilities (a softmax first) passed to cross_entropy, which wants logits',
     '`repeat_loss`: a sum instead of a mean': 'repeat_loss: summed over the tokens, not averaged',
+    '`repeat_loss`: the sum divided by `n`, not by the `n - 1` tokens it adds up': 'warned (q6): repeat_loss divides the summed loss of the n - 1 predicted tokens by n',
     '`repeat_loss`: the minus sign dropped (the mean log-probability)': 'warned (q6): repeat_loss returns the mean log-probability of the targets (the minus sign dropped)',
     '`repeat_loss`: `logits` changed in place (`logits -= logits.max(...)`), the value right': 'warned (q6): repeat_loss subtracts the row maxima from logits in place (the value right)',
     '`repeat_loss`: `nll_loss` on the raw logits': 'warned (q6): repeat_loss runs nll_loss on the raw logits (not log-probabilities)',
@@ -688,6 +713,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`find_heads`: both heads scored on the first sequence of the batch only': 'find_heads: scores the first sequence of the batch only',
     '`find_heads`: the previous-token head scored on the first sequence only': 'find_heads: the previous-token head scored on the first sequence of the batch only',
     '`find_heads`: the weakest heads (`argmin`)': 'find_heads: the weakest heads (argmin)',
+    "`find_heads`: the chapter's heads hard-coded, `(1, 1)`": "find_heads: returns the chapter's heads, (1, 1), whatever the weights",
     '`find_heads`: the induction head sought in both layers (`torch.maximum` of their scores, or both stacked, `argmax % H`)': (
         "warned (q6): find_heads seeks the induction head in both layers (torch.maximum of the two layers' scores)",
         'warned (q6): find_heads seeks the induction head in both layers (their scores stacked, argmax % H)'),

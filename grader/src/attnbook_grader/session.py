@@ -151,9 +151,12 @@ class Session(Child):
             raise AssertionError(
                 f"the grader could not use what {name} returned: {_echo(reply['crash'])}"
             )
+        sent = [sent_args, sent_kwargs]
+        after = [reply["args_after"], reply["kwargs_after"]]
+        # the inputs came back as they were sent: nothing to decode or copy
+        unchanged = sent == after
         try:
-            after = [reply["args_after"], reply["kwargs_after"]]
-            after_args, after_kwargs = wire.decode(after)
+            after_args, after_kwargs = ([], {}) if unchanged else wire.decode(after)
             rng_after = (
                 states if reply["rng"] == SAME_STATES else wire.decode(reply["rng"])
             )
@@ -163,10 +166,8 @@ class Session(Child):
                 name, f"refused: {name} sent what is not data ({err}): scored 0"
             ) from None
         changed = []
-        # which input? (equal encodings compare equal as they are: the JSON text, which also
-        # equates a tuple with its list and NaN with itself, only where they differ)
-        sent = [sent_args, sent_kwargs]
-        if sent != after and json.dumps(sent) != json.dumps(after):
+        # which input? (the JSON text also equates a tuple with its list and NaN with itself)
+        if not unchanged and json.dumps(sent) != json.dumps(after):
             before = wire.decode([sent_args, sent_kwargs])
             changed = [
                 label
@@ -175,10 +176,11 @@ class Session(Child):
                 )
                 if _values(old) != _values(new) and not _is_generator(now)
             ]
-        for old, new in zip(args, after_args):
-            wire.update_in_place(old, new)
-        for key, old in kwargs.items():
-            wire.update_in_place(old, after_kwargs.get(key))
+        if not unchanged:
+            for old, new in zip(args, after_args):
+                wire.update_in_place(old, new)
+            for key, old in kwargs.items():
+                wire.update_in_place(old, after_kwargs.get(key))
         moved = moved_states(states, rng_after)
         if rng_after is not states:  # else: this process's, untouched meanwhile
             set_rng_states(rng_after)

@@ -21,7 +21,10 @@ def test_induction_hand_patterns(induction_score):
         return w
     n = 4
     right = pattern(1 + 2 * n, lambda i: i - n + 1)
-    got = induction_score(right, n, True)
+    try:
+        got = induction_score(right, n, True)
+    except IndexError as error:
+        raise AssertionError(f'weights (1, 1, {1 + 2 * n}, {1 + 2 * n}), one head, n = {n}: expected one score per head, shape (1,), but your function raised IndexError ({str(error).splitlines()[0]})' + (": the number of heads is weights.shape[1], 1 here, not the chapter's 2" if 'dimension 1' in str(error) else ': read the sizes from weights.shape (B, H, T, T) and n, fix none of them')) from None
     msg = f"one score per head: shape (H,) = (1,), got {getattr(got, 'shape', type(got).__name__)}"
     assert isinstance(got, torch.Tensor) and got.shape == (1,), msg
     if not close(got, torch.ones(1)):

@@ -19,7 +19,10 @@ def test_previous_hand_patterns(previous_token_score):
         for i in range(T):
             w[0, 0, i, max(0, min(i, key_of(i)))] = 1.0
         return w
-    got = previous_token_score(pattern(6, lambda i: i - 1))
+    try:
+        got = previous_token_score(pattern(6, lambda i: i - 1))
+    except IndexError as error:
+        raise AssertionError(f'weights (1, 1, 6, 6), one head: expected one score per head, shape (1,), but your function raised IndexError ({str(error).splitlines()[0]})' + (": the number of heads is weights.shape[1], 1 here, not the chapter's 2" if 'dimension 1' in str(error) else ': read the sizes from weights.shape (B, H, T, T), fix none of them')) from None
     default_dims = isinstance(got, torch.Tensor) and (got.numel() == 0 or 6 in got.shape or bool(torch.isnan(got.double()).any()))
     diagonal_dims = 'torch.diagonal (and .diagonal) read dims 0 and 1, the batch and the heads, unless told otherwise: pass dim1=-2, dim2=-1 (the queries, then the keys)'
     assert isinstance(got, torch.Tensor) and got.shape == (1,), f"weights (1, 1, 6, 6): one score per head: shape (1,), got {getattr(got, 'shape', type(got).__name__)}" + (f'; {diagonal_dims}' if default_dims else '; average over the batch and the queries, and keep the heads axis only' if isinstance(got, torch.Tensor) else '')

@@ -48,6 +48,10 @@ def test_zero_head_small(zero_head, VARIANT):
             if torch.allclose(mine, keep[..., 2:4].double().mean(dim, keepdim=True).expand_as(mine)):
                 hint = f'; yours are their mean over {name}: take it over the batch only (dim 0), one mean per position'
                 break
+    if not hint and isinstance(out, torch.Tensor) and (out.shape == z.shape) and (not torch.equal(out, want)):
+        changed = [col for col in range(6) if not torch.equal(out[..., col], keep[..., col])]
+        if changed and changed != [2, 3]:
+            hint = f"; yours changes the columns {changed}: head 1's are 2 and 3, head * d_head up to (head + 1) * d_head, the end of a slice excluded"
     msg = f'head 1 of width 2 is columns 2 and 3, set to {how}: expected {want.tolist()}, got {out.tolist()}{hint}'
     assert torch.equal(out, want), msg
     msg = 'z itself changed: clone it and write into the copy'
@@ -140,12 +144,15 @@ def test_zero_head_any_leading_shape(zero_head, VARIANT):
     shapes = ((4, 6), (3, 2, 6), (2, 1, 3, 6)) if mean else ((4, 6), (6,), (2, 1, 3, 6))
     for shape in shapes:
         z = torch.arange(1.0, torch.Size(shape).numel() + 1.0).reshape(shape)
+        keep = z.clone()
         try:
             out = zero_head(z, 2, 2)
         except (IndexError, RuntimeError, ValueError) as err:
             fixed = 'shape' in str(err) and 'invalid' in str(err)
             msg = f'z of shape {shape}, head 2 of width 2, raised {type(err).__name__}: {str(err).splitlines()[0]}; ' + (f'here the last axis holds 6 // 2 = 3 heads: the number of heads is z.shape[-1] // d_head, not a fixed number; or {what} directly, z[..., a:b]' if fixed else f'{what} whatever axes come first: index with z[..., a:b] (z may have any number of axes: do not unpack z.shape into three names)')
             raise AssertionError(msg) from None
+        msg = f'z of shape {shape}: z itself changed: clone it and write into the copy'
+        assert torch.equal(z, keep), msg
         want = ablated(z, 2, 2)
         if isinstance(out, torch.Tensor) and out.shape == z.shape and (not torch.equal(out, want)):
             changed = [col for col in range(6) if not torch.equal(out[..., col], z[..., col])]
