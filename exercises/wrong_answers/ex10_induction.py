@@ -627,6 +627,34 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 129: heads 0 and 1 compared with ties to head 1 (F1); two heads hard-coded in q2 (F2);
+    # query 0 counted through a clipped key (F3); the width fixed at the public example's 2 (F4);
+    # the draw made (n, B) and transposed (F6)
+    "warned (q6): find_heads compares heads 0 and 1 only, ties to head 1 (0 if s[0] > s[1] else 1)": [
+        (_PREV_HEAD, "    p = previous_token_score(weights[0])\n"
+                     "    prev_head = 0 if p[0] > p[1] else 1\n"),
+        (_IND_HEAD, "    s = induction_score(weights[1], n, True)\n"
+                    "    induction_head = 0 if s[0] > s[1] else 1\n"),
+    ],
+    "warned (q2): induction_score loops over 2 heads, the chapter's number": [
+        (_SCORE, "    scores = torch.zeros(2, dtype=weights.dtype)\n"
+                 "    for h in range(2):\n"
+                 "        scores[h] = weights[:, h, q, q - n + 1].mean()\n"
+                 "    return scores"),
+    ],
+    "warned (q3): previous_token_score counts query 0 on its own key (max(i - 1, 0))": [
+        (_PREV, "    T = weights.shape[-1]\n"
+                "    return torch.stack([weights[:, :, i, max(i - 1, 0)] for i in range(T)], -1).mean(dim=(0, 2))"),
+    ],
+    "warned (q4): zero_head's width fixed at 2, the public example's d_head": [
+        (_ZERO, "    out[..., head * 2 : (head + 1) * 2] = 0.0\n"),
+    ],
+    "warned (q1): repeated_batch draws (n, B) and transposes it": [
+        (_DRAW, "    x = torch.randint(1, vocab_size, (n, batch_size), generator=generator).T  # (B, n)\n"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -636,6 +664,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     "PyTorch's global generator (no `generator=`)": "warned (q1): repeated_batch draws from PyTorch's global generator (no generator=)",
     'the second copy drawn afresh': 'repeated_batch: the second copy drawn afresh, not repeated',
     'the copy interleaved token by token (`x1 x1 x2 x2 ...`)': 'repeated_batch: the copy interleaved token by token (x1 x1 x2 x2 ...)',
+    'a draw of shape `(n, B)`, transposed (the generator fills rows first: other tokens)': 'warned (q1): repeated_batch draws (n, B) and transposes it',
     'a start token whatever `bos` says': 'repeated_batch: BOS whatever bos says',
     'the start column made without `dtype=` (so the whole batch is float)': 'warned (q1): repeated_batch: the start column made without dtype= (float), so the batch is float',
     # q2
@@ -646,6 +675,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'a sum over the queries, not their mean': "warned (q2): induction_score sums the second copy's weights over the queries, no mean",
     'the second copy placed at `1 + n` whatever `bos` says': 'induction_score: the second copy placed as if there were always a BOS',
     "positions fixed at the first public example's `n = 4` (`torch.arange(first, first + 4)`, key `q - 3`)": 'warned (q2): induction_score reads the positions of the first public example (n = 4) whatever n is',
+    "the heads looped as the chapter's 2 (`for h in range(2)`), whatever `weights.shape[1]`": "warned (q2): induction_score loops over 2 heads, the chapter's number",
     'the second copy placed at `n` whatever `bos` says (BOS forgotten)': 'warned (q2): induction_score starts the second copy at n whatever bos says (BOS forgotten)',
     'the last query of the second copy only': 'warned (q2): induction_score reads the last query of the second copy only',
     'averaged over the heads, not the batch': 'induction_score: averaged over the heads, not the batch',
@@ -659,6 +689,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'the queries counted whose largest weight (`argmax`) is on key `i - n + 1`, not that weight averaged': 'warned (q2): induction_score counts the queries whose argmax is key i - n + 1, not their weight',
     # q3
     'query 0 counted as a zero (divided by `T`)': 'previous_token_score: query 0 counted as a zero',
+    'query 0 counted on its own key (`max(i - 1, 0)`)': 'warned (q3): previous_token_score counts query 0 on its own key (max(i - 1, 0))',
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
     "the number of heads fixed at the chapter's 2 (`torch.zeros(2)`, `for h in range(2)`)": "warned (q3): previous_token_score loops over 2 heads, the chapter's number",
     "the queries `1..5` only (`torch.arange(1, 6)`, right only at the public example's `T = 6`)": "warned (q3): previous_token_score reads the queries 1..5 only (the public example's T = 6)",
@@ -687,6 +718,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'the slice ended one short (`head * d_head : (head + 1) * d_head - 1`)': 'zero_head: the slice ends one short (head * d_head : (head + 1) * d_head - 1)',
     'the slice one column too wide (`head * d_head : (head + 1) * d_head + 1`)': "warned (q4): zero_head's slice one column too wide (head * d_head : (head + 1) * d_head + 1)",
     '`z` reshaped into 4 heads, the public example\'s number (`z.shape[-1] // d_head` is the number)': 'warned (q4): zero_head reshapes z into 4 heads, the public example\'s number',
+    "the width fixed at the public example's 2 (`head * 2 : (head + 1) * 2`)": "warned (q4): zero_head's width fixed at 2, the public example's d_head",
     # q5
     '(a), (b) or (d)': ("what_k_composition_measures: (a), the product in the wrong order", "what_k_composition_measures: (b), head j's output on the query side (Q-composition)", 'what_k_composition_measures: (d), W_OV transposed (row vectors read as columns)'),
     'a wrong letter in another form, `"B"` or `"(b)"`': ('what_k_composition_measures: a wrong letter in upper case ("B")', 'what_k_composition_measures: a wrong letter written "(b)"'),
@@ -724,7 +756,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`find_heads`: `(induction_head, prev_head)`, the order swapped': 'warned (q6): find_heads returns (induction_head, prev_head), the order swapped',
     '`find_heads`: `bos=False` on a batch with BOS': 'warned (q6): find_heads calls induction_score with bos=False on a batch with BOS (the window one query early)',
     '`find_heads`: a list of the right ints, not a tuple': 'warned (q6): find_heads returns a list of the right ints, not a tuple',
-    '`find_heads`: heads 0 and 1 compared only (the chapter has two per layer)': "find_heads: compares heads 0 and 1 only (the chapter's two heads per layer)",
+    '`find_heads`: heads 0 and 1 compared only (the chapter has two per layer)': ("find_heads: compares heads 0 and 1 only (the chapter's two heads per layer)", 'warned (q6): find_heads compares heads 0 and 1 only, ties to head 1 (0 if s[0] > s[1] else 1)'),
     '`find_heads`: a vote of the sequences\' best heads, not the best mean score': "find_heads: a vote of each sequence's best head, not the best mean score",
     '`find_heads`: NumPy ints (`np.argmax`), not Python ints': 'warned (q6): find_heads returns NumPy ints (np.argmax), not Python ints',
 }

@@ -24,7 +24,8 @@ def test_repeated_shape_and_copies(repeated_batch):
     draw = torch.randint(1, 20, (3, 4), generator=torch.Generator().manual_seed(0))
     want = torch.cat([torch.zeros(3, 1, dtype=torch.long), draw, draw], dim=1)
     low = torch.randint(1, 19, (3, 4), generator=torch.Generator().manual_seed(0))
-    msg = f'B = 3, n = 4, vocab_size = 20, seed 0: expected the one draw torch.randint(1, 20, (3, 4), generator=generator) placed as [BOS] x x, {want.tolist()}, got {x.tolist()}' + ("; yours are the tokens of torch.randint(1, vocab_size - 1, ...), which never draws vocab_size - 1 = 19: randint's high is already excluded, so pass vocab_size itself" if torch.equal(x, torch.cat([want[:, :1], low, low], dim=1)) else '')
+    turned = torch.randint(1, 20, (4, 3), generator=torch.Generator().manual_seed(0)).T
+    msg = f'B = 3, n = 4, vocab_size = 20, seed 0: expected the one draw torch.randint(1, 20, (3, 4), generator=generator) placed as [BOS] x x, {want.tolist()}, got {x.tolist()}' + ("; yours are the tokens of torch.randint(1, vocab_size - 1, ...), which never draws vocab_size - 1 = 19: randint's high is already excluded, so pass vocab_size itself" if torch.equal(x, torch.cat([want[:, :1], low, low], dim=1)) else '; yours are the tokens of a draw of shape (n, B) = (4, 3), transposed: the generator fills its draw row by row, so draw the shape (B, n) itself' if torch.equal(x, torch.cat([want[:, :1], turned, turned], dim=1)) else '')
     assert torch.equal(x, want), msg
 
 @test_case(points=None, hidden=False)

@@ -80,7 +80,7 @@ def test_induction_second_copy_only(induction_score):
     try:
         got = induction_score(w, n, True)
     except IndexError as error:
-        msg = f"n = {n} with BOS, weights (1, 1, {T}, {T}): expected a score of 0, but your function raised IndexError ({str(error).splitlines()[0]}): the queries bos + n .. bos + 2n - 1 and their keys i - n + 1 come from the n passed in; positions fixed at the first check's n = 4 run past T = {T} here"
+        msg = f'n = {n} with BOS, weights (1, 1, {T}, {T}): expected a score of 0, but your function raised IndexError ({str(error).splitlines()[0]}): ' + ("the number of heads is weights.shape[1], 1 here, not the chapter's 2" if 'dimension 1' in str(error) else f"the queries bos + n .. bos + 2n - 1 and their keys i - n + 1 come from the n passed in; positions fixed at the first check's n = 4 run past T = {T} here")
         raise AssertionError(msg) from None
     msg = f'only the n queries of the second copy count (positions bos + n .. bos + 2n - 1); here they all look at BOS, so the score is 0, got {got.tolist()}'
     if isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.full((1,), 1 / 3)):

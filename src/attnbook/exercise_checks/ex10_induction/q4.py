@@ -107,6 +107,15 @@ def test_zero_head_in_a_layer(zero_head, VARIANT):
     b, t = divmod(int(worst.argmax()), 5)
     what = "with head 0's inputs to W_o (columns 0-3) replaced by their mean over the 3 sequences" if mean else "without head 0 (W_o's columns 0-3 zeroed)"
     msg = f"used in a pre-hook on W_o of a layer of 2 heads of width 4 ({B} x 5 positions), zero_head(z, 0, 4) must give the layer's output {what}: at sequence {b}, position {t}, expected {[round(v, 3) for v in want[b, t].tolist()]}, got {[round(v, 3) for v in out[b, t].tolist()]}; largest difference {float(worst.max()):.3g}"
+    if not torch.allclose(out, want, atol=1e-06):
+        probe = torch.arange(1.0, 8.0 * B + 1.0).reshape(B, 8)
+        try:
+            result = zero_head(probe, 0, 4)
+            changed = [col for col in range(8) if not torch.equal(result[:, col], probe[:, col])]
+        except Exception:
+            changed = [0, 1, 2, 3]
+        if changed != [0, 1, 2, 3]:
+            msg += f'; on a z of shape ({B}, 8) yours changes the columns {changed} for head 0 of width 4: expected 0-3, head * d_head up to (head + 1) * d_head, with the d_head passed in'
     assert torch.allclose(out, want, atol=1e-06), msg
     from attnbook.exercise_checks.grading import grad_of
     z = torch.randn(B, 5, 8, generator=torch.Generator().manual_seed(1))
@@ -156,7 +165,7 @@ def test_zero_head_any_leading_shape(zero_head, VARIANT):
         want = ablated(z, 2, 2)
         if isinstance(out, torch.Tensor) and out.shape == z.shape and (not torch.equal(out, want)):
             changed = [col for col in range(6) if not torch.equal(out[..., col], z[..., col])]
-            msg = f"z of shape {shape}, head 2 of width 2: expected the columns 4 and 5 {('replaced' if mean else 'zeroed')} (head * d_head up to (head + 1) * d_head, the end excluded), got the columns {changed} changed"
+            msg = f"z of shape {shape}, head 2 of width 2: expected the columns 4 and 5 {('replaced' if mean else 'zeroed')} (head * d_head up to (head + 1) * d_head, the end excluded), got the columns {changed} changed" + ('; nothing changed: if your function catches an error and returns its copy, let the error show, it names the cause' if not changed else '')
             assert changed == [4, 5], msg
         if mean and isinstance(out, torch.Tensor) and (out.shape == z.shape) and (not torch.equal(out, want)):
             at = (0,) * (z.dim() - 1)

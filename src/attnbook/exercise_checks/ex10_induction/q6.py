@@ -84,11 +84,12 @@ def test_find_heads_hand_patterns(find_heads):
         assert isinstance(got, tuple) and len(got) == 2 and ({type(h) for h in got} == {int}), msg
         scores = per_sequence(weights)
         two = tuple([int(s.mean(0)[:2].argmax()) for s in scores])
+        two_late = tuple([0 if float(s.mean(0)[0]) > float(s.mean(0)[1]) else 1 for s in scores])
         vote = tuple([int(torch.mode(s.argmax(-1)).values) for s in scores])
         q = torch.arange(1 + n, 1 + 2 * n)
         ind0, ind1 = (w[:, :, q, q - n + 1].mean((0, 2)) for w in weights)
         in_layer0 = {int(ind0.argmax()), int(torch.stack([ind0, ind1]).argmax()) % ind0.numel(), int(torch.maximum(ind0, ind1).argmax())}
-        msg = f'{case}: expected {want} (in each layer the head with the highest score over the whole batch), got {got}' + ('; yours is what comparing heads 0 and 1 only gives: a layer may have any number of heads, so take the argmax over all of them' if got == two != want else '') + ("; yours is the head that wins the most sequences: a vote per sequence is not the best mean score, so average each head's score over the batch, then take the argmax" if got == vote != want else '') + ("; yours names layer 0's best induction head as the induction head: it is sought in layer 1 (weights[1]) only, even when a head of layer 0 scores as high" if got[1] != want[1] and got[1] in in_layer0 and (float(ind0.max()) >= float(ind1.max())) else '')
+        msg = f'{case}: expected {want} (in each layer the head with the highest score over the whole batch), got {got}' + ('; yours is what comparing heads 0 and 1 only gives: a layer may have any number of heads, so take the argmax over all of them' if got in (two, two_late) and got != want else '') + ("; yours is the head that wins the most sequences: a vote per sequence is not the best mean score, so average each head's score over the batch, then take the argmax" if got == vote != want else '') + ("; yours names layer 0's best induction head as the induction head: it is sought in layer 1 (weights[1]) only, even when a head of layer 0 scores as high" if got[0] == want[0] and got[1] != want[1] and (got[1] in in_layer0) and (float(ind0.max()) >= float(ind1.max())) else '')
         assert got == want, msg
     uniform = torch.ones(T, T).tril()
     uniform = uniform / uniform.sum(-1, keepdim=True)
