@@ -655,6 +655,25 @@ WRONG_ANSWERS.update({
     ],
 })
 
+WRONG_ANSWERS.update({
+    # review 130: heads found by counting argmax hits, not by the mean score (F1); q3's positions fixed
+    # at T = 4 and at T = 5, the size of the notebook's printed pattern (F2, F3)
+    "warned (q6): find_heads counts the queries whose largest weight is on the key (argmax hits), not the mean score": [
+        (_PREV_HEAD, "    T = weights[0].shape[-1]\n"
+                     "    hits = weights[0][:, :, 1:].argmax(-1) == torch.arange(T - 1)\n"
+                     "    prev_head = int(hits.float().mean((0, 2)).argmax())\n"),
+        (_IND_HEAD, "    q = torch.arange(1 + n, 1 + 2 * n)\n"
+                    "    hits = weights[1][:, :, q].argmax(-1) == q - n + 1\n"
+                    "    induction_head = int(hits.float().mean((0, 2)).argmax())\n"),
+    ],
+    "warned (q3): previous_token_score reads the queries 1..3 only (T = 4 fixed)": [
+        (_PREV, "    return weights[:, :, [1, 2, 3], [0, 1, 2]].mean(dim=(0, 2))"),
+    ],
+    "warned (q3): previous_token_score reads the queries 1..4 only (T = 5 fixed, the printed pattern's size)": [
+        (_PREV, "    return weights[:, :, [1, 2, 3, 4], [0, 1, 2, 3]].mean(dim=(0, 2))"),
+    ],
+})
+
 PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (tools/exercise_tables.py)
     # q1
     'tokens drawn from 0 (the start token among them)': 'repeated_batch: tokens drawn from 0 .. V - 1 (the start token among them)',
@@ -693,6 +712,7 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     'the diagonal above the main one (offset `+1`, the next token)': 'previous_token_score: the diagonal above the main one (the next token)',
     "the number of heads fixed at the chapter's 2 (`torch.zeros(2)`, `for h in range(2)`)": "warned (q3): previous_token_score loops over 2 heads, the chapter's number",
     "the queries `1..5` only (`torch.arange(1, 6)`, right only at the public example's `T = 6`)": "warned (q3): previous_token_score reads the queries 1..5 only (the public example's T = 6)",
+    'the queries `1..3` or `1..4` only (positions written out for `T = 4` or `T = 5`)': ('warned (q3): previous_token_score reads the queries 1..3 only (T = 4 fixed)', "warned (q3): previous_token_score reads the queries 1..4 only (T = 5 fixed, the printed pattern's size)"),
     'the main diagonal (the token itself)': 'previous_token_score: the main diagonal (the token itself)',
     'averaged over the heads, not the batch (one score per sequence, shape `(B,)`)': 'warned (q3): previous_token_score averaged over the heads, not the batch (one score per sequence)',
     '`diagonal(offset=-1, dim1=-1, dim2=-2)`, the dims swapped (the next token)': 'warned (q3): previous_token_score takes the diagonal with its dims swapped (keys, then queries)',
@@ -758,5 +778,6 @@ PAGE_ROWS = {  # each row of the worked-solutions page -> its wrong answers (too
     '`find_heads`: a list of the right ints, not a tuple': 'warned (q6): find_heads returns a list of the right ints, not a tuple',
     '`find_heads`: heads 0 and 1 compared only (the chapter has two per layer)': ("find_heads: compares heads 0 and 1 only (the chapter's two heads per layer)", 'warned (q6): find_heads compares heads 0 and 1 only, ties to head 1 (0 if s[0] > s[1] else 1)'),
     '`find_heads`: a vote of the sequences\' best heads, not the best mean score': "find_heads: a vote of each sequence's best head, not the best mean score",
+    '`find_heads`: the queries counted whose largest weight is on the key (`argmax` hits), not the mean score': 'warned (q6): find_heads counts the queries whose largest weight is on the key (argmax hits), not the mean score',
     '`find_heads`: NumPy ints (`np.argmax`), not Python ints': 'warned (q6): find_heads returns NumPy ints (np.argmax), not Python ints',
 }

@@ -30,7 +30,15 @@ def test_previous_hand_patterns(previous_token_score):
     previous_token_score(0.5 * pattern(6, lambda i: i - 1))
     soft = 0.6 * pattern(6, lambda i: i - 1) + 0.4 * pattern(6, lambda i: 0)
     got = previous_token_score(soft)
-    assert close(got, torch.full((1,), 0.68)), f"a head with 0.6 of each query's weight on key i - 1 and 0.4 on key 0 scores (1 + 4 * 0.6) / 5 = 0.68 (query 1's previous token is key 0), got {got.tolist()}" + ('; yours gives 1: you counted the queries whose largest weight is on key i - 1 (argmax); average the weight itself' if close(got, torch.ones(1)) else '; that is (1 + 1 + 4 * 0.6) / 6: you counted query 0 too (its key i - 1 clipped to key 0); it has no previous token, so leave it out: the queries 1..T-1' if close(got, torch.full((1,), 4.4 / 6)) else '')
+    probe = None
+    if isinstance(got, torch.Tensor) and got.shape == (1,) and (not close(got, torch.full((1,), 0.68))):
+        try:
+            probe = previous_token_score(pattern(9, lambda i: i - 1 if i <= 5 else 0))
+            probe = float(probe.double()[0]) if isinstance(probe, torch.Tensor) and probe.shape == (1,) else None
+        except Exception:
+            probe = None
+    fixed = [m for m in range(2, 5) if probe is not None and abs(probe - 1) < 1e-06 and close(got, torch.full((1,), (1 + (m - 1) * 0.6) / m))]
+    assert close(got, torch.full((1,), 0.68)), f"a head with 0.6 of each query's weight on key i - 1 and 0.4 on key 0 scores (1 + 4 * 0.6) / 5 = 0.68 (query 1's previous token is key 0), got {got.tolist()}" + ('; yours gives 1: you counted the queries whose largest weight is on key i - 1 (argmax); average the weight itself' if close(got, torch.ones(1)) else '; that is (1 + 1 + 4 * 0.6) / 6: you counted query 0 too (its key i - 1 clipped to key 0); it has no previous token, so leave it out: the queries 1..T-1' if close(got, torch.full((1,), 4.4 / 6)) and probe is not None and (abs(probe - 6 / 9) < 1e-06) else f'; yours reads only queries 1..{fixed[0]}, as if T were {fixed[0] + 1}: read T from weights.shape[-1]' if fixed else '')
     late = pattern(9, lambda i: i - 1 if i <= 5 else 0)
     got = previous_token_score(late)
     assert isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.full((1,), 5 / 8)), f'weights (1, 1, 9, 9): queries 1..5 on key i - 1, queries 6..8 on key 0: expected 5 of 8 queries, 0.625, got {(got.tolist() if isinstance(got, torch.Tensor) else got)}' + ('; yours reads only queries 1..5, as if T were 6: read every query 1 .. T - 1, T = weights.shape[-1]' if isinstance(got, torch.Tensor) and got.shape == (1,) and close(got, torch.ones(1)) else '')

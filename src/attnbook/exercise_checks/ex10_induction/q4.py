@@ -129,6 +129,9 @@ def test_zero_head_in_a_layer(zero_head, VARIANT):
         keep[:4] = 0.0
     should = "1 on every column: the columns you keep pass it back as it is, and head 0's mean passes 1/3 of each sequence's back to each of the 3" if mean else "1 on the columns 4-7 you keep and 0 on head 0's columns 0-3"
     msg = f"z ({B}, 5, 8) requiring grad, head 0 of width 4: the gradient of your output's sum with respect to z should be {should}; per column it is {[round(v, 3) for v in dz.mean((0, 1)).tolist()]}"
+    detached_mean = mean and isinstance(dz, torch.Tensor) and (dz.shape == (B, 5, 8)) and torch.allclose(dz[..., :4], torch.zeros(1)) and torch.allclose(dz[..., 4:], torch.ones(1))
+    if detached_mean:
+        msg += ": 0 on head 0's columns, so the mean you write there is detached (.detach(), .data or torch.no_grad()); compute it from z itself, which keeps the graph"
     assert isinstance(dz, torch.Tensor) and torch.allclose(dz, keep.expand(B, 5, 8), atol=1e-06), msg
 
 @test_case(points=None, hidden=False)
