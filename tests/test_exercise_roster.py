@@ -154,6 +154,30 @@ def test_the_roster_notebooks_are_recognised_by_their_own_names(tmp_path):
     assert roster.roster_files(twins) == {}
 
 
+@pytest.mark.parametrize("out", ["class.csv", "class-report.csv", "x.csv"])
+def test_a_roster_the_run_would_overwrite_is_refused(tmp_path, out):
+    # `make grade OUT=class.csv ROSTER=class.csv` would write the grades over the class list (and
+    # OUT=class-report.csv its report, OUT=x.csv with ROSTER=x-canvas.csv the LMS gradebook)
+    from tools.exercise_build import ExerciseError
+    from tools.exercise_gradebook import ClassRun, grade_folder
+
+    kept = {
+        "class.csv": "class.csv",
+        "class-report.csv": "class-report-report.txt",
+        "x.csv": "x-canvas.csv",
+    }[out]
+    (tmp_path / kept).write_text(CANVAS_EXPORT)
+    with pytest.raises(ExerciseError, match="is a file this run would write"):
+        grade_folder(
+            "ex01_attention",
+            tmp_path / "none",
+            tmp_path / out,
+            10.0,
+            ClassRun(roster=tmp_path / kept),
+        )
+    assert (tmp_path / kept).read_text() == CANVAS_EXPORT
+
+
 def test_moodle_participant_ids_and_a_roster_without_ids(tmp_path):
     (tmp_path / "worksheet.csv").write_text(
         "Identifier,Full name,Email address,Grade\nParticipant 812,Jane Doe,j@x,\n"

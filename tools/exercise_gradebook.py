@@ -95,6 +95,15 @@ def grade_folder(
     notebook does costs its own row only. Writes nothing into the repository."""
     run = run or ClassRun()
     folder = Path(folder).resolve()
+    written = {  # the files the run writes: the roster must be none of them
+        out_csv.with_name(out_csv.stem + tail).resolve()
+        for tail in (out_csv.suffix, "-report.txt", "-canvas.csv")
+    }
+    if run.roster and Path(run.roster).resolve() in written:
+        raise ExerciseError(
+            f"the roster {run.roster} is a file this run would write (OUT={out_csv} "
+            "and the files beside it): choose another OUT; the roster was left as it is"
+        )
     submissions, skipped = walk_folder(folder)
     if not submissions:
         why = "; ".join(f"{p}: {w}" for p, w in skipped[:5])
