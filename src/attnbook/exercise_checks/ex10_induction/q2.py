@@ -58,7 +58,7 @@ def test_induction_hand_patterns(induction_score):
             late = isinstance(late, torch.Tensor) and late.shape == (1,) and close(late, torch.ones(1))
         except Exception:
             late = False
-        msg = f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}' + ("; yours gives 1 to a head on key i - n + 2 without BOS: the key is i - n + 1 whatever bos says (if you slice the second copy's rows and take a diagonal, its offset depends on bos)" if late else '')
+        msg = f'with bos=False there is no start token: the second copy starts at position n (in general bos + n), and the right head still scores 1, got {nobos.tolist()}' + ("; yours gives 1 to a head on key i - n + 2 without BOS: the key is i - n + 1 whatever bos says (if you slice the second copy's rows and take a diagonal, its offset depends on bos)" if late else '; exactly 0: if your function catches an error and returns zeros, let the error show, it names the cause' if isinstance(nobos, torch.Tensor) and bool((nobos == 0).all()) else '')
         raise AssertionError(msg)
 
 @test_case(points=None, hidden=False)

@@ -44,7 +44,7 @@ def test_zero_head_small(zero_head, VARIANT):
         hint = '; you zeroed them (zero ablation): your variant writes their mean over the batch there'
     elif mean and (not hint) and isinstance(out, torch.Tensor) and (out.shape == z.shape) and (not torch.equal(out, want)):
         mine = out[..., 2:4].double()
-        for name, dim in (('the batch and the positions together', (0, 1)), ('the positions (dim 1), not the batch', 1), ("the head's own two columns (dim -1)", -1)):
+        for name, dim in (('the batch and the positions together', (0, 1)), ('the positions (dim 1), not the batch', 1), ("the head's own two columns (dim -1)", -1), ('every axis (.mean() with no dim: one number for the whole head)', (0, 1, 2))):
             if torch.allclose(mine, keep[..., 2:4].double().mean(dim, keepdim=True).expand_as(mine)):
                 hint = f'; yours are their mean over {name}: take it over the batch only (dim 0), one mean per position'
                 break
@@ -168,7 +168,7 @@ def test_zero_head_any_leading_shape(zero_head, VARIANT):
         want = ablated(z, 2, 2)
         if isinstance(out, torch.Tensor) and out.shape == z.shape and (not torch.equal(out, want)):
             changed = [col for col in range(6) if not torch.equal(out[..., col], z[..., col])]
-            msg = f"z of shape {shape}, head 2 of width 2: expected the columns 4 and 5 {('replaced' if mean else 'zeroed')} (head * d_head up to (head + 1) * d_head, the end excluded), got the columns {changed} changed" + ('; nothing changed: if your function catches an error and returns its copy, let the error show, it names the cause' if not changed else '')
+            msg = f"z of shape {shape}, head 2 of width 2: expected the columns 4 and 5 {('replaced' if mean else 'zeroed')} (head * d_head up to (head + 1) * d_head, the end excluded), got the columns {changed} changed" + ("; nothing changed: check the slice's ends, head * d_head and (head + 1) * d_head, and if your function catches an error and returns z (or its copy), let the error show" if not changed else '')
             assert changed == [4, 5], msg
         if mean and isinstance(out, torch.Tensor) and (out.shape == z.shape) and (not torch.equal(out, want)):
             at = (0,) * (z.dim() - 1)
