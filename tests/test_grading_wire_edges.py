@@ -1,7 +1,8 @@
 """The grading engine's wire and verdicts at their edges, without a grading run: the size
 limit counts bytes, frozensets cross as sets, a list whose length changed is written back,
-a custom exception keeps its name, PyTorch's refused allocation is a memory error, and an
-empty result is not an empty input returned."""
+a custom exception keeps its name, PyTorch's refused allocation is a memory error, an
+empty result is not an empty input returned; a storage crosses as bytes after the frame's text
+(a frame whose bytes do not add up is refused), and inputs a call only read do not cross back."""
 
 from __future__ import annotations
 
@@ -71,3 +72,73 @@ def test_an_empty_result_is_not_the_empty_input_returned() -> None:
     assert "returned its input `y`" in str(
         verdicts.returned_inputs(facts.memory_facts({"y": y}, y.view_as(y)), {})
     )
+
+
+# ----------------------------------------------------------------------------- frames
+def test_a_storage_crosses_as_bytes_after_the_text() -> None:
+    x = torch.rand(64, 2, 23, 23)  # ex10's trained weights: 270,848 bytes
+    data = wire.dumps({"v": wire.encode([x, x[0], torch.arange(3)])})
+    text, nul, _ = data.partition(b"\0")
+    assert nul and len(text) < 1000  # no base64 in the text
+    assert len(data) < x.numel() * 4 + 2000  # the bytes once, as they are
+    a, b, c = wire.decode(wire.loads(data)["v"])
+    assert (
+        torch.equal(a, x) and torch.equal(b, x[0]) and torch.equal(c, torch.arange(3))
+    )
+    assert wire.dumps({"v": [1, "a"]}) == b'{"v": [1, "a"]}'  # no bytes: the text alone
+
+
+@pytest.mark.parametrize(
+    "text, tail",
+    [
+        (b'{"v": {"$blob": 1}}', [b"abcd"]),  # a place not sent
+        (b'{"v": {"$blob": true}}', [b"abcd"]),  # not a place
+        (b'{"v": {"$blob": 0, "x": 1}}', [b"abcd"]),  # a place with company
+        (b'{"v": {"$blob": 0}}', [b"\x00\x00\x00\x09abcd"]),  # a length past the end
+        (b'{"v": {"$blob": 0}}', [b"\x00\x00"]),  # the end inside a length
+    ],
+)
+def test_a_frame_whose_bytes_do_not_add_up_is_refused(text: bytes, tail: list) -> None:
+    raw = tail[0] if tail[0].startswith(b"\x00") else b"\x00\x00\x00\x04" + tail[0]
+    with pytest.raises(wire.WireError):
+        wire.loads(text + b"\0" + raw)
+
+
+def test_inputs_a_call_only_read_do_not_cross_back() -> None:
+    from attnbook_grader.rng import wire_states
+
+    x = torch.rand(64, 2, 23, 23)
+
+    def request(name: str) -> dict:
+        args, kwargs = wire.encode([[x, 2], {"scale": x[0]}])
+        rng = wire_states()
+        return {
+            "name": name,
+            "args": args,
+            "kwargs": kwargs,
+            "rng": rng,
+            "record": None,
+        }
+
+    def reads(w, n, scale):
+        return w.sum() * n + scale.sum()
+
+    def writes(w, n, scale):
+        w[0] = 0.0
+        return n
+
+    namespace = {"reads": reads, "writes": writes}
+    reply = sandbox._call(None, namespace, {}, request("reads"))
+    assert reply["args_after"] == reply["kwargs_after"] == wire.SAME_INPUTS
+    assert len(wire.dumps(reply)) < 2000
+    reply = sandbox._call(None, namespace, {}, request("writes"))
+    # the changed storage crosses back; the keywords view the same storage: in one frame
+    assert reply["args_after"] != wire.SAME_INPUTS
+    after, _ = wire.decode([reply["args_after"], reply["kwargs_after"]])
+    assert torch.equal(after[0][0], torch.zeros(2, 23, 23))
+    frame = {"seq": 1, "result": 1, "rng": wire.SAME_STATES}
+    same = {**frame, "args_after": wire.SAME_INPUTS, "kwargs_after": wire.SAME_INPUTS}
+    assert wire.checked_reply(same, 1) is same
+    for bad in ("$other", None):
+        with pytest.raises(wire.WireError):
+            wire.checked_reply({**same, "args_after": bad}, 1)

@@ -1,5 +1,5 @@
 """Where a call's inputs and results live in memory: the facts the child
-reports and the grader's new-object rules read (`verdicts`).
+reports and the grader's new-object rules read (`verdicts`); and an exception as data.
 
 Computed with the base classes' own methods, taken when this module is imported (before
 any student code runs) and called unbound, with subclasses' ``__torch_function__`` switched
@@ -9,6 +9,7 @@ A subclass is named in its fact (`verdicts` refuses it), as the wire refuses to 
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from attnbook_grader.torchless import has_torch
 
 from attnbook_grader.torchless import torch  # or a stand-in where it must be absent
 
-__all__ = ["memory_facts"]
+__all__ = ["memory_facts", "report_exception"]
 
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _T = {
@@ -97,4 +98,18 @@ def memory_facts(labelled: dict[str, Any], result: Any, earlier: Any = ()) -> di
         "inputs": {label: _fact(v) for label, v in labelled.items()},
         "results": facts(result),
         "earlier": [fact for value in earlier for fact in facts(value)],
+    }
+
+
+def report_exception(err: BaseException) -> dict:
+    """An exception as data: its type where it is a builtin one, else "Exception"."""
+    kind = type(err)
+    known = (
+        kind.__name__ if getattr(builtins, kind.__name__, None) is kind else "Exception"
+    )
+    return {
+        "type": known,
+        "name": kind.__name__,
+        "message": str(err)[:2000],
+        "memory": isinstance(err, MemoryError),
     }

@@ -2,13 +2,16 @@
 limit: the transport under `wire`'s data format.
 
 A frame is what ``multiprocessing.Connection.send_bytes`` writes: a 4-byte big-endian length,
-then that many bytes of JSON text. The grader never trusts the other end to finish what it
+then that many bytes: JSON text, and where the message holds `bytes` (a tensor's storage), a NUL
+byte (never in JSON text) and the bytes themselves, each after its 4-byte length; the text names
+each by its place, ``{"$blob": i}``, so that a storage crosses as it is, neither in base64 nor
+scanned by the JSON parser. The grader never trusts the other end to finish what it
 starts: `receive` gives a frame whose first byte has come `FRAME_SECONDS` to arrive whole (a
 header announcing 4096 bytes followed by one byte is a `TimeoutError`, never a hang), and
 `send` gives a frame the same time to leave (a child that never reads cannot block the
 grader). `loads` refuses, as `WireError`, text that is not a JSON object, over
-`MAX_MESSAGE_BYTES`, or nested deeper than `MAX_DEPTH` (no `RecursionError` or `MemoryError`
-ever leaves it). Imports nothing of the grading package.
+`MAX_MESSAGE_BYTES`, nested deeper than `MAX_DEPTH` (no `RecursionError` or `MemoryError`
+ever leaves it), or with bytes that do not add up (a length past the end, a place not sent). Imports nothing of the grading package.
 """
 
 from __future__ import annotations
@@ -42,8 +45,42 @@ class WireError(ValueError):
     """A message that is not valid data of this format."""
 
 
+_BLOB = "$blob"
+_LENGTH = struct.Struct("!I")
+
+
 def dumps(message: dict) -> bytes:
-    return json.dumps(message).encode()
+    """The frame of `message`: its JSON text, then its `bytes` values (see the module
+    docstring)."""
+    blobs: list[bytes] = []
+
+    def blob(value: Any) -> dict:
+        if not isinstance(value, bytes):
+            raise TypeError(f"{type(value).__name__} is not data of the wire")
+        blobs.append(value)
+        return {_BLOB: len(blobs) - 1}
+
+    text = json.dumps(message, default=blob).encode()
+    if not blobs:
+        return text
+    return b"".join(
+        [text, b"\0", *(part for b in blobs for part in (_LENGTH.pack(len(b)), b))]
+    )
+
+
+def _blobs(tail: bytes) -> list[bytes]:
+    """The bytes after a frame's NUL: each after its 4-byte length, to the end exactly."""
+    blobs, at, view = [], 0, memoryview(tail)
+    while at < len(tail):
+        if at + 4 > len(tail):
+            raise WireError("a frame's bytes end inside a length")
+        (size,) = _LENGTH.unpack_from(tail, at)
+        at += 4
+        if at + size > len(tail):
+            raise WireError(f"a frame's bytes announce {size} bytes past its end")
+        blobs.append(bytes(view[at : at + size]))
+        at += size
+    return blobs
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -69,8 +106,21 @@ def loads(data: bytes) -> dict:
     """The JSON object of a frame; WireError for anything else (see the module docstring)."""
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(data)} bytes is over the limit")
+    text, _, tail = data.partition(b"\0")
+    blobs = _blobs(tail)
+
+    def blob(item: dict) -> Any:
+        if _BLOB not in item:
+            return item
+        index = item[_BLOB]
+        if len(item) != 1 or type(index) is not int or not 0 <= index < len(blobs):
+            raise WireError(f"a frame names bytes it did not send: {str(item)[:80]}")
+        return blobs[index]
+
     try:
-        message = json.loads(data)
+        message = json.loads(text, object_hook=blob if blobs else None)
+    except WireError:
+        raise
     except ValueError as err:
         raise WireError(f"not JSON: {str(err)[:200]}") from None
     except (RecursionError, MemoryError) as err:

@@ -1,7 +1,7 @@
 """Tensors and arrays on the wire as they lie in memory: the half of `wire`
 that keeps a layout across the process boundary.
 
-A tensor crosses as its whole storage (the bytes once per frame, however many tensors of the
+A tensor crosses as its whole storage (its bytes as they are, once per frame, however many tensors of the
 frame view it), its storage offset, sizes, strides and ``requires_grad``; a NumPy array as the
 bytes of the array that owns its memory, its byte offset and byte strides. So a transposed key,
 a slice of a larger buffer, or two views of one tensor arrive in the other process as exactly
@@ -36,14 +36,12 @@ _OFFSET = _BASE["storage_offset"]
 _STRIDE = _BASE["stride"]
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
 def _raw(item: dict) -> bytes:
     data = item.get("base")
+    if isinstance(data, bytes):  # as `frames` carries them
+        return data
     if not isinstance(data, str):
-        raise ValueError("storage bytes must be base64 text")
+        raise ValueError("storage bytes must be bytes or base64 text")
     return base64.b64decode(data, validate=True)
 
 
@@ -114,7 +112,9 @@ def encode_tensor(value: torch.Tensor, memo: dict) -> dict:
     else:
         item["storage"] = storages[key] = len(storages)
         whole = torch.empty(0, dtype=torch.uint8).set_(storage)
-        item["base"] = _b64(whole.numpy().tobytes())
+        item["base"] = (
+            whole.numpy().tobytes()
+        )  # bytes: `frames` carries them as they are
     return item
 
 
@@ -180,7 +180,7 @@ def encode_array(value: np.ndarray, memo: dict) -> dict:
         item["storage"] = storages[key]
     else:
         item["storage"] = storages[key] = len(storages)
-        item["base"] = _b64(root.tobytes(order="A"))  # in memory order
+        item["base"] = root.tobytes(order="A")  # in memory order
     return item
 
 

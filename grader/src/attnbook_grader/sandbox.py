@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from attnbook_grader import jail, reach, seccomp, wire
-from attnbook_grader.facts import memory_facts
+from attnbook_grader.facts import memory_facts, report_exception
 from attnbook_grader.processes import ONE_THREAD, limit_child, limits_now
 from attnbook_grader.rng import (
     SAME_STATES,
@@ -271,27 +271,14 @@ def _ask(conn: Any, name: str, args: tuple, kwargs: dict) -> Any:
     reply = wire.loads(conn.recv_bytes())
     if "crash" in reply:
         raise RuntimeError(f"the reference solution could not answer: {reply['crash']}")
-    for old, new in zip(args, wire.decode(reply["args_after"])):
-        wire.update_in_place(old, new)
+    if reply["args_after"] != wire.SAME_INPUTS:  # else: as this process sent them
+        for old, new in zip(args, wire.decode(reply["args_after"])):
+            wire.update_in_place(old, new)
     if reply["rng"] != SAME_STATES:  # else: as this process sent them
         take_wire_states(reply["rng"])
     if "raised" in reply:
         raise _exception(reply["raised"])
     return wire.decode(reply["result"])
-
-
-def report_exception(err: BaseException) -> dict:
-    """An exception as data: its type where it is a builtin one, else "Exception"."""
-    kind = type(err)
-    known = (
-        kind.__name__ if getattr(builtins, kind.__name__, None) is kind else "Exception"
-    )
-    return {
-        "type": known,
-        "name": kind.__name__,
-        "message": str(err)[:2000],
-        "memory": isinstance(err, MemoryError),
-    }
 
 
 def _call(
@@ -340,7 +327,12 @@ def _call(
                 namespace.pop(n, None)
             else:
                 namespace[n] = old
-    reply["args_after"], reply["kwargs_after"] = wire.encode([args, kwargs])
+    # the inputs after the call, or SAME_INPUTS for each part that is as the request sent it
+    after = wire.encode([args, kwargs])
+    sent = [request["args"], request["kwargs"]]
+    reply["args_after"], reply["kwargs_after"] = (
+        wire.SAME_INPUTS if now == then else now for now, then in zip(after, sent)
+    )
     reply["rng"] = reply_states()
     reply["events"] = take_events()
     return reply

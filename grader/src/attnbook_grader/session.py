@@ -152,7 +152,10 @@ class Session(Child):
                 f"the grader could not use what {name} returned: {_echo(reply['crash'])}"
             )
         sent = [sent_args, sent_kwargs]
-        after = [reply["args_after"], reply["kwargs_after"]]
+        after = [
+            then if now == wire.SAME_INPUTS else now
+            for now, then in zip([reply["args_after"], reply["kwargs_after"]], sent)
+        ]
         # the inputs came back as they were sent: nothing to decode or copy
         unchanged = sent == after
         try:
@@ -166,8 +169,9 @@ class Session(Child):
                 name, f"refused: {name} sent what is not data ({err}): scored 0"
             ) from None
         changed = []
-        # which input? (the JSON text also equates a tuple with its list and NaN with itself)
-        if not unchanged and json.dumps(sent) != json.dumps(after):
+        # which input? (the frame's text also equates a tuple with its list and NaN with
+        # itself)
+        if not unchanged and wire.dumps({"v": sent}) != wire.dumps({"v": after}):
             before = wire.decode([sent_args, sent_kwargs])
             changed = [
                 label

@@ -3,7 +3,8 @@
 Only plain data crosses: numbers, strings, lists, tuples, dicts, sets, NumPy arrays and
 scalars, PyTorch tensors (on the CPU; a tensor on the ``meta`` device, which holds no
 numbers, as its shape and dtype, and it arrives on ``meta``), dtypes, shapes and random
-generators' states, as JSON text with the bytes in base64, tensors and arrays with their
+generators' states, as JSON text (`frames`: a tensor's or an array's storage follows the
+text as bytes, other bytes are in base64), tensors and arrays with their
 layout (`layout`: strides, offsets, views of one storage). Tensors and arrays cross only as
 exactly `torch.Tensor`, `torch.nn.Parameter` or `numpy.ndarray`: a subclass, whose
 methods are the submission's, arrives opaque. Decoding builds nothing else, so a submission
@@ -50,9 +51,14 @@ __all__ = [
     "checked_reply",
     "checked_description",
     "SAME_STATES",
+    "SAME_INPUTS",
 ]
 # in place of a frame's random states: the states both sides already hold (`rng`)
 SAME_STATES = "$same"
+# in place of a reply's inputs after the call (args_after, kwargs_after): exactly as the
+# request sent them, so that a tensor the call only read does not cross back. The child's
+# word, as a full copy would be: either way the inputs after a call are what it reports
+SAME_INPUTS = "$same"
 
 _NUMPY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: never object arrays
 _TORCH_DTYPES = {
@@ -365,8 +371,9 @@ def checked_reply(frame: dict, seq: int) -> dict:
         _require(type(frame["crash"]) is str, "crash")
         return frame
     _require(("result" in frame) != ("raised" in frame), "result or raised")
-    _require(type(frame.get("args_after")) is list, "args_after")
-    _require(_encoded_dict(frame.get("kwargs_after")), "kwargs_after")
+    args_after, kwargs_after = frame.get("args_after"), frame.get("kwargs_after")
+    _require(type(args_after) is list or args_after == SAME_INPUTS, "args_after")
+    _require(_encoded_dict(kwargs_after) or kwargs_after == SAME_INPUTS, "kwargs_after")
     rng = frame.get("rng")
     sent = _encoded_dict(rng) and len(rng["$d"]) == 3  # type: ignore[index]
     _require(sent or rng == SAME_STATES, "rng")
