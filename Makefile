@@ -213,7 +213,7 @@ site-scan: $(STAMP)
 
 # `make test` keeps both cores busy: most steps use one. Two phases, each lane about as long
 # as the other on a 2-core machine:
-#   1. nbval-portable, the package's unit tests  ||  lint, nbval-native-chapters, the grading
+#   1. lint, nbval-portable, the package's unit tests  ||  nbval-native-chapters, the grading
 #      and exercise-pipeline tests, lint-workflows, book-strict (torch on one thread)
 #   2. exercises-prove (two workers)  ||  the site tests (the browser tests and the built-site
 #      scan, one pytest run)  ||  the setup-cell test (a third lane: pip and the browser wait on
@@ -233,11 +233,11 @@ endef
 test-lane-portable test-lane-checks: export OMP_NUM_THREADS = 1
 test-lane-portable test-lane-checks: export MKL_NUM_THREADS = 1
 test-lane-portable: $(STAMP)
+	@$(call timed,lint)
 	@$(call timed,nbval-portable)
 	@$(call timed,unit-package)
 
 test-lane-checks: $(STAMP)
-	@$(call timed,lint)
 	@$(call timed,nbval-native-chapters)
 	@$(call timed,unit-grading)
 	@$(call timed,lint-workflows)
@@ -254,7 +254,7 @@ test-lane-setup-cell: $(STAMP)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	echo "=== phase 1: nbval-portable, unit-package || lint, nbval-native-chapters, unit-grading, lint-workflows, book-strict"; \
+	echo "=== phase 1: lint, nbval-portable, unit-package || nbval-native-chapters, unit-grading, lint-workflows, book-strict"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-portable test-lane-checks \
 	    || { echo "=== phase 1 FAILED"; exit 1; }; \
 	echo "=== phase 1: $$(( $$(date +%s) - start )) s"
