@@ -5,7 +5,9 @@ call, `os.system` not a process event) and the write-back into an expanded input
 caught by its own test in `tests/test_grading_rules.py`, without a grading run; and the
 named routines of an allowed library that the child takes away (`disarm`, issue 44), caught
 in `tests/test_grading_reach.py`; and the switch that makes the allowlist a hint under
-isolation (issue 44, item 1), caught by rows of `tests/test_grading_verdict_table.py`.
+isolation (issue 44, item 1), caught by rows of `tests/test_grading_verdict_table.py`; and the
+frames' bytes and the inputs reported unchanged (issue 46), caught in
+`tests/test_grading_wire_edges.py`.
 
 Judged equivalent, so not listed (a mutant no test can catch is no gap in the tests):
 `kvquant.quantize`'s scale for a constant slice, 1 -> 1e-30 (round 6's K1): the slice's
@@ -18,6 +20,7 @@ from __future__ import annotations
 from tools.mutation_spec import Mutation
 
 RULES = "tests/test_grading_rules.py"
+EDGES = "tests/test_grading_wire_edges.py"
 
 
 def _test(name: str) -> tuple[str, ...]:
@@ -167,5 +170,27 @@ MUTATIONS = [
             "tests/test_grading_verdict_table.py::"
             "test_each_broken_rule_costs_its_questions_only[H2-operator-runs]",
         ),
+    ),
+    # the wire's frames: storages as bytes after the text, inputs a call only read not sent back
+    Mutation(
+        "frame-names-bytes-it-did-not-send",
+        "attnbook_grader/frames.py",
+        " or not 0 <= index < len(blobs):",
+        ":",
+        (f"{EDGES}::test_a_frame_whose_bytes_do_not_add_up_is_refused",),
+    ),
+    Mutation(
+        "frame-length-past-its-end-accepted",
+        "attnbook_grader/frames.py",
+        "        if at + size > len(tail):\n",
+        "        if False:\n",
+        (f"{EDGES}::test_a_frame_whose_bytes_do_not_add_up_is_refused",),
+    ),
+    Mutation(
+        "inputs-written-into-reported-unchanged",
+        "attnbook_grader/sandbox.py",
+        "wire.SAME_INPUTS if now == then else now for",
+        "wire.SAME_INPUTS for",
+        (f"{EDGES}::test_inputs_a_call_only_read_do_not_cross_back",),
     ),
 ]
