@@ -11,7 +11,8 @@ header announcing 4096 bytes followed by one byte is a `TimeoutError`, never a h
 `send` gives a frame the same time to leave (a child that never reads cannot block the
 grader). `loads` refuses, as `WireError`, text that is not a JSON object, over
 `MAX_MESSAGE_BYTES`, nested deeper than `MAX_DEPTH` (no `RecursionError` or `MemoryError`
-ever leaves it), or with bytes that do not add up (a length past the end, a place not sent). Imports nothing of the grading package.
+ever leaves it), or with bytes that do not add up (a length past the end, a place not sent).
+Imports nothing of the grading package.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Tensors and arrays on the wire as they lie in memory: the half of `wire`
 that keeps a layout across the process boundary.
 
-A tensor crosses as its whole storage (its bytes as they are, once per frame, however many tensors of the
-frame view it), its storage offset, sizes, strides and ``requires_grad``; a NumPy array as the
-bytes of the array that owns its memory, its byte offset and byte strides. So a transposed key,
+A tensor crosses as its whole storage (its bytes as they are, once per frame, however many
+tensors of the frame view it), its storage offset, sizes, strides and ``requires_grad``; a
+NumPy array as the bytes of the array that owns its memory, its byte offset and byte strides. So a transposed key,
 a slice of a larger buffer, or two views of one tensor arrive in the other process as exactly
 that (a ``.view`` that fails on the caller's transposed keys fails there too, and a write into
 one view shows in the other). Decoding checks every field against the bytes that came: an
@@ -112,9 +112,8 @@ def encode_tensor(value: torch.Tensor, memo: dict) -> dict:
     else:
         item["storage"] = storages[key] = len(storages)
         whole = torch.empty(0, dtype=torch.uint8).set_(storage)
-        item["base"] = (
-            whole.numpy().tobytes()
-        )  # bytes: `frames` carries them as they are
+        # bytes: `frames` carries them as they are, after the frame's text
+        item["base"] = whole.numpy().tobytes()
     return item
 
 
