@@ -71,3 +71,39 @@ def test_a_child_finds_the_servers_objects_frozen():
     finally:
         session.close()
     assert frozen > 100_000, f"{frozen} objects frozen in the process server"
+
+
+_FIRST_GRADIENT = """
+from attnbook_grader import servers, wire
+from attnbook_grader.session import Session
+servers.want_meta({})  # as for an exercise whose tests never name the meta device
+source = (
+    "import sys, torch\\n"
+    "from attnbook.exercise_checks.probes import gradient_call\\n"
+    "before = set(sys.modules)\\n"
+    "gradient_call(lambda t: t * 2, [torch.ones(3)], {}, [0], None, torch.ones(3))\\n"
+    "new = sorted(set(sys.modules) - before)\\n"
+)
+session = Session([source], {}, None, isolate=False)
+found = session.describe("new")
+print(session.ready["cell_errors"] or wire.decode(found["value"])[:10])
+session.close()
+"""
+
+
+def test_a_childs_first_gradient_imports_nothing_more():
+    """The gradient probe's first `torch.autograd.grad` with an upstream gradient imports
+    PyTorch's symbolic shapes and SymPy (480 modules) unless the process server loaded them
+    (`servers._PRELOAD`): ~0.3 s of CPU in every child that took a gradient, and as root
+    an import by the sandbox user, who may not read a Python under /root (the child's
+    ImportError, checked; at the "chroot" level the reference of exercise 3 scored 13.65 of
+    14)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_GRADIENT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    new = done.stdout.strip().splitlines()[-1]
+    assert new == "[]", f"imported by the child's first gradient: {new}"

@@ -42,6 +42,10 @@ _PRELOAD = [
     "matplotlib.backends.backend_agg",  # MPLBACKEND=Agg: else each child's first plot imports it
     "IPython.core.inputtransformer2",
     "inspect",
+    # what torch.autograd.grad imports the first time it is given grad_outputs (the probes'
+    # gradient_call: exercises 3, 4 and 10), SymPy with it: 480 modules, ~0.3 s of CPU in
+    # every child that took a gradient, and an import the sandbox user may not be allowed
+    "torch.fx.experimental.symbolic_shapes",
     "attnbook_grader.sandbox",
     "attnbook.exercise_checks.grading",
     "attnbook.exercise_checks.probes",
