@@ -38,14 +38,11 @@ __all__ = ["server_for", "server_pids", "want_meta"]
 _PRELOAD = [
     "numpy",
     "torch",
+    "attnbook_grader.first_use",  # what PyTorch does on first use, done once for all children
     "matplotlib.pyplot",
     "matplotlib.backends.backend_agg",  # MPLBACKEND=Agg: else each child's first plot imports it
     "IPython.core.inputtransformer2",
     "inspect",
-    # what torch.autograd.grad imports the first time it is given grad_outputs (the probes'
-    # gradient_call: exercises 3, 4 and 10), SymPy with it: 480 modules, ~0.3 s of CPU in
-    # every child that took a gradient, and an import the sandbox user may not be allowed
-    "torch.fx.experimental.symbolic_shapes",
     "attnbook_grader.sandbox",
     "attnbook.exercise_checks.grading",
     "attnbook.exercise_checks.probes",
@@ -60,6 +57,7 @@ _READY = "attnbook_grader.server_ready"
 _meta: dict[str, bool] = {"wanted": True, "usual": False}
 _NEED_TORCH = (
     "torch",
+    "attnbook_grader.first_use",
     "attnbook.exercise_checks.grading",
     "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",
@@ -100,6 +98,7 @@ def _start_server(start: Callable[[], None], extra: dict | None = None) -> None:
 
 _NEED_TORCH = (
     "torch",
+    "attnbook_grader.first_use",
     "attnbook.exercise_checks.grading",
     "attnbook.exercise_checks.probes",
     "attnbook_grader.meta_kernels",
