@@ -182,6 +182,8 @@ def _ruled(module: str, ruled_out: frozenset[str]) -> bool:
 def check_absent(ruled_out: frozenset[str]) -> None:
     """In the child, before any student code: RuntimeError if a ruled-out module is loaded
     (the process server imported it: the rule would not hold)."""
+    if not ruled_out:  # nothing to walk for (~4 ms a child: a page copied per module)
+        return
     loaded = sorted(m for m in list(sys.modules) if _ruled(m, ruled_out))
     if loaded:
         raise RuntimeError(
