@@ -8,7 +8,7 @@
 # one, for its log); stress-ng (Debian's package, installed if missing) starts before the
 # clone and is stopped when the run ends. Prints each run's verdict and wall time; exits 1 if
 # any run failed. `make test-hog` runs it once. It takes the whole machine for about twenty
-# minutes a run (README: 1,173-1,318 s): not part of `make test`.
+# minutes a run (README: 1,014-1,318 s): not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-1}"

@@ -11,8 +11,8 @@ for each other. Each is built from a copy of its sources, so the checkout gets n
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import functools
+import hashlib
 import importlib.metadata
 import shutil
 import subprocess

@@ -55,13 +55,6 @@ _META = "attnbook_grader.meta_kernels"
 # garbage collections (their pages stay shared)
 _READY = "attnbook_grader.server_ready"
 _meta: dict[str, bool] = {"wanted": True, "usual": False}
-_NEED_TORCH = (
-    "torch",
-    "attnbook_grader.first_use",
-    "attnbook.exercise_checks.grading",
-    "attnbook.exercise_checks.probes",
-    "attnbook_grader.meta_kernels",
-)
 _context: Any = None
 
 
