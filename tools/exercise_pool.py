@@ -272,6 +272,7 @@ def worker_main(argv: list[str]) -> int:
     """A worker: grade each job line of stdin, answer one result line each (the protocol is
     the original stdout; anything else printed goes to stderr)."""
     from tools.exercise_grading import Grade, Grader, function_names, zip_test_files
+    from tools.gc_policy import freeze_now
 
     zip_path, name, timeout = Path(argv[0]), argv[1], float(argv[2])
     with tempfile.TemporaryDirectory(prefix="attnbook-worker-") as tmp:
@@ -285,6 +286,7 @@ def worker_main(argv: list[str]) -> int:
         protocol.flush()
 
     with Grader(zip_path) as grader:
+        freeze_now()  # the imports and the exercise: out of every later collection
         answer({"ready": True})
         for line in sys.stdin:
             job = json.loads(line)

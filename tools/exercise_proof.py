@@ -46,6 +46,7 @@ import nbformat
 
 from attnbook_grader.processes import ONE_THREAD
 from tools.exercise_attacks import ATTACKED, attacks
+from tools.gc_policy import freeze_survivors
 from tools.exercise_build import (
     ANSWER_TAG,
     BUILD,
@@ -277,6 +278,8 @@ def prove_worker(folder: Path, timeout: float, names: list[str]) -> None:
     `folder/NAME.json`, or what went wrong to `folder/NAME.log`. One Python start, one import
     of PyTorch and otter and one process server for all the exercises it proves."""
     import traceback
+
+    freeze_survivors()  # the imports' objects, then what lives through each full collection
 
     for name in names:
         try:

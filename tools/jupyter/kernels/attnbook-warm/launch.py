@@ -124,6 +124,7 @@ def _read(conn: socket.socket) -> tuple:
 
 def zygote(path: str, parent: int) -> None:
     import ctypes
+    import gc
     import importlib
 
     # ends when the pytest run that started it ends, however it ends (its kernels follow)
@@ -134,6 +135,9 @@ def zygote(path: str, parent: int) -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    # what the preloads built lives as long as each kernel: no kernel's collections walk it
+    # (nor write to its pages, which the kernels share with this process)
+    gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernels are reaped as they end
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".tmp")
