@@ -266,8 +266,8 @@ test: $(STAMP)
 
 # CI beside a CPU hog (tools/ci_hog.sh): a clean clone of HEAD runs `bash .ci/run` while
 # stress-ng keeps both cores busy; HOG_RUNS runs in a row (default 1). It takes the whole machine
-# for about twenty minutes a run (each lane at about half its speed): by hand, on an otherwise
-# idle machine.
+# for twenty to forty minutes a run (each lane at a half to a third of its speed): by hand, on an
+# otherwise idle machine.
 HOG_RUNS ?= 1
 test-hog:
 	bash tools/ci_hog.sh $(HOG_RUNS)
