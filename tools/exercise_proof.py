@@ -46,7 +46,6 @@ import nbformat
 
 from attnbook_grader.processes import ONE_THREAD
 from tools.exercise_attacks import ATTACKED, attacks
-from tools.gc_policy import freeze_survivors
 from tools.exercise_build import (
     ANSWER_TAG,
     BUILD,
@@ -70,6 +69,7 @@ from tools.exercise_verdicts import (  # noqa: F401 - re-exported for tools.exer
     check_proof,
     tampered_questions,
 )
+from tools.gc_policy import freeze_survivors
 from tools.exercise_grading import (
     Grader,
     function_names,
