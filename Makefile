@@ -266,7 +266,7 @@ test: $(STAMP)
 
 # CI beside a CPU hog (tools/ci_hog.sh): a clean clone of HEAD runs `bash .ci/run` while
 # stress-ng keeps both cores busy; HOG_RUNS runs in a row (default 1). It takes the whole machine
-# for twenty to forty minutes a run (each lane at a half to a third of its speed): by hand, on an
+# for seventeen to thirty-five minutes a run (the run at 0.4-0.6 of its idle speed): by hand, on an
 # otherwise idle machine.
 HOG_RUNS ?= 1
 test-hog:

@@ -7,7 +7,7 @@
 # Each run is a fresh clone in a temporary folder (removed after a green run, kept after a red
 # one, for its log); stress-ng (Debian's package, installed if missing) starts before the
 # clone and is stopped when the run ends. Prints each run's verdict and wall time; exits 1 if
-# any run failed. `make test-hog` runs it once. It takes the whole machine for twenty to forty
+# any run failed. `make test-hog` runs it once. It takes the whole machine for seventeen to thirty-five
 # minutes a run (README: 1,014-2,109 s): not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
